@@ -1,0 +1,16 @@
+"""Built-in backends. Importing this package registers their providers; SDKs load lazily."""
+
+from paperfields.extract.backends import fake, local, openai_compat  # noqa: F401
+from paperfields.extract.backends.base import (  # noqa: F401
+    Backend,
+    BackendError,
+    FailureClass,
+    Generation,
+    GenerationParams,
+    GenerationRequest,
+    Usage,
+    get_backend,
+    known_providers,
+    parse_reply,
+    register_provider,
+)

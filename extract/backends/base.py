@@ -1,0 +1,186 @@
+"""The backend contract: one async method, a registry keyed by provider name, reply parsing.
+
+A backend turns a :class:`GenerationRequest` (the strategy's chat messages plus the response
+schema) into a :class:`Generation`: either a schema-valid record or a classified failure, always
+with the raw text, token usage, latency and attempt count. Backends never raise for a bad model
+reply; they raise only for misconfiguration (:class:`BackendError`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from enum import Enum
+from typing import Any, Callable, Optional, Protocol
+
+from pydantic import BaseModel, Field, ValidationError
+
+from paperfields.extract.schema import PaperRecord
+
+
+class BackendError(RuntimeError):
+    """Misconfiguration: unknown provider, missing package, missing weights, bad option."""
+
+
+class FailureClass(str, Enum):
+    """Why a paper has no parsed record. Each is reported apart in the validity layer."""
+
+    malformed_json = "malformed_json"
+    schema_invalid = "schema_invalid"
+    truncated = "truncated"
+    refusal = "refusal"
+    empty_reply = "empty_reply"
+    transport_error = "transport_error"
+
+
+class Usage(BaseModel):
+    """Token counts summed over every attempt, failed ones included."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(input_tokens=self.input_tokens + other.input_tokens, output_tokens=self.output_tokens + other.output_tokens)
+
+
+class GenerationParams(BaseModel):
+    """Every generation parameter that changes the output (part of the run config and cache key)."""
+
+    temperature: float = 0.0
+    max_tokens: int = Field(default=1536, ge=1)
+    seed: int = 0
+
+
+class GenerationRequest(BaseModel):
+    """What a strategy asks a backend for: chat messages, the response model and parameters."""
+
+    model_config = {"arbitrary_types_allowed": True}
+
+    messages: list[dict[str, str]]
+    response_model: type[BaseModel] = PaperRecord
+    params: GenerationParams = GenerationParams()
+    sample_index: int = 0
+
+
+class Generation(BaseModel):
+    """One backend answer: ``record`` (validated, as a dict) or ``failure``, never both.
+
+    ``latency_s`` is wall seconds for all attempts; ``attempts`` counts model calls
+    (validation re-asks included); ``repairs`` lists tolerated deviations ("fenced", "think").
+    """
+
+    record: Optional[dict[str, Any]] = None
+    failure: Optional[FailureClass] = None
+    error: Optional[str] = None
+    raw_text: Optional[str] = None
+    finish_reason: Optional[str] = None
+    usage: Usage = Usage()
+    latency_s: float = 0.0
+    attempts: int = 1
+    repairs: list[str] = Field(default_factory=list)
+
+
+class Backend(Protocol):
+    """The contract every backend implements."""
+
+    name: str
+
+    async def generate(self, request: GenerationRequest) -> Generation:
+        """Answer one request. Bad replies become a Generation with ``failure`` set."""
+        ...
+
+
+BackendFactory = Callable[..., Backend]
+_PROVIDERS: dict[str, BackendFactory] = {}
+
+
+def register_provider(provider: str) -> Callable[[BackendFactory], BackendFactory]:
+    """Register a factory ``f(model: str, **options) -> Backend`` under ``provider``."""
+
+    def decorator(factory: BackendFactory) -> BackendFactory:
+        _PROVIDERS[provider] = factory
+        return factory
+
+    return decorator
+
+
+def known_providers() -> list[str]:
+    """Names of registered providers, sorted."""
+    from paperfields.extract import backends  # noqa: F401  (registers the built-in providers)
+
+    return sorted(_PROVIDERS)
+
+
+def get_backend(name: str, **options: Any) -> Backend:
+    """Build the backend for ``provider/model`` (e.g. ``local/qwen2.5-coder-0.5b``).
+
+    Raises BackendError naming the known providers when the provider is unknown.
+    """
+    providers = known_providers()
+    provider, sep, model = name.partition("/")
+    if not sep or not model:
+        raise BackendError(f"backend '{name}' must be 'provider/model'; known providers: {', '.join(providers)}")
+    if provider not in _PROVIDERS:
+        raise BackendError(f"unknown provider '{provider}' in '{name}'; known providers: {', '.join(providers)}")
+    return _PROVIDERS[provider](model, **options)
+
+
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+_REFUSAL = re.compile(r"^\s*(I'm sorry|I am sorry|I can(?:no|')t|I won't|I will not|Sorry,|As an AI)", re.IGNORECASE)
+# A lone backslash before a letter that is not a JSON escape: LaTeX such as \times or \frac.
+_BAD_ESCAPE = re.compile(r'(?<!\\)\\(?![\\/"bfnrtu])')
+
+
+def parse_reply(text: Optional[str], finish_reason: Optional[str] = None, response_model: type[BaseModel] = PaperRecord) -> Generation:
+    """Classify and parse a raw model reply into a Generation (usage and latency left at zero).
+
+    Order of checks: truncated (``finish_reason == "length"``) before anything else, so a
+    cut-off reply is never mistaken for malformed JSON; then empty, ``<think>`` blocks and
+    markdown fences are removed (recorded in ``repairs``), refusal (no JSON object and a refusal
+    phrase), malformed JSON (raw newlines inside strings and under-escaped LaTeX backslashes are
+    tolerated), schema-invalid (Pydantic validation error).
+    """
+    gen = Generation(raw_text=text, finish_reason=finish_reason)
+    if finish_reason == "length":
+        gen.failure, gen.error = FailureClass.truncated, "reply cut off at max_tokens (finish_reason=length)"
+        return gen
+    body = text or ""
+    if _THINK.search(body):
+        body = _THINK.sub("", body)
+        gen.repairs.append("think")
+    if not body.strip():
+        gen.failure, gen.error = FailureClass.empty_reply, "empty reply"
+        return gen
+    fence = _FENCE.search(body)
+    if fence:
+        body = fence.group(1)
+        gen.repairs.append("fenced")
+    start, end = body.find("{"), body.rfind("}")
+    if start < 0 or end < start:
+        if _REFUSAL.search(body):
+            gen.failure, gen.error = FailureClass.refusal, "model declined to answer"
+        else:
+            gen.failure, gen.error = FailureClass.malformed_json, "no JSON object in reply"
+        return gen
+    candidate = body[start : end + 1]
+    try:
+        data = json.loads(candidate, strict=False)
+    except json.JSONDecodeError:
+        try:
+            data = json.loads(_BAD_ESCAPE.sub(r"\\\\", candidate), strict=False)
+            gen.repairs.append("escapes")
+        except json.JSONDecodeError as exc:
+            gen.failure, gen.error = FailureClass.malformed_json, f"invalid JSON: {exc.msg} at char {exc.pos}"
+            return gen
+    if not isinstance(data, dict):
+        gen.failure, gen.error = FailureClass.schema_invalid, "reply is JSON but not an object"
+        return gen
+    try:
+        gen.record = response_model.model_validate(data).model_dump(mode="json")
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "(root)"
+        gen.failure = FailureClass.schema_invalid
+        gen.error = f"field '{field}': {first['msg']} ({exc.error_count()} error(s))"
+    return gen

@@ -1,0 +1,39 @@
+"""``fake/<name>``: scripted replies for tests, no model.
+
+Each request pops the next scripted reply (raw text plus optional finish_reason); when the script
+runs out, it answers with an empty valid record. ``fake/empty`` always answers ``{}``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from typing import Iterable, Optional
+
+from paperfields.extract.backends.base import Generation, GenerationRequest, Usage, parse_reply, register_provider
+
+
+class FakeBackend:
+    """Deterministic backend answering from a script of ``(text, finish_reason)`` replies."""
+
+    def __init__(self, model: str, replies: Optional[Iterable[tuple[str, Optional[str]] | str]] = None) -> None:
+        self.name = f"fake/{model}"
+        self.replies: deque[tuple[str, Optional[str]]] = deque(
+            (r, "stop") if isinstance(r, str) else r for r in (replies or [])
+        )
+        self.requests: list[GenerationRequest] = []
+
+    async def generate(self, request: GenerationRequest) -> Generation:
+        start = time.perf_counter()
+        self.requests.append(request)
+        text, finish = self.replies.popleft() if self.replies else ("{}", "stop")
+        gen = parse_reply(text, finish, request.response_model)
+        prompt_chars = sum(len(m["content"]) for m in request.messages)
+        gen.usage = Usage(input_tokens=prompt_chars // 4, output_tokens=len(text) // 4)
+        gen.latency_s = time.perf_counter() - start
+        return gen
+
+
+@register_provider("fake")
+def _factory(model: str, **options) -> FakeBackend:
+    return FakeBackend(model, replies=options.get("replies"))

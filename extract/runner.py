@@ -1,0 +1,223 @@
+"""Runner: extract every paper of a split with one backend and strategy, resumably.
+
+A run folder ``results/runs/<run-id>/`` holds ``predictions.jsonl`` (one line per paper, appended
+and flushed as each paper finishes, in finishing order) and ``manifest.json`` (the run config,
+provenance and totals). Running the same config again resumes: finished papers are skipped, a line
+cut off by a crash is dropped and its paper redone. A different config in the same folder is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import re
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from pydantic import BaseModel, Field, ValidationError
+
+import paperfields
+from paperfields.extract.backends.base import Backend, FailureClass, Generation, GenerationParams, GenerationRequest, Usage
+from paperfields.extract.corpus import Paper
+from paperfields.extract.schema import SCHEMA_VERSION, PaperRecord
+from paperfields.extract.strategies import Strategy
+from paperfields.paths import project_root
+
+MANIFEST_VERSION = 1
+
+
+class RunError(RuntimeError):
+    """A run folder that cannot be resumed (other config, corrupt line). Names the file and line."""
+
+
+class RunConfig(BaseModel):
+    """Everything that decides a run's output. Two runs with equal configs are the same run."""
+
+    backend: str
+    base_url: Optional[str] = None
+    mode: Optional[str] = None
+    grammar: bool = False
+    strategy: str
+    prompt_version: str
+    prompt_sha256: str
+    split: str
+    schema_version: str = SCHEMA_VERSION
+    params: GenerationParams = GenerationParams()
+
+
+class PredictionLine(Generation):
+    """One line of ``predictions.jsonl``: the paper id plus its :class:`Generation`."""
+
+    paper_id: str
+
+
+class Manifest(BaseModel):
+    """``manifest.json``: config, provenance and totals of a run (versioned)."""
+
+    manifest_version: int = MANIFEST_VERSION
+    run_id: str
+    config: RunConfig
+    paperfields_version: str = paperfields.__version__
+    git_commit: Optional[str] = None
+    started_at: str
+    finished_at: Optional[str] = None
+    status: str = "running"
+    paper_ids: list[str] = Field(default_factory=list, description="papers asked for, in corpus order (union over resumes)")
+    papers_total: int
+    papers_done: int = 0
+    papers_valid: int = 0
+    failures_by_class: dict[str, int] = Field(default_factory=dict)
+    usage: Usage = Usage()
+    model_seconds_total: float = 0.0
+    wall_seconds: float = 0.0
+    dollars_total: float = 0.0
+
+
+def git_commit(root: Path | None = None) -> Optional[str]:
+    """HEAD commit of the project checkout (with ``-dirty`` when there are uncommitted changes), or None."""
+    root = root or project_root()
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True, text=True, timeout=10)
+        return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def default_run_id(backend: str, strategy: str, split: str) -> str:
+    """``<provider>_<model>__<strategy>__<split>`` with path-unsafe characters replaced."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", f"{backend.replace('/', '_')}__{strategy}__{split}").strip("_")
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def read_predictions(path: Path, repair: bool = False) -> list[PredictionLine]:
+    """Read ``predictions.jsonl``. A cut-off last line (a crash mid-write) is dropped, and with
+    ``repair`` also removed from the file; any other bad line raises RunError naming file and line."""
+    if not path.exists():
+        return []
+    raw = path.read_bytes()
+    lines = raw.split(b"\n")
+    out: list[PredictionLine] = []
+    good_bytes = 0
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            good_bytes += len(line) + 1
+            continue
+        try:
+            out.append(PredictionLine.model_validate_json(line))
+            good_bytes += len(line) + 1
+        except ValidationError as exc:
+            is_last = all(not rest.strip() for rest in lines[number:])
+            if is_last and not raw.endswith(b"\n"):
+                if repair:
+                    with path.open("r+b") as fh:
+                        fh.truncate(min(good_bytes, len(raw)))
+                break
+            first = exc.errors()[0]
+            raise RunError(f"{path}:{number}: bad prediction line: field '{'.'.join(map(str, first['loc']))}': {first['msg']}") from None
+    return out
+
+
+def load_manifest(run_dir: Path) -> Manifest:
+    """Read ``manifest.json`` of a run folder. Raises RunError naming the file on a bad manifest."""
+    path = run_dir / "manifest.json"
+    if not path.is_file():
+        raise RunError(f"{path}: no manifest (is {run_dir} a run folder?)")
+    try:
+        return Manifest.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise RunError(f"{path}: field '{'.'.join(map(str, first['loc']))}': {first['msg']}") from None
+
+
+def _write_manifest(run_dir: Path, manifest: Manifest) -> None:
+    tmp = run_dir / "manifest.json.tmp"
+    tmp.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    tmp.replace(run_dir / "manifest.json")
+
+
+def _totals(manifest: Manifest, lines: list[PredictionLine]) -> None:
+    manifest.papers_done = len(lines)
+    manifest.papers_valid = sum(1 for line in lines if line.record is not None)
+    manifest.failures_by_class = dict(sorted(Counter(line.failure.value for line in lines if line.failure).items()))
+    usage = Usage()
+    for line in lines:
+        usage = usage + line.usage
+    manifest.usage = usage
+    manifest.model_seconds_total = round(sum(line.latency_s for line in lines), 3)
+
+
+async def run_extraction(
+    papers: list[Paper],
+    backend: Backend,
+    strategy: Strategy,
+    config: RunConfig,
+    run_dir: Path,
+    concurrency: int = 1,
+    on_paper: Optional[Callable[[PredictionLine], None]] = None,
+) -> Manifest:
+    """Extract every paper not yet in ``run_dir``; return the finished manifest.
+
+    Papers already finished are skipped, so a rerun, or a run with more papers (a larger
+    ``--limit``), continues the same folder.
+    ``on_paper`` is called after each paper's line is written (for progress bars). Raises
+    RunError if ``run_dir`` holds a run with another config.
+    """
+    run_dir.mkdir(parents=True, exist_ok=True)
+    pred_path = run_dir / "predictions.jsonl"
+    if (run_dir / "manifest.json").exists():
+        manifest = load_manifest(run_dir)
+        if manifest.config != config:
+            old, new = manifest.config.model_dump(), config.model_dump()
+            diff = [k for k in new if old.get(k) != new.get(k)]
+            raise RunError(
+                f"{run_dir / 'manifest.json'}: this folder holds a run with another config "
+                f"(differs in: {', '.join(diff)}); use another --run-id or delete the folder"
+            )
+    else:
+        manifest = Manifest(run_id=run_dir.name, config=config, started_at=now(), papers_total=0)
+    asked = set(manifest.paper_ids)
+    manifest.paper_ids += [p.id for p in papers if p.id not in asked]
+    manifest.papers_total = len(manifest.paper_ids)
+    manifest.git_commit = git_commit()
+    done = read_predictions(pred_path, repair=True)
+    done_ids = {line.paper_id for line in done}
+    todo = [p for p in papers if p.id not in done_ids]
+    manifest.status = "running"
+    _write_manifest(run_dir, manifest)
+
+    semaphore = asyncio.Semaphore(max(1, concurrency))
+    started = time.perf_counter()
+
+    async def one(paper: Paper) -> PredictionLine:
+        async with semaphore:
+            request = GenerationRequest(messages=strategy.messages(paper), params=config.params)
+            try:
+                gen = await backend.generate(request)
+            except Exception as exc:  # a backend bug must not lose the other papers' work
+                gen = Generation(failure=FailureClass.transport_error, error=f"{type(exc).__name__}: {exc}")
+            return PredictionLine(paper_id=paper.id, **gen.model_dump())
+
+    with pred_path.open("a", encoding="utf-8") as out:
+        for next_done in asyncio.as_completed([one(p) for p in todo]):
+            line = await next_done
+            out.write(line.model_dump_json() + "\n")
+            out.flush()
+            done.append(line)
+            if on_paper:
+                on_paper(line)
+    manifest.wall_seconds = round(manifest.wall_seconds + time.perf_counter() - started, 3)
+    _totals(manifest, done)
+    manifest.status = "complete" if {line.paper_id for line in done} >= set(manifest.paper_ids) else "incomplete"
+    manifest.finished_at = now()
+    _write_manifest(run_dir, manifest)
+    return manifest

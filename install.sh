@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install PaperFields into ./.venv from the project's own files.
+#   ./install.sh          the package and the offline default model (llama.cpp + Qwen2.5-Coder-0.5B)
+#   ./install.sh test     the same plus the test tools and llama.cpp's OpenAI-compatible server
+# llama-cpp-python has no wheel on PyPI: it is built once from source with portable CPU flags (a
+# native build dies with "Illegal instruction" on VMs that advertise AMX) into a wheel folder keyed
+# by version and flags, so pip's own wheel cache can never hand back a build with other flags.
+set -euo pipefail
+cd "$(dirname "$0")"
+extras="local"
+[ "${1:-}" = "test" ] && extras="test"
+
+LLAMA_VERSION=0.3.36
+flags="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF"
+if [ "$(uname -m)" = "x86_64" ]; then
+  flags="$flags -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
+fi
+cache="${PAPERFIELDS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/paperfields}"
+key=$(printf '%s %s %s' "$LLAMA_VERSION" "$flags" "$(uname -m)" | sha256sum | cut -c1-16)
+wheels="$cache/wheels/llama-$key"
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+py=.venv/bin/python
+"$py" -m pip install --quiet --upgrade pip
+if ! ls "$wheels"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
+  echo "Building llama-cpp-python $LLAMA_VERSION from source (about 4 minutes on 2 cores)..." >&2
+  mkdir -p "$wheels"
+  CMAKE_ARGS="$flags" "$py" -m pip wheel --no-cache-dir --no-deps "llama-cpp-python==$LLAMA_VERSION" -w "$wheels"
+fi
+"$py" -m pip install --quiet --find-links "$wheels" --only-binary llama-cpp-python -e ".[$extras]"
+echo "Installed into .venv (extras: $extras)." >&2

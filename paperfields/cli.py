@@ -1,0 +1,239 @@
+"""The ``paperfields`` command line."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from paperfields import paths
+
+app = typer.Typer(
+    help="PaperFields: a benchmark for LLM structured extraction from ML paper abstracts.\n\n"
+    "Main job: `paperfields run` extracts records with the offline local model, scores them against "
+    "hand-labeled gold and prints the leaderboard.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+corpus_app = typer.Typer(help="Build the corpus from seed text files or JSONL.", no_args_is_help=True)
+gold_app = typer.Typer(help="Check the gold annotations.", no_args_is_help=True)
+app.add_typer(corpus_app, name="corpus")
+app.add_typer(gold_app, name="gold")
+console = Console(stderr=True)
+out = Console()
+
+DEFAULT_BACKEND = "local/qwen2.5-coder-0.5b"
+
+
+def fail(message: str, code: int = 2) -> None:
+    console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    raise typer.Exit(code)
+
+
+def _known_errors() -> tuple[type[Exception], ...]:
+    from paperfields.extract.backends.base import BackendError
+    from paperfields.extract.corpus import CorpusError
+    from paperfields.extract.runner import RunError
+    from paperfields.extract.strategies import PromptError
+    from paperfields.scoring.gold import GoldError
+
+    return (BackendError, CorpusError, RunError, PromptError, GoldError, FileNotFoundError)
+
+
+@corpus_app.command("build")
+def corpus_build(
+    files: list[Path] = typer.Argument(..., help="Seed text files (header line, then blank-line-separated abstracts) or .jsonl files with id and text."),
+    out_path: Path = typer.Option(None, "--out", help="Where to write the corpus JSONL [default: gold/corpus.jsonl]."),
+) -> None:
+    """Turn seed files into the corpus JSONL: one record per abstract with a stable id, source file and position."""
+    from paperfields.extract.corpus import read_corpus_files, write_corpus
+
+    try:
+        papers = read_corpus_files(files)
+    except _known_errors() as exc:
+        fail(str(exc))
+    target = out_path or paths.gold_dir() / "corpus.jsonl"
+    write_corpus(papers, target)
+    console.print(f"wrote {len(papers)} abstracts from {len(files)} file(s) to {target}")
+
+
+@gold_app.command("check")
+def gold_check(
+    gold_path: Path = typer.Option(None, "--gold", help="Gold JSONL [default: gold/gold.jsonl]."),
+    corpus_path: Path = typer.Option(None, "--corpus", help="Corpus JSONL [default: gold/corpus.jsonl]."),
+) -> None:
+    """Validate gold against the schema and the corpus. Exits 1 listing file:line: field: problem."""
+    from paperfields.extract.corpus import load_corpus
+    from paperfields.scoring.gold import check_gold, load_gold
+
+    gold_path = gold_path or paths.gold_dir() / "gold.jsonl"
+    corpus_path = corpus_path or paths.gold_dir() / "corpus.jsonl"
+    try:
+        papers = load_corpus(corpus_path)
+        gold = load_gold(gold_path)
+    except _known_errors() as exc:
+        fail(str(exc), 1)
+    problems = check_gold(gold, papers, gold_path)
+    for problem in problems:
+        console.print(problem, highlight=False, markup=False)
+    if problems:
+        fail(f"{len(problems)} problem(s) in {gold_path}", 1)
+    splits = {s: sum(1 for g in gold if g.split == s) for s in ("dev", "test")}
+    console.print(f"gold ok: {len(gold)} papers ({splits['dev']} dev, {splits['test']} test) in {gold_path}")
+
+
+def _split_papers(split: str, corpus_path: Path, gold_path: Path):
+    from paperfields.extract.corpus import load_corpus
+    from paperfields.scoring.gold import load_gold
+
+    papers = load_corpus(corpus_path)
+    if split == "all":
+        return papers
+    in_split = {g.id for g in load_gold(gold_path) if g.split == split}
+    if not in_split:
+        fail(f"split '{split}' has no papers in {gold_path} (choose dev, test or all)")
+    return [p for p in papers if p.id in in_split]
+
+
+def _print_leaderboard(runs_dir: Path, highlight: Optional[str] = None) -> None:
+    from paperfields.scoring.runs import collect_scores
+
+    scores = collect_scores(runs_dir)
+    table = Table(title="PaperFields leaderboard (higher is better)")
+    for col in ("run", "valid", "overall F1 [95% CI]", "name", "area", "datasets", "models", "metrics", "results", "s/paper"):
+        table.add_column(col)
+    for s in scores:
+        style = "bold" if s.run_id == highlight else None
+        table.add_row(
+            s.run_id, f"{s.valid_rate:.0%}", f"{s.overall_f1:.3f} [{s.overall_ci95[0]:.3f}, {s.overall_ci95[1]:.3f}]",
+            *(f"{s.fields[f].f1:.3f}" for f in ("method_name", "research_area", "datasets", "models", "metrics", "results")),
+            f"{s.seconds_per_paper:.1f}", style=style,
+        )
+    out.print(table)
+
+
+@app.command()
+def run(
+    backend: str = typer.Option(DEFAULT_BACKEND, "--backend", "-b", help="provider/model: local/qwen2.5-coder-0.5b, local/qwen2.5-coder-1.5b, local/path/to/model.gguf, openai/<model>, fake/<name>."),
+    strategy: str = typer.Option("zero_shot", "--strategy", "-s", help="Prompt strategy: a prompts/<name>.toml file."),
+    split: str = typer.Option("test", help="Papers to run: test, dev or all."),
+    limit: Optional[int] = typer.Option(None, help="Only the first N papers of the split (a later run with a larger limit continues the same run)."),
+    concurrency: int = typer.Option(1, help="Papers in flight at once (remote backends; local models run one at a time)."),
+    base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible server URL for openai/ backends (vLLM, Ollama, llama.cpp server, ...)."),
+    mode: Optional[str] = typer.Option(None, help="instructor mode for openai/ backends: json, md_json, tools, json_schema [default: json with --base-url, else tools]."),
+    grammar: bool = typer.Option(False, help="openai/ backends: send the JSON schema in response_format so a llama.cpp server constrains its output to it."),
+    temperature: float = typer.Option(0.0, help="Sampling temperature."),
+    max_tokens: int = typer.Option(1536, help="Maximum output tokens per reply (a longer reply is a 'truncated' failure)."),
+    run_id: Optional[str] = typer.Option(None, help="Run folder name under results/runs [default: <provider>_<model>__<strategy>__<split>]."),
+    runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
+    score: bool = typer.Option(True, help="Score the run and print the leaderboard when done."),
+) -> None:
+    """Extract a record from every abstract of a split, score it against gold, print the leaderboard.
+
+    With no options: the offline local model (Qwen2.5-Coder-0.5B via llama.cpp), zero-shot, test split.
+    Interrupted runs resume: run the same command again and finished papers are skipped.
+    """
+    from paperfields.extract.backends import GenerationParams, get_backend
+    from paperfields.extract.runner import RunConfig, default_run_id, run_extraction
+    from paperfields.extract.strategies import Strategy
+    from paperfields.scoring.runs import score_run
+
+    runs_dir = runs_dir or paths.results_dir() / "runs"
+    gold_path = paths.gold_dir() / "gold.jsonl"
+    try:
+        papers = _split_papers(split, paths.gold_dir() / "corpus.jsonl", gold_path)
+        if limit is not None:
+            papers = papers[: max(0, limit)]
+        strat = Strategy(strategy)
+        console.print(f"loading backend {backend} ...")
+        engine = get_backend(backend, base_url=base_url, mode=mode, grammar=grammar)
+        config = RunConfig(
+            backend=backend, base_url=base_url, mode=getattr(engine, "mode", None), grammar=grammar, strategy=strategy,
+            prompt_version=strat.template.version, prompt_sha256=strat.sha256, split=split,
+            params=GenerationParams(temperature=temperature, max_tokens=max_tokens),
+        )
+        run_dir = runs_dir / (run_id or default_run_id(backend, strategy, split))
+        with Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
+            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console,
+        ) as progress:
+            from paperfields.extract.runner import read_predictions
+
+            already = {line.paper_id for line in read_predictions(run_dir / "predictions.jsonl")} if run_dir.exists() else set()
+            done_before = sum(1 for p in papers if p.id in already)
+            task = progress.add_task(run_dir.name, total=len(papers), completed=done_before, status="")
+            failed = 0
+
+            def on_paper(line) -> None:
+                nonlocal failed
+                failed += line.failure is not None
+                progress.update(task, advance=1, status=f"failed {failed}")
+
+            manifest = asyncio.run(run_extraction(papers, engine, strat, config, run_dir, concurrency, on_paper))
+        console.print(
+            f"run {manifest.run_id}: {manifest.papers_done}/{manifest.papers_total} papers, {manifest.papers_valid} valid, "
+            f"failures {manifest.failures_by_class or '{}'}; {manifest.wall_seconds:.0f} s wall; folder {run_dir}"
+        )
+        if score:
+            scores = score_run(run_dir, gold_path)
+            console.print(f"scored: overall F1 {scores.overall_f1:.3f} [{scores.overall_ci95[0]:.3f}, {scores.overall_ci95[1]:.3f}]")
+            _print_leaderboard(runs_dir, highlight=manifest.run_id)
+    except _known_errors() as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        fail("interrupted; finished papers are saved, run the same command again to resume", 130)
+
+
+def _run_dir(run: str, runs_dir: Optional[Path]) -> Path:
+    candidate = Path(run)
+    if candidate.is_dir():
+        return candidate
+    folder = (runs_dir or paths.results_dir() / "runs") / run
+    if not folder.is_dir():
+        fail(f"no run folder '{run}' (looked for {candidate} and {folder})")
+    return folder
+
+
+@app.command("score")
+def score_cmd(
+    runs: list[str] = typer.Argument(..., help="Run ids (folders under results/runs) or run folder paths."),
+    gold_path: Path = typer.Option(None, "--gold", help="Gold JSONL [default: gold/gold.jsonl]."),
+    runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
+) -> None:
+    """Re-score stored runs against gold (no model is called); writes scores.json and paper_scores.jsonl."""
+    from paperfields.scoring.runs import score_run
+
+    for name in runs:
+        try:
+            scores = score_run(_run_dir(name, runs_dir), gold_path or paths.gold_dir() / "gold.jsonl")
+        except _known_errors() as exc:
+            fail(str(exc))
+        out.print(f"{scores.run_id}: overall F1 {scores.overall_f1:.3f} [{scores.overall_ci95[0]:.3f}, {scores.overall_ci95[1]:.3f}], valid {scores.valid_rate:.0%}")
+
+
+@app.command()
+def leaderboard(
+    runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
+    out_path: Path = typer.Option(None, "--out", help="Markdown file to write [default: results/leaderboard.md]."),
+) -> None:
+    """Regenerate results/leaderboard.md from every scored run and print it."""
+    from paperfields.scoring.runs import collect_scores, leaderboard_markdown
+
+    runs_dir = runs_dir or paths.results_dir() / "runs"
+    scores = collect_scores(runs_dir)
+    if not scores:
+        fail(f"no scored runs under {runs_dir} (run `paperfields run` or `paperfields score RUN` first)")
+    target = out_path or paths.results_dir() / "leaderboard.md"
+    target.write_text(leaderboard_markdown(scores), encoding="utf-8")
+    _print_leaderboard(runs_dir)
+    console.print(f"wrote {target}")
+
+
+if __name__ == "__main__":
+    sys.exit(app())

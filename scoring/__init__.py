@@ -1,0 +1,1 @@
+"""Scoring: compare predictions with gold, field by field, without calling any model."""

@@ -1,0 +1,126 @@
+"""Gold annotations: loading with clear errors, and the consistency check against the corpus.
+
+``gold/gold.jsonl`` holds one :class:`GoldRecord` per line (see ``gold/GUIDELINES.md``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from paperfields.extract.corpus import Paper
+from paperfields.extract.schema import LIST_FIELDS, STRING_FIELDS, PaperRecord
+from paperfields.scoring.normalize import normalize, normalize_url, numbers_in, strip_markup
+
+GOLD_VERSION = "1.1"
+
+
+class GoldError(ValueError):
+    """A gold file problem. The message names the file, line and field."""
+
+
+class GoldRecord(BaseModel):
+    """One hand-labeled paper: the record, its split, accepted alternative forms, and notes."""
+
+    id: str
+    split: Literal["dev", "test"]
+    record: PaperRecord
+    alternates: dict[str, list[str]] = Field(default_factory=dict)
+    normalized: list[str] = Field(default_factory=list)
+    notes: str = ""
+
+
+def gold_fingerprint(path: Path) -> str:
+    """``"<GOLD_VERSION>+<sha256 of the file, 12 hex>"``: stamped into every scores file."""
+    return f"{GOLD_VERSION}+{hashlib.sha256(path.read_bytes()).hexdigest()[:12]}"
+
+
+def load_gold(path: Path) -> list[GoldRecord]:
+    """Read gold JSONL. Raises GoldError naming ``file:line`` and the field for a bad line."""
+    if not path.is_file():
+        raise GoldError(f"{path}: no such gold file")
+    records: list[GoldRecord] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(GoldRecord.model_validate_json(line))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = ".".join(str(p) for p in first["loc"]) or "(line)"
+            if first["type"] == "json_invalid":
+                raise GoldError(f"{path}:{number}: not valid JSON ({first['msg']})") from None
+            raise GoldError(f"{path}:{number}: field '{field}': {first['msg']}") from None
+    return records
+
+
+def gold_strings(record: PaperRecord) -> list[tuple[str, str]]:
+    """Every string of a gold record with its field path, e.g. ``("results[0].metric", "pass rate")``."""
+    out = [(f, getattr(record, f)) for f in STRING_FIELDS if getattr(record, f)]
+    for field in LIST_FIELDS:
+        out += [(f"{field}[{i}]", s) for i, s in enumerate(getattr(record, field))]
+    for i, r in enumerate(record.results):
+        out += [(f"results[{i}].{k}", getattr(r, k)) for k in ("metric", "dataset", "model", "baseline") if getattr(r, k)]
+    if record.code_url:
+        out.append(("code_url", record.code_url))
+    return out
+
+
+def findable(text: str, abstract: str) -> bool:
+    """True when ``text`` occurs in ``abstract`` after normalization (markup, case, hyphens)."""
+    return normalize(text) in normalize(abstract) or strip_markup(text).casefold() in strip_markup(abstract).casefold()
+
+
+def check_gold(gold: list[GoldRecord], papers: list[Paper], path: Path) -> list[str]:
+    """Problems in gold, each ``file:line: field: message``; empty when the gold is consistent.
+
+    Checks: unknown, missing and duplicate ids; every gold string findable in its abstract or
+    listed in ``normalized``; every result value (and upper value) written in the abstract;
+    alternates keyed by a string that occurs in the record.
+    """
+    problems: list[str] = []
+    by_id = {p.id: p for p in papers}
+    seen: dict[str, int] = {}
+    for number, g in enumerate(gold, start=1):
+        where = f"{path}:{number}"
+        if g.id in seen:
+            problems.append(f"{where}: id: duplicate id '{g.id}' (first on line {seen[g.id]})")
+            continue
+        seen[g.id] = number
+        paper = by_id.get(g.id)
+        if paper is None:
+            problems.append(f"{where}: id: unknown paper id '{g.id}' (not in the corpus)")
+            continue
+        listed = {normalize(s) for s in g.normalized}
+        strings = gold_strings(g.record)
+        for field, value in strings:
+            if field == "code_url":
+                if normalize_url(value) not in normalize_url(paper.text.replace(" ", "")) and normalize(value) not in listed:
+                    problems.append(f"{where}: {field}: '{value}' is not in the abstract")
+            elif not findable(value, paper.text) and normalize(value) not in listed:
+                problems.append(f"{where}: {field}: '{value}' is not in the abstract and not listed under 'normalized'")
+        numbers = numbers_in(paper.text)
+        for i, r in enumerate(g.record.results):
+            for key in ("value", "value_upper"):
+                v = getattr(r, key)
+                if v is not None and not any(abs(abs(v) - n) <= 1e-9 * max(1.0, n) for n in numbers):
+                    problems.append(f"{where}: results[{i}].{key}: {v:g} is not written in the abstract")
+        values = {normalize(v) for _, v in strings}
+        for key in g.alternates:
+            if normalize(key) not in values:
+                problems.append(f"{where}: alternates: key '{key}' is not a string of the record")
+    for paper in papers:
+        if paper.id not in seen:
+            problems.append(f"{path}: id: paper '{paper.id}' ({paper.source}:{paper.line}) has no gold record")
+    return problems
+
+
+def write_gold(records: list[GoldRecord], path: Path) -> None:
+    """Write gold JSONL, one record per line, in the given order."""
+    with path.open("w", encoding="utf-8") as fh:
+        for r in records:
+            fh.write(json.dumps(r.model_dump(mode="json"), ensure_ascii=False) + "\n")
