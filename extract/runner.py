@@ -195,26 +195,29 @@ async def run_extraction(
     manifest.status = "running"
     _write_manifest(run_dir, manifest)
 
-    semaphore = asyncio.Semaphore(max(1, concurrency))
     started = time.perf_counter()
-
-    async def one(paper: Paper) -> PredictionLine:
-        async with semaphore:
-            request = GenerationRequest(messages=strategy.messages(paper), params=config.params)
-            try:
-                gen = await backend.generate(request)
-            except Exception as exc:  # a backend bug must not lose the other papers' work
-                gen = Generation(failure=FailureClass.transport_error, error=f"{type(exc).__name__}: {exc}")
-            return PredictionLine(paper_id=paper.id, **gen.model_dump())
+    queue: asyncio.Queue[Paper] = asyncio.Queue()
+    for paper in todo:  # corpus order, so a single worker reuses the prompt prefix paper after paper
+        queue.put_nowait(paper)
 
     with pred_path.open("a", encoding="utf-8") as out:
-        for next_done in asyncio.as_completed([one(p) for p in todo]):
-            line = await next_done
-            out.write(line.model_dump_json() + "\n")
-            out.flush()
-            done.append(line)
-            if on_paper:
-                on_paper(line)
+
+        async def worker() -> None:
+            while not queue.empty():
+                paper = queue.get_nowait()
+                request = GenerationRequest(messages=strategy.messages(paper), params=config.params)
+                try:
+                    gen = await backend.generate(request)
+                except Exception as exc:  # a backend bug must not lose the other papers' work
+                    gen = Generation(failure=FailureClass.transport_error, error=f"{type(exc).__name__}: {exc}")
+                line = PredictionLine(paper_id=paper.id, **gen.model_dump())
+                out.write(line.model_dump_json() + "\n")
+                out.flush()
+                done.append(line)
+                if on_paper:
+                    on_paper(line)
+
+        await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(todo) or 1)))))
     manifest.wall_seconds = round(manifest.wall_seconds + time.perf_counter() - started, 3)
     _totals(manifest, done)
     manifest.status = "complete" if {line.paper_id for line in done} >= set(manifest.paper_ids) else "incomplete"

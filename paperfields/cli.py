@@ -25,7 +25,7 @@ corpus_app = typer.Typer(help="Build the corpus from seed text files or JSONL.",
 gold_app = typer.Typer(help="Check the gold annotations.", no_args_is_help=True)
 app.add_typer(corpus_app, name="corpus")
 app.add_typer(gold_app, name="gold")
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)
 out = Console()
 
 DEFAULT_BACKEND = "local/qwen2.5-coder-0.5b"

