@@ -128,7 +128,12 @@ def get_backend(name: str, **options: Any) -> Backend:
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 _REFUSAL = re.compile(r"^\s*(I'm sorry|I am sorry|I can(?:no|')t|I won't|I will not|Sorry,|As an AI)", re.IGNORECASE)
-# A lone backslash before a letter that is not a JSON escape: LaTeX such as \times or \frac.
+# A lone backslash that is not a JSON escape (LaTeX such as \alpha), or that starts a LaTeX command
+# whose first letter happens to be one (\times parses as a tab + "imes", \frac as a form feed).
+_LATEX_AS_ESCAPE = re.compile(
+    r"(?<!\\)\\(?=(?:times|tau|theta|text\w*|top|tilde|to|frac|forall|beta|bar|bf|boldsymbol|nabla|nu|neq|"
+    r"right\w*|rho|mathrm|mathbf|mathcal|uparrow|underline)(?![a-z]))"
+)
 _BAD_ESCAPE = re.compile(r'(?<!\\)\\(?![\\/"bfnrtu])')
 
 
@@ -164,12 +169,17 @@ def parse_reply(text: Optional[str], finish_reason: Optional[str] = None, respon
             gen.failure, gen.error = FailureClass.malformed_json, "no JSON object in reply"
         return gen
     candidate = body[start : end + 1]
+    escaped = _LATEX_AS_ESCAPE.sub(r"\\\\", candidate)
+    if escaped != candidate:
+        candidate = escaped
+        gen.repairs.append("escapes")
     try:
         data = json.loads(candidate, strict=False)
     except json.JSONDecodeError:
         try:
             data = json.loads(_BAD_ESCAPE.sub(r"\\\\", candidate), strict=False)
-            gen.repairs.append("escapes")
+            if "escapes" not in gen.repairs:
+                gen.repairs.append("escapes")
         except json.JSONDecodeError as exc:
             gen.failure, gen.error = FailureClass.malformed_json, f"invalid JSON: {exc.msg} at char {exc.pos}"
             return gen

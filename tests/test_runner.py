@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from paperfields.extract.backends import get_backend
+from paperfields.extract.runner import RunConfig, RunError, load_manifest, read_predictions, run_extraction
+from paperfields.extract.strategies import Strategy
+
+
+def _config(**overrides) -> RunConfig:
+    strategy = Strategy("zero_shot")
+    base = dict(backend="fake/scripted", strategy="zero_shot", prompt_version=strategy.template.version,
+                prompt_sha256=strategy.sha256, split="test")
+    return RunConfig(**(base | overrides))
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "paperfields.cli", *args]
+
+
+def test_killed_run_resumes_and_ends_with_every_paper_once(tmp_path):
+    runs = tmp_path / "runs"
+    cmd = _cli("run", "--backend", "fake/slow", "--limit", "12", "--runs-dir", str(runs), "--no-score")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    pred = runs / "fake_slow__zero_shot__test" / "predictions.jsonl"
+    deadline = time.time() + 60
+    while time.time() < deadline and (not pred.exists() or len(pred.read_text().splitlines()) < 4):
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    first = read_predictions(pred)
+    assert 4 <= len(first) < 12
+    # A crash in the middle of a write leaves a cut-off line: it must be dropped and its paper redone.
+    with pred.open("a") as fh:
+        fh.write('{"paper_id": "p-cut-off", "record": {"method_na')
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = read_predictions(pred)
+    ids = [line.paper_id for line in lines]
+    assert len(ids) == 12 and len(set(ids)) == 12
+    assert [l.paper_id for l in lines[: len(first)]] == [l.paper_id for l in first]  # finished papers not redone
+    manifest = load_manifest(pred.parent)
+    assert manifest.status == "complete" and manifest.papers_done == 12 and manifest.papers_total == 12
+    # A rerun of a finished run does no work.
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and len(read_predictions(pred)) == 12
+
+
+def test_bad_replies_are_stored_as_failures_and_the_run_goes_on(tmp_path, corpus):
+    replies = [
+        '{"method_name": "X", "research_area": "reasoning", "contribution_types": ["method"]}',
+        '{"method_name": "X", "tasks": [',
+        ('{"method_name": "X", "tasks": ["a", "b', "length"),
+        "I'm sorry, but I can't help with that.",
+        '```json\n{"method_name": "Fenced", "research_area": "other"}\n```',
+        '{"research_area": "astrology"}',
+        "",
+    ]
+    backend = get_backend("fake/scripted", replies=replies)
+    run_dir = tmp_path / "run"
+    manifest = asyncio.run(run_extraction(corpus[:7], backend, Strategy("zero_shot"), _config(), run_dir))
+    lines = {l.paper_id: l for l in read_predictions(run_dir / "predictions.jsonl")}
+    got = [(lines[p.id].failure.value if lines[p.id].failure else None) for p in corpus[:7]]
+    assert got == [None, "malformed_json", "truncated", "refusal", None, "schema_invalid", "empty_reply"]
+    assert lines[corpus[4].id].record["method_name"] == "Fenced" and lines[corpus[4].id].repairs == ["fenced"]
+    assert lines[corpus[1].id].raw_text == replies[1]
+    assert manifest.failures_by_class == {"empty_reply": 1, "malformed_json": 1, "refusal": 1, "schema_invalid": 1, "truncated": 1}
+    assert manifest.papers_valid == 2 and manifest.status == "complete"
+
+
+def test_other_config_in_same_folder_is_refused(tmp_path, corpus):
+    run_dir = tmp_path / "run"
+    asyncio.run(run_extraction(corpus[:1], get_backend("fake/a"), Strategy("zero_shot"), _config(), run_dir))
+    with pytest.raises(RunError, match=r"another config \(differs in: params\)"):
+        asyncio.run(run_extraction(corpus[:1], get_backend("fake/a"), Strategy("zero_shot"),
+                                   _config(params={"temperature": 0.7}), run_dir))
+
+
+def test_corrupt_line_in_the_middle_names_file_and_line(tmp_path):
+    path = tmp_path / "predictions.jsonl"
+    path.write_text('{"paper_id": "a"}\nnot json\n{"paper_id": "b"}\n')
+    with pytest.raises(RunError, match=rf"{path}:2: bad prediction line"):
+        read_predictions(path)
+
+
+def test_run_without_score_then_score_and_leaderboard_cli(tmp_path):
+    runs = tmp_path / "runs"
+    assert subprocess.run(_cli("run", "-b", "fake/empty", "--limit", "3", "--runs-dir", str(runs), "--no-score"), capture_output=True).returncode == 0
+    scored = subprocess.run(_cli("score", "fake_empty__zero_shot__test", "--runs-dir", str(runs)), capture_output=True, text=True)
+    assert scored.returncode == 0, scored.stderr
+    scores = json.loads((runs / "fake_empty__zero_shot__test" / "scores.json").read_text())
+    assert scores["papers"] == 3 and scores["valid_rate"] == 1.0 and scores["scorer_version"]
+    board = tmp_path / "board.md"
+    out = subprocess.run(_cli("leaderboard", "--runs-dir", str(runs), "--out", str(board)), capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "| 1 | fake_empty__zero_shot__test | fake/empty |" in board.read_text()
+
+
+def test_unknown_provider_lists_known_ones():
+    proc = subprocess.run(_cli("run", "-b", "nosuch/model", "--limit", "1", "--no-score"), capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "unknown provider 'nosuch'" in proc.stderr and "fake, local, openai" in proc.stderr
