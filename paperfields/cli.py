@@ -88,6 +88,25 @@ def gold_check(
     console.print(f"gold ok: {len(gold)} papers ({splits['dev']} dev, {splits['test']} test) in {gold_path}")
 
 
+@gold_app.command("agreement")
+def gold_agreement(
+    second_path: Path = typer.Option(None, "--second", help="Second, blind labeling [default: gold/second_annotation.jsonl]."),
+    out_path: Path = typer.Option(None, "--out", help="Markdown to write [default: gold/AGREEMENT.md]."),
+) -> None:
+    """Inter-annotator agreement per field (the project's scorer, first labeling as gold); writes gold/AGREEMENT.md."""
+    from paperfields.scoring.agreement import agreement_markdown
+
+    gold_dir = paths.gold_dir()
+    try:
+        text = agreement_markdown(gold_dir / "gold.jsonl", second_path or gold_dir / "second_annotation.jsonl", gold_dir / "corpus.jsonl")
+    except _known_errors() as exc:
+        fail(str(exc))
+    target = out_path or gold_dir / "AGREEMENT.md"
+    target.write_text(text, encoding="utf-8")
+    out.print("\n".join(text.splitlines()[9:30]))
+    console.print(f"wrote {target}")
+
+
 def _split_papers(split: str, corpus_path: Path, gold_path: Path):
     from paperfields.extract.corpus import load_corpus
     from paperfields.scoring.gold import load_gold

@@ -70,16 +70,23 @@ def assign(allowed: np.ndarray, weight: Optional[np.ndarray] = None) -> list[tup
     return [(int(r), int(c)) for r, c in zip(rows, cols) if allowed[r, c]]
 
 
+def align_strings(
+    predicted: Sequence[str], gold: Sequence[str], alternates: dict[str, list[str]], threshold: float
+) -> tuple[list[str], list[str], list[tuple[int, int]]]:
+    """De-duplicated predictions and gold, and the one-to-one matched (pred, gold) index pairs."""
+    pred, gold = dedupe(predicted), dedupe(gold)
+    if not pred or not gold:
+        return pred, gold, []
+    sim = np.array([[similarity(p, forms(g, alternates)) for g in gold] for p in pred])
+    return pred, gold, assign(sim >= threshold, sim)
+
+
 def match_strings(
     predicted: Sequence[str], gold: Sequence[str], alternates: dict[str, list[str]], threshold: float
 ) -> tuple[int, int, int]:
     """(tp, fp, fn) of a list of strings against gold, after normalization and de-duplication."""
-    pred, gold = dedupe(predicted), dedupe(gold)
-    if not pred or not gold:
-        return 0, len(pred), len(gold)
-    sim = np.array([[similarity(p, forms(g, alternates)) for g in gold] for p in pred])
-    tp = len(assign(sim >= threshold, sim))
-    return tp, len(pred) - tp, len(gold) - tp
+    pred, gold, pairs = align_strings(predicted, gold, alternates, threshold)
+    return len(pairs), len(pred) - len(pairs), len(gold) - len(pairs)
 
 
 def same_name(predicted: Optional[str], gold: Optional[str], alternates: dict[str, list[str]], threshold: float = NAME_THRESHOLD) -> bool:
@@ -115,12 +122,31 @@ RESULT_LEVELS: dict[str, Callable[[dict, dict, dict], bool]] = {
 }
 
 
-def match_results(predicted: list[dict], gold: list[dict], alternates: dict[str, list[str]], level: str) -> tuple[int, int, int]:
-    """(tp, fp, fn) of result tuples at a level: ``value``, ``value_metric`` or ``full``
-    (value, metric, dataset, model, baseline and kind). One-to-one, maximum matching."""
+RESULT_ATTRIBUTES = ("metric", "unit", "kind", "qualifier", "dataset", "model", "baseline")
+
+
+def attribute_agrees(pred: dict, gold: dict, attribute: str, alternates: dict[str, list[str]]) -> bool:
+    """One attribute of a matched result pair agrees (names by :func:`same_name`, enums exactly)."""
+    if attribute == "metric":
+        return same_name(pred.get("metric"), gold.get("metric"), alternates, PHRASE_THRESHOLD)
+    if attribute in ("dataset", "model", "baseline"):
+        return same_name(pred.get(attribute), gold.get(attribute), alternates)
+    return pred.get(attribute) == gold.get(attribute)
+
+
+def align_results(predicted: list[dict], gold: list[dict], alternates: dict[str, list[str]], level: str) -> list[tuple[int, int]]:
+    """Matched (pred, gold) index pairs of result tuples at a level: ``value``, ``value_metric`` or
+    ``full`` (value, metric, dataset, model, baseline and kind). One-to-one, maximum matching; among
+    matchings of equal size, the one agreeing on most attributes."""
     if not predicted or not gold:
-        return 0, len(predicted), len(gold)
+        return []
     agree = RESULT_LEVELS[level]
     allowed = np.array([[agree(p, g, alternates) for g in gold] for p in predicted], dtype=bool)
-    tp = len(assign(allowed))
+    weight = np.array([[sum(attribute_agrees(p, g, a, alternates) for a in RESULT_ATTRIBUTES) for g in gold] for p in predicted], dtype=float)
+    return assign(allowed, weight)
+
+
+def match_results(predicted: list[dict], gold: list[dict], alternates: dict[str, list[str]], level: str) -> tuple[int, int, int]:
+    """(tp, fp, fn) of result tuples at a level (see :func:`align_results`)."""
+    tp = len(align_results(predicted, gold, alternates, level))
     return tp, len(predicted) - tp, len(gold) - tp

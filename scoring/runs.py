@@ -7,13 +7,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from collections import Counter
+
+from paperfields.extract.corpus import load_corpus
 from paperfields.extract.runner import load_manifest, read_predictions
 from paperfields.scoring.gold import gold_fingerprint, load_gold
 from paperfields.scoring.score import HEADLINE_FIELDS, RunScores, score_predictions, write_scores
 
 
-def score_run(run_dir: Path, gold_path: Path) -> RunScores:
+def score_run(run_dir: Path, gold_path: Path, corpus_path: Path | None = None) -> RunScores:
     """Score the run in ``run_dir`` against ``gold_path`` and write its scores files.
+
+    ``corpus_path`` (default: ``corpus.jsonl`` beside the gold file) supplies the abstracts for
+    grounding.
 
     Raises RunError (bad run folder or prediction line) or GoldError (bad gold line).
     """
@@ -23,8 +29,11 @@ def score_run(run_dir: Path, gold_path: Path) -> RunScores:
     failures = {line.paper_id: line.failure.value for line in lines if line.failure}
     asked = set(manifest.paper_ids)
     gold = [g for g in load_gold(gold_path) if g.id in asked]
+    corpus = load_corpus(corpus_path or gold_path.parent / "corpus.jsonl")
+    repairs = Counter(r for line in lines for r in line.repairs)
     scores, detail = score_predictions(
-        predictions, gold, failures, manifest.run_id, manifest.config.split, gold_fingerprint(gold_path)
+        predictions, gold, failures, manifest.run_id, manifest.config.split, gold_fingerprint(gold_path),
+        abstracts={p.id: p.text for p in corpus}, repairs=dict(repairs),
     )
     n = max(1, len(lines))
     scores.seconds_per_paper = round(manifest.model_seconds_total / n, 2)

@@ -7,7 +7,7 @@ import pytest
 
 from paperfields.extract.schema import PaperRecord
 from paperfields.scoring.gold import GoldRecord
-from paperfields.scoring.score import HEADLINE_FIELDS, aggregate, f1, score_paper, score_predictions
+from paperfields.scoring.score import REPORTED_FIELDS, aggregate, f1, score_paper, score_predictions
 
 CASES = [json.loads(l) for l in (Path(__file__).parent / "data" / "scorer_cases.jsonl").read_text().splitlines() if l.strip()]
 SCORED_AS = {"results_value": "results", "results_full": "results"}
@@ -66,7 +66,7 @@ def test_failed_paper_counts_as_empty_prediction(gold):
 
 def test_aggregate_micro_and_macro_differ():
     # Paper A: 1 of 1 found. Paper B: 0 of 3 found, 1 invented.
-    per_paper = [{f: (0, 0, 0) for f in HEADLINE_FIELDS + ("results_value", "results_full")} for _ in range(2)]
+    per_paper = [{f: (0, 0, 0) for f in REPORTED_FIELDS} for _ in range(2)]
     per_paper[0]["datasets"] = (1, 0, 0)
     per_paper[1]["datasets"] = (0, 1, 3)
     agg = aggregate(per_paper)["datasets"]
