@@ -237,19 +237,47 @@ def score_cmd(
 
 
 @app.command()
+def compare(
+    run_a: str = typer.Argument(..., help="Baseline run (id or folder)."),
+    run_b: str = typer.Argument(..., help="Run compared with it (id or folder)."),
+    top: int = typer.Option(5, help="How many papers with the largest difference to list."),
+    runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
+) -> None:
+    """Paired bootstrap per field (B - A, 95% CI, p-value) on the papers both runs scored, and the papers where they differ most."""
+    from paperfields.scoring.compare import compare_runs
+
+    try:
+        rows, papers = compare_runs(_run_dir(run_a, runs_dir), _run_dir(run_b, runs_dir), top)
+    except (ValueError, *_known_errors()) as exc:
+        fail(str(exc))
+    table = Table(title=f"B = {run_b}  vs  A = {run_a}  (paired bootstrap over papers; higher F1 is better)")
+    for col in ("field", "A", "B", "B - A", "95% CI", "p", "papers differing"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r.field, f"{r.a:.3f}", f"{r.b:.3f}", f"{r.diff:+.3f}", f"[{r.ci95[0]:+.3f}, {r.ci95[1]:+.3f}]", f"{r.p_value:.3f}", str(r.papers_differing))
+    out.print(table)
+    for p in papers:
+        out.print(f"{p['paper_id']}: A {p['a']:.3f}, B {p['b']:.3f}; differs in {', '.join(p['fields']) or '-'}", highlight=False)
+
+
+@app.command()
 def leaderboard(
     runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
     out_path: Path = typer.Option(None, "--out", help="Markdown file to write [default: results/leaderboard.md]."),
 ) -> None:
     """Regenerate results/leaderboard.md from every scored run and print it."""
-    from paperfields.scoring.runs import collect_scores, leaderboard_markdown
+    from paperfields.scoring.runs import MixedVersionsError, collect_scores, leaderboard_markdown
 
     runs_dir = runs_dir or paths.results_dir() / "runs"
     scores = collect_scores(runs_dir)
     if not scores:
         fail(f"no scored runs under {runs_dir} (run `paperfields run` or `paperfields score RUN` first)")
+    try:
+        text = leaderboard_markdown(scores)
+    except MixedVersionsError as exc:
+        fail(str(exc))
     target = out_path or paths.results_dir() / "leaderboard.md"
-    target.write_text(leaderboard_markdown(scores), encoding="utf-8")
+    target.write_text(text, encoding="utf-8")
     _print_leaderboard(runs_dir)
     console.print(f"wrote {target}")
 

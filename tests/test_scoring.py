@@ -10,7 +10,7 @@ from paperfields.scoring.gold import GoldRecord
 from paperfields.scoring.score import REPORTED_FIELDS, aggregate, f1, score_paper, score_predictions
 
 CASES = [json.loads(l) for l in (Path(__file__).parent / "data" / "scorer_cases.jsonl").read_text().splitlines() if l.strip()]
-SCORED_AS = {"results_value": "results", "results_full": "results"}
+SCORED_AS = {"results_value": "results", "results_full": "results", "method_name_soft": "method_name", "method_full_name_soft": "method_full_name"}
 
 
 def _gold(field: str, value, alternates=None) -> GoldRecord:
@@ -20,9 +20,16 @@ def _gold(field: str, value, alternates=None) -> GoldRecord:
 
 def _pred(field: str, value) -> dict:
     record = PaperRecord.model_validate({SCORED_AS.get(field, field): value}).model_dump(mode="json")
-    if field in ("method_name", "method_full_name", "code_url", "training_free"):
-        record[field] = value
+    if SCORED_AS.get(field, field) in ("method_name", "method_full_name", "code_url", "training_free"):
+        record[SCORED_AS.get(field, field)] = value
     return record
+
+
+def test_case_table_is_large_enough():
+    assert len(CASES) >= 120
+    covered = {c["field"] for c in CASES}
+    assert covered >= {"method_name", "method_name_soft", "method_full_name", "research_area", "contribution_types", "training_free",
+                       "tasks", "datasets", "models", "metrics", "baselines", "code_url", "results", "results_value", "results_full"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["note"] for c in CASES])

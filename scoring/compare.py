@@ -1,0 +1,80 @@
+"""Paired comparison of two scored runs on the same papers.
+
+Paired bootstrap (Koehn 2004; Berg-Kirkpatrick et al. 2012): resample papers with replacement,
+recompute the mean per-paper difference B - A per field; the 95% CI is the percentile interval of
+those means (scipy.stats.bootstrap, paired) and the two-sided p-value is twice the share of
+resampled differences on the other side of zero from the observed one (capped at 1).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
+from scipy import stats
+
+from paperfields.scoring.score import BOOTSTRAP_SEED, HEADLINE_FIELDS, REPORTED_FIELDS, f1
+
+COMPARE_RESAMPLES = 10000
+
+
+class FieldComparison(BaseModel):
+    """One field: mean per-paper F1 of each run, B - A, its 95% CI and paired-bootstrap p-value."""
+
+    field: str
+    a: float
+    b: float
+    diff: float
+    ci95: tuple[float, float]
+    p_value: float
+    papers_differing: int
+
+
+def _per_paper(run_dir: Path) -> dict[str, dict[str, Any]]:
+    path = run_dir / "paper_scores.jsonl"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: run not scored yet (run `paperfields score {run_dir.name}`)")
+    return {row["paper_id"]: row for row in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
+
+
+def paired_bootstrap(a: np.ndarray, b: np.ndarray) -> tuple[tuple[float, float], float]:
+    """95% CI of mean(b - a) and the two-sided paired-bootstrap p-value, seeded."""
+    diff = b - a
+    if np.all(diff == diff[0]):
+        return (float(diff[0]), float(diff[0])), (1.0 if diff[0] == 0 else 0.0)
+    res = stats.bootstrap((a, b), lambda x, y, axis=-1: np.mean(y - x, axis=axis), paired=True, vectorized=True,
+                          n_resamples=COMPARE_RESAMPLES, method="percentile", random_state=np.random.default_rng(BOOTSTRAP_SEED))
+    dist = res.bootstrap_distribution
+    observed = diff.mean()
+    other_side = np.mean(dist <= 0) if observed > 0 else np.mean(dist >= 0)
+    return (float(res.confidence_interval.low), float(res.confidence_interval.high)), float(min(1.0, 2 * other_side))
+
+
+def compare_runs(run_a: Path, run_b: Path, top: int = 5) -> tuple[list[FieldComparison], list[dict[str, Any]]]:
+    """Per-field paired comparison of two scored runs on the papers both scored, and the ``top``
+    papers whose overall score differs most. Raises ValueError when they share no paper."""
+    pa, pb = _per_paper(run_a), _per_paper(run_b)
+    shared = sorted(set(pa) & set(pb))
+    if not shared:
+        raise ValueError(f"{run_a.name} and {run_b.name} share no scored paper")
+    rows = []
+    for field in ("overall",) + REPORTED_FIELDS:
+        if field == "overall":
+            a = np.array([pa[i]["overall"] for i in shared])
+            b = np.array([pb[i]["overall"] for i in shared])
+        else:
+            a = np.array([f1(*pa[i]["fields"][field]) for i in shared])
+            b = np.array([f1(*pb[i]["fields"][field]) for i in shared])
+        ci, p = paired_bootstrap(a, b)
+        rows.append(FieldComparison(field=field, a=round(a.mean(), 4), b=round(b.mean(), 4), diff=round(b.mean() - a.mean(), 4),
+                                    ci95=(round(ci[0], 4), round(ci[1], 4)), p_value=round(p, 4),
+                                    papers_differing=int(np.sum(a != b))))
+    papers = sorted(shared, key=lambda i: -abs(pb[i]["overall"] - pa[i]["overall"]))[:top]
+    differing = []
+    for i in papers:
+        fields = [f for f in HEADLINE_FIELDS if f1(*pa[i]["fields"][f]) != f1(*pb[i]["fields"][f])]
+        differing.append({"paper_id": i, "a": pa[i]["overall"], "b": pb[i]["overall"], "fields": fields})
+    return rows, differing

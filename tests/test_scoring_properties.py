@@ -1,0 +1,65 @@
+"""Properties of the scorer (hypothesis): identity, order invariance, monotone precision."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from paperfields.extract.schema import LIST_FIELDS
+from paperfields.scoring.score import HEADLINE_FIELDS, REPORTED_FIELDS, f1, prf, score_paper
+from tests.conftest import ROOT
+from paperfields.scoring.gold import load_gold
+
+GOLD = load_gold(ROOT / "gold" / "gold.jsonl")
+papers = st.sampled_from(GOLD)
+SCORED_LISTS = LIST_FIELDS + ("results",)
+
+
+@given(papers)
+@settings(max_examples=len(GOLD), deadline=None)
+def test_gold_against_itself_is_perfect_on_every_field(g):
+    counts = score_paper(g.record.model_dump(mode="json"), g)
+    for field in REPORTED_FIELDS:
+        assert f1(*counts[field]) == 1.0, (g.id, field, counts[field])
+
+
+@given(papers, st.randoms(use_true_random=False))
+@settings(max_examples=60, deadline=None)
+def test_list_order_never_changes_a_score(g, rnd):
+    pred = g.record.model_dump(mode="json")
+    # A prediction that is partly wrong, so order could matter for a greedy matcher.
+    pred["datasets"] = pred["datasets"] + ["Made-Up Bench"]
+    pred["results"] = pred["results"] + [{"metric": "accuracy", "value": 1.0, "unit": "percent", "kind": "absolute"}]
+    before = score_paper(pred, g)
+    shuffled = dict(pred)
+    for field in SCORED_LISTS:
+        items = list(pred[field])
+        rnd.shuffle(items)
+        shuffled[field] = items
+    assert score_paper(shuffled, g) == before
+
+
+invented = st.text(alphabet="abcdefghijklmnopqrstuvwxyz -", min_size=3, max_size=20).filter(lambda s: s.strip())
+
+
+@given(papers, st.sampled_from(LIST_FIELDS), invented)
+@settings(max_examples=120, deadline=None)
+def test_adding_an_invented_item_never_raises_precision(g, field, item):
+    pred = g.record.model_dump(mode="json")
+    pred[field] = pred[field][:1]  # start from a partial prediction
+    p_before = prf(*score_paper(pred, g)[field])[0]
+    pred[field] = pred[field] + ["zz " + item]
+    p_after = prf(*score_paper(pred, g)[field])[0]
+    assert p_after <= p_before
+
+
+@given(papers, papers)
+@settings(max_examples=80, deadline=None)
+def test_scores_are_bounded_and_failed_prediction_is_worst(g, other):
+    counts = score_paper(other.record.model_dump(mode="json"), g)
+    empty = score_paper(None, g)
+    for field in HEADLINE_FIELDS:
+        assert 0.0 <= f1(*counts[field]) <= 1.0
+        assert empty[field][0] == 0 and empty[field][1] == 0  # a failed paper finds nothing and invents nothing
