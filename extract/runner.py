@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 import paperfields
 from paperfields.extract.backends.base import Backend, FailureClass, Generation, GenerationParams, GenerationRequest, Usage
+from paperfields.extract.cache import ResponseCache, cache_key
 from paperfields.extract.corpus import Paper
 from paperfields.extract.schema import SCHEMA_VERSION, PaperRecord
 from paperfields.extract.strategies import Strategy
@@ -72,6 +73,8 @@ class Manifest(BaseModel):
     papers_valid: int = 0
     failures_by_class: dict[str, int] = Field(default_factory=dict)
     usage: Usage = Usage()
+    model_requests: int = Field(default=0, description="model calls made (attempts of papers not answered from the cache)")
+    cache_hits: int = 0
     model_seconds_total: float = 0.0
     wall_seconds: float = 0.0
     dollars_total: float = 0.0
@@ -153,6 +156,8 @@ def _totals(manifest: Manifest, lines: list[PredictionLine]) -> None:
     for line in lines:
         usage = usage + line.usage
     manifest.usage = usage
+    manifest.model_requests = sum(line.attempts for line in lines if not line.cached)
+    manifest.cache_hits = sum(1 for line in lines if line.cached)
     manifest.model_seconds_total = round(sum(line.latency_s for line in lines), 3)
 
 
@@ -164,12 +169,15 @@ async def run_extraction(
     run_dir: Path,
     concurrency: int = 1,
     on_paper: Optional[Callable[[PredictionLine], None]] = None,
+    cache: Optional[ResponseCache] = None,
 ) -> Manifest:
     """Extract every paper not yet in ``run_dir``; return the finished manifest.
 
     Papers already finished are skipped, so a rerun, or a run with more papers (a larger
     ``--limit``), continues the same folder.
-    ``on_paper`` is called after each paper's line is written (for progress bars). Raises
+    ``on_paper`` is called after each paper's line is written (for progress bars). With ``cache``,
+    a request seen before (same backend identity, messages, parameters, schema) is answered from it
+    without calling the model. Raises
     RunError if ``run_dir`` holds a run with another config.
     """
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -196,6 +204,7 @@ async def run_extraction(
     _write_manifest(run_dir, manifest)
 
     started = time.perf_counter()
+    identity = config.model_dump(include={"backend", "base_url", "mode", "grammar"})
     queue: asyncio.Queue[Paper] = asyncio.Queue()
     for paper in todo:  # corpus order, so a single worker reuses the prompt prefix paper after paper
         queue.put_nowait(paper)
@@ -206,10 +215,17 @@ async def run_extraction(
             while not queue.empty():
                 paper = queue.get_nowait()
                 request = GenerationRequest(messages=strategy.messages(paper), params=config.params)
-                try:
-                    gen = await backend.generate(request)
-                except Exception as exc:  # a backend bug must not lose the other papers' work
-                    gen = Generation(failure=FailureClass.transport_error, error=f"{type(exc).__name__}: {exc}")
+                key = cache_key(identity, request) if cache is not None else ""
+                gen = cache.get(key) if cache is not None else None
+                if gen is not None:
+                    gen.cached = True
+                else:
+                    try:
+                        gen = await backend.generate(request)
+                    except Exception as exc:  # a backend bug must not lose the other papers' work
+                        gen = Generation(failure=FailureClass.transport_error, error=f"{type(exc).__name__}: {exc}")
+                    if cache is not None:
+                        cache.put(key, gen)
                 line = PredictionLine(paper_id=paper.id, **gen.model_dump())
                 out.write(line.model_dump_json() + "\n")
                 out.flush()

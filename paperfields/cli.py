@@ -152,6 +152,7 @@ def run(
     run_id: Optional[str] = typer.Option(None, help="Run folder name under results/runs [default: <provider>_<model>__<strategy>__<split>]."),
     runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
     score: bool = typer.Option(True, help="Score the run and print the leaderboard when done."),
+    cache: bool = typer.Option(True, help="Answer repeated requests from the response cache (~/.cache/paperfields/responses.sqlite or $PAPERFIELDS_CACHE)."),
 ) -> None:
     """Extract a record from every abstract of a split, score it against gold, print the leaderboard.
 
@@ -194,10 +195,17 @@ def run(
                 failed += line.failure is not None
                 progress.update(task, advance=1, status=f"failed {failed}")
 
-            manifest = asyncio.run(run_extraction(papers, engine, strat, config, run_dir, concurrency, on_paper))
+            response_cache = None
+            if cache:
+                from paperfields.extract.backends.weights import cache_dir
+                from paperfields.extract.cache import ResponseCache
+
+                response_cache = ResponseCache(cache_dir() / "responses.sqlite")
+            manifest = asyncio.run(run_extraction(papers, engine, strat, config, run_dir, concurrency, on_paper, response_cache))
         console.print(
             f"run {manifest.run_id}: {manifest.papers_done}/{manifest.papers_total} papers, {manifest.papers_valid} valid, "
-            f"failures {manifest.failures_by_class or '{}'}; {manifest.wall_seconds:.0f} s wall; folder {run_dir}"
+            f"failures {manifest.failures_by_class or '{}'}; {manifest.model_requests} model requests, {manifest.cache_hits} cache hits; "
+            f"{manifest.wall_seconds:.0f} s wall; folder {run_dir}"
         )
         if score:
             scores = score_run(run_dir, gold_path)

@@ -65,8 +65,9 @@ class GenerationRequest(BaseModel):
 class Generation(BaseModel):
     """One backend answer: ``record`` (validated, as a dict) or ``failure``, never both.
 
-    ``latency_s`` is wall seconds for all attempts; ``attempts`` counts model calls
-    (validation re-asks included); ``repairs`` lists tolerated deviations ("fenced", "think").
+    ``latency_s`` is wall seconds for all attempts; ``attempts`` counts model replies
+    (validation re-asks included); ``transport_retries`` counts HTTP requests repeated after a 429,
+    a 5xx or a timeout; ``repairs`` lists tolerated deviations ("fenced", "think", "escapes").
     """
 
     record: Optional[dict[str, Any]] = None
@@ -77,7 +78,9 @@ class Generation(BaseModel):
     usage: Usage = Usage()
     latency_s: float = 0.0
     attempts: int = 1
+    transport_retries: int = 0
     repairs: list[str] = Field(default_factory=list)
+    cached: bool = False
 
 
 class Backend(Protocol):

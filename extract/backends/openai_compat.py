@@ -9,6 +9,7 @@ is read from ``OPENAI_API_KEY`` and never stored.
 
 from __future__ import annotations
 
+import contextvars
 import os
 import time
 from typing import Any, Optional
@@ -25,6 +26,14 @@ from paperfields.extract.backends.base import (
 from paperfields.extract.schema import all_required
 
 MODES = ("json", "md_json", "tools", "json_schema")
+# HTTP requests made on behalf of the current generate() call (each asyncio task has its own list).
+_HTTP_REQUESTS: contextvars.ContextVar[list[str]] = contextvars.ContextVar("paperfields_http_requests")
+
+
+async def _count_request(request: Any) -> None:
+    requests = _HTTP_REQUESTS.get(None)
+    if requests is not None:
+        requests.append(str(request.url))
 
 
 def _reply_text(completion: Any) -> tuple[Optional[str], Optional[str]]:
@@ -40,6 +49,17 @@ def _reply_text(completion: Any) -> tuple[Optional[str], Optional[str]]:
     if not text and getattr(message, "refusal", None):
         text = message.refusal
     return text, choice.finish_reason
+
+
+def _transport_cause(exc: BaseException, api_error: type) -> Optional[BaseException]:
+    """The openai transport error (timeout, connection, status) inside an instructor error, if any."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, api_error):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 class OpenAIBackend:
@@ -63,7 +83,8 @@ class OpenAIBackend:
         self.name = f"openai/{model}"
         self.model = model
         self.base_url = base_url
-        self.mode = mode or ("json" if base_url else "tools")
+        # md_json reads a fenced or <think>-prefixed reply in one attempt, which local servers often send.
+        self.mode = mode or ("md_json" if base_url else "tools")
         if self.mode not in MODES:
             raise BackendError(f"unknown instructor mode '{self.mode}'; choose one of {', '.join(MODES)}")
         api_key = os.environ.get("OPENAI_API_KEY")
@@ -74,7 +95,8 @@ class OpenAIBackend:
         self._errors = instructor_errors
         self._hooks_cls = Hooks
         client = openai.AsyncOpenAI(
-            api_key=api_key or "no-key", base_url=base_url, timeout=timeout_s, max_retries=transport_retries
+            api_key=api_key or "no-key", base_url=base_url, timeout=timeout_s, max_retries=transport_retries,
+            http_client=openai.DefaultAsyncHttpxClient(timeout=timeout_s, event_hooks={"request": [_count_request]}),
         )
         self.client = instructor.from_openai(client, mode=getattr(instructor.Mode, self.mode.upper()))
         self.reasks = reasks
@@ -82,8 +104,18 @@ class OpenAIBackend:
 
     async def generate(self, request: GenerationRequest) -> Generation:
         responses: list[Any] = []
+        usages: list[Usage] = []
+        http_requests: list[str] = []
+        _HTTP_REQUESTS.set(http_requests)
+
+        def on_response(response: Any) -> None:
+            # Snapshot usage now: instructor later folds the running total into the last response.
+            responses.append(response)
+            u = getattr(response, "usage", None)
+            usages.append(Usage(input_tokens=getattr(u, "prompt_tokens", 0) or 0, output_tokens=getattr(u, "completion_tokens", 0) or 0))
+
         hooks = self._hooks_cls()
-        hooks.on("completion:response", responses.append)
+        hooks.on("completion:response", on_response)
         start = time.perf_counter()
         failure: Optional[Generation] = None
         record = None
@@ -105,26 +137,29 @@ class OpenAIBackend:
             )
         except self._errors.IncompleteOutputException as exc:
             if exc.last_completion is not None and exc.last_completion not in responses:
-                responses.append(exc.last_completion)
+                on_response(exc.last_completion)
             failure = Generation(failure=FailureClass.truncated, error="reply cut off at max_tokens (finish_reason=length)")
-        except self._errors.InstructorRetryException as exc:
-            text, finish = _reply_text(exc.last_completion)
-            failure = parse_reply(text, finish, request.response_model)
-            if failure.failure is None:  # instructor rejected what we would accept: keep its reason
-                failure = Generation(failure=FailureClass.schema_invalid, error=str(exc).splitlines()[0][:300])
         except self._openai.APIError as exc:
             failure = Generation(failure=FailureClass.transport_error, error=f"{type(exc).__name__}: {str(exc)[:300]}")
+        except self._errors.InstructorError as exc:
+            cause = _transport_cause(exc, self._openai.APIError)
+            if cause is not None:
+                failure = Generation(failure=FailureClass.transport_error, error=f"{type(cause).__name__}: {str(cause)[:300]}")
+            # Validation re-asks exhausted (or an unparsable reply): classify the last reply ourselves,
+            # and keep it when our more lenient parser accepts it (raw newlines, LaTeX backslashes).
+            else:
+                last = getattr(exc, "last_completion", None) or (responses[-1] if responses else None)
+                failure = parse_reply(*_reply_text(last), request.response_model)
+                if failure.failure is None:
+                    record, failure = None, None
         latency = time.perf_counter() - start
-        usage = Usage()
-        for response in responses:
-            u = getattr(response, "usage", None)
-            if u is not None:
-                usage = usage + Usage(input_tokens=u.prompt_tokens or 0, output_tokens=u.completion_tokens or 0)
+        usage = sum(usages, Usage())
         text, finish = _reply_text(responses[-1]) if responses else (None, None)
         if failure is None:
-            gen = Generation(record=record.model_dump(mode="json"), raw_text=text, finish_reason=finish)
-            if text:
-                gen.repairs = parse_reply(text, finish, request.response_model).repairs
+            ours = parse_reply(text, finish, request.response_model) if text else Generation()
+            # Our parse of the raw text wins: it repairs LaTeX that strict JSON silently misreads (\t in \times).
+            gen = ours if ours.record is not None else Generation(record=record.model_dump(mode="json"), raw_text=text, finish_reason=finish)
+            gen.failure, gen.error = None, None
         else:
             gen = failure
             gen.raw_text = gen.raw_text if gen.raw_text is not None else text
@@ -132,6 +167,7 @@ class OpenAIBackend:
         gen.usage = usage
         gen.latency_s = latency
         gen.attempts = max(1, len(responses))
+        gen.transport_retries = max(0, len(http_requests) - max(1, len(responses)))
         return gen
 
 

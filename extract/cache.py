@@ -1,0 +1,61 @@
+"""On-disk response cache (sqlite), so a repeated request never calls the model again.
+
+The key holds everything that changes the output: provider/model, base URL, instructor mode,
+grammar flag, every generation parameter, the messages, the response schema and the sample
+index; and nothing that does not (timeouts, concurrency, API keys, run ids). Transport errors are
+never cached: they say nothing about the model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any, Optional
+
+from paperfields.extract.backends.base import FailureClass, Generation, GenerationRequest
+
+
+def cache_key(identity: dict[str, Any], request: GenerationRequest) -> str:
+    """sha256 over the backend identity and the request (messages, params, schema, sample index)."""
+    payload = {
+        "identity": identity,
+        "messages": request.messages,
+        "params": request.params.model_dump(),
+        "schema": request.response_model.model_json_schema(),
+        "sample_index": request.sample_index,
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """A sqlite table ``key -> Generation JSON``; safe to share between threads of one process."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(path), check_same_thread=False)
+        self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, generation TEXT NOT NULL)")
+        self._db.commit()
+
+    def get(self, key: str) -> Optional[Generation]:
+        with self._lock:
+            row = self._db.execute("SELECT generation FROM responses WHERE key = ?", (key,)).fetchone()
+        return Generation.model_validate_json(row[0]) if row else None
+
+    def put(self, key: str, generation: Generation) -> None:
+        if generation.failure == FailureClass.transport_error:
+            return
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?)", (key, generation.model_dump_json()))
+            self._db.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    def close(self) -> None:
+        self._db.close()

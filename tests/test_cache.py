@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+from paperfields.extract.backends import FailureClass, Generation, GenerationParams, GenerationRequest
+from paperfields.extract.cache import ResponseCache, cache_key
+
+IDENTITY = {"backend": "openai/m", "base_url": "http://127.0.0.1:1/v1", "mode": "md_json", "grammar": False}
+MESSAGES = [{"role": "user", "content": "Abstract: x"}]
+
+
+def test_key_changes_with_everything_that_changes_the_output():
+    base = cache_key(IDENTITY, GenerationRequest(messages=MESSAGES))
+    assert cache_key(dict(IDENTITY), GenerationRequest(messages=list(MESSAGES))) == base
+    assert cache_key(IDENTITY | {"backend": "openai/other"}, GenerationRequest(messages=MESSAGES)) != base
+    assert cache_key(IDENTITY | {"base_url": "http://127.0.0.1:2/v1"}, GenerationRequest(messages=MESSAGES)) != base
+    assert cache_key(IDENTITY | {"mode": "json"}, GenerationRequest(messages=MESSAGES)) != base
+    assert cache_key(IDENTITY, GenerationRequest(messages=MESSAGES, sample_index=1)) != base
+    assert cache_key(IDENTITY, GenerationRequest(messages=MESSAGES, params=GenerationParams(temperature=0.7))) != base
+    assert cache_key(IDENTITY, GenerationRequest(messages=MESSAGES, params=GenerationParams(max_tokens=99))) != base
+    assert cache_key(IDENTITY, GenerationRequest(messages=[{"role": "user", "content": "Abstract: y"}])) != base
+
+
+def test_transport_errors_are_not_cached(tmp_path):
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    cache.put("a", Generation(failure=FailureClass.transport_error, error="timeout"))
+    cache.put("b", Generation(failure=FailureClass.truncated, raw_text="{"))
+    cache.put("c", Generation(record={"method_name": "X"}))
+    assert cache.get("a") is None and len(cache) == 2
+    assert cache.get("b").failure == FailureClass.truncated
+    assert ResponseCache(tmp_path / "c.sqlite").get("c").record == {"method_name": "X"}  # persisted

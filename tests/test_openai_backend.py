@@ -1,0 +1,114 @@
+"""The openai/ backend through the real openai client and instructor, over HTTP, against a scripted
+local OpenAI-compatible server: each kind of bad reply ends in the right record or failure class."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from paperfields.extract.backends import GenerationParams, GenerationRequest, get_backend
+from tests.openai_stub import VALID, StubServer, reply
+
+MESSAGES = [{"role": "system", "content": "Extract."}, {"role": "user", "content": "Abstract: We propose StubNet."}]
+
+
+@pytest.fixture()
+def stub():
+    with StubServer() as server:
+        yield server
+
+
+def _generate(stub, script, **options):
+    stub.script[:] = script
+    backend = get_backend("openai/stub-model", base_url=stub.url, **options)
+    return asyncio.run(backend.generate(GenerationRequest(messages=MESSAGES, params=GenerationParams(max_tokens=256))))
+
+
+CASES = [
+    ("valid", [reply()], None, 1, "StubNet"),
+    ("fenced", [reply("```json\n" + VALID + "\n```")], None, 1, "StubNet"),
+    ("think block", [reply("<think>looking</think>" + VALID)], None, 1, "StubNet"),
+    ("raw newline in a string", [reply('{"method_name": "Stub\nNet", "research_area": "other"}')] * 2, None, None, "Stub\nNet"),
+    ("LaTeX under-escaped", [reply('{"method_name": "$10\\times$ Net", "research_area": "other"}')] * 2, None, None, "$10\\times$ Net"),
+    ("extra keys", [reply('{"method_name": "StubNet", "colour": "blue"}')], None, 1, "StubNet"),
+    ("malformed JSON", [reply('{"method_name": "Stub')] * 2, "malformed_json", 2, None),
+    ("wrong types", [reply('{"tasks": "one task", "research_area": 7}')] * 2, "schema_invalid", 2, None),
+    ("refusal", [reply("I'm sorry, but I can't help with that.")] * 2, "refusal", 2, None),
+    ("empty content", [reply("")] * 2, "empty_reply", 2, None),
+    ("truncated", [reply('{"method_name": "StubNet", "tasks": ["a', finish_reason="length")], "truncated", 1, None),
+]
+
+
+@pytest.mark.parametrize("name, script, failure, attempts, method_name", CASES, ids=[c[0] for c in CASES])
+def test_reply_kinds(stub, name, script, failure, attempts, method_name):
+    gen = _generate(stub, script)
+    assert (gen.failure.value if gen.failure else None) == failure, (gen.error, gen.raw_text)
+    if attempts is not None:
+        assert gen.attempts == attempts
+        assert len(stub.requests) == attempts  # a truncated reply is never re-asked
+        assert gen.usage.input_tokens == 100 * attempts and gen.usage.output_tokens == 20 * attempts
+    if method_name is not None:
+        assert gen.record["method_name"] == method_name
+    else:
+        assert gen.record is None and gen.raw_text is not None or failure == "empty_reply"
+    assert gen.transport_retries == 0
+
+
+def test_429_with_retry_after_is_retried_by_the_sdk(stub):
+    gen = _generate(stub, [reply(status=429, headers={"Retry-After": "1"}), reply()])
+    assert gen.failure is None and gen.record["method_name"] == "StubNet"
+    assert gen.attempts == 1 and gen.transport_retries == 1 and len(stub.requests) == 2
+    assert gen.latency_s >= 0.9  # honored Retry-After: 1
+
+
+def test_500_then_success(stub):
+    gen = _generate(stub, [reply(status=500), reply()])
+    assert gen.failure is None and gen.transport_retries == 1 and len(stub.requests) == 2
+
+
+def test_timeout_becomes_transport_error_after_retries(stub):
+    gen = _generate(stub, [reply(delay=1.5), reply(delay=1.5)], timeout_s=0.3, transport_retries=1)
+    assert gen.failure.value == "transport_error" and "Timeout" in gen.error
+    assert len(stub.requests) == 2
+
+
+def test_grammar_sends_the_schema_in_response_format(stub):
+    _generate(stub, [reply()], grammar=True)
+    rf = stub.requests[0]["body"]["response_format"]
+    assert rf["type"] == "json_object" and set(rf["schema"]["required"]) >= {"method_name", "results"}
+
+
+def _run(stub, tmp_path, model, run_id, env):
+    cmd = [sys.executable, "-m", "paperfields.cli", "run", "-b", f"openai/{model}", "--base-url", stub.url,
+           "--limit", "3", "--runs-dir", str(tmp_path / "runs"), "--run-id", run_id]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_cache_and_api_key_never_written(stub, tmp_path):
+    key = "sk-plant-7d3f9c0e1b2a4c5d6e7f8091a2b3c4d5"
+    env = dict(os.environ, OPENAI_API_KEY=key, PAPERFIELDS_CACHE=str(tmp_path / "cache"))
+    _run(stub, tmp_path, "stub-model", "first", env)
+    assert len(stub.requests) == 3
+    headers = {k.lower(): v for k, v in stub.requests[0]["headers"].items()}
+    assert headers["authorization"] == f"Bearer {key}"  # the key was really used
+    # Same config in a new run folder: answered from the cache, zero HTTP requests.
+    _run(stub, tmp_path, "stub-model", "second", env)
+    assert len(stub.requests) == 3
+    manifest = json.loads((tmp_path / "runs" / "second" / "manifest.json").read_text())
+    assert manifest["model_requests"] == 0 and manifest["cache_hits"] == 3
+    # Another model never shares an entry.
+    _run(stub, tmp_path, "other-model", "third", env)
+    assert len(stub.requests) == 6
+    # The planted key appears in no file the runs wrote (predictions, manifests, scores, cache).
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert key.encode() not in path.read_bytes(), path
+            assert b"sk-plant" not in path.read_bytes(), path
