@@ -10,12 +10,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 from pathlib import Path
 from typing import Any, Optional
 
 from paperfields.extract.backends.base import FailureClass, Generation, GenerationRequest
+
+
+def default_cache_path() -> Path:
+    """``$PAPERFIELDS_RESPONSE_CACHE``, else ``responses.sqlite`` in the PaperFields cache folder."""
+    from paperfields.extract.backends.weights import cache_dir
+
+    return Path(os.environ.get("PAPERFIELDS_RESPONSE_CACHE") or cache_dir() / "responses.sqlite")
 
 
 def cache_key(identity: dict[str, Any], request: GenerationRequest) -> str:

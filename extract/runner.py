@@ -45,6 +45,7 @@ class RunConfig(BaseModel):
     strategy: str
     prompt_version: str
     prompt_sha256: str
+    example_ids: list[str] = Field(default_factory=list, description="few-shot example paper ids (dev split)")
     split: str
     schema_version: str = SCHEMA_VERSION
     params: GenerationParams = GenerationParams()
@@ -142,6 +143,21 @@ def load_manifest(run_dir: Path) -> Manifest:
         raise RunError(f"{path}: field '{'.'.join(map(str, first['loc']))}': {first['msg']}") from None
 
 
+async def _generate(backend: Backend, request: GenerationRequest, cache: Optional[ResponseCache], identity: dict) -> Generation:
+    key = cache_key(identity, request) if cache is not None else ""
+    gen = cache.get(key) if cache is not None else None
+    if gen is not None:
+        gen.cached = True
+        return gen
+    try:
+        gen = await backend.generate(request)
+    except Exception as exc:  # a backend bug must not lose the other papers' work
+        gen = Generation(failure=FailureClass.transport_error, error=f"{type(exc).__name__}: {exc}")
+    if cache is not None:
+        cache.put(key, gen)
+    return gen
+
+
 def _write_manifest(run_dir: Path, manifest: Manifest) -> None:
     tmp = run_dir / "manifest.json.tmp"
     tmp.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
@@ -214,18 +230,14 @@ async def run_extraction(
         async def worker() -> None:
             while not queue.empty():
                 paper = queue.get_nowait()
-                request = GenerationRequest(messages=strategy.messages(paper), params=config.params)
-                key = cache_key(identity, request) if cache is not None else ""
-                gen = cache.get(key) if cache is not None else None
-                if gen is not None:
-                    gen.cached = True
-                else:
-                    try:
-                        gen = await backend.generate(request)
-                    except Exception as exc:  # a backend bug must not lose the other papers' work
-                        gen = Generation(failure=FailureClass.transport_error, error=f"{type(exc).__name__}: {exc}")
-                    if cache is not None:
-                        cache.put(key, gen)
+                samples = []
+                for index in range(strategy.samples):
+                    request = GenerationRequest(
+                        messages=strategy.messages(paper), paper_text=paper.text, params=config.params,
+                        response_model=strategy.response_model, sample_index=index,
+                    )
+                    samples.append(await _generate(backend, request, cache, identity))
+                gen = strategy.finalize(paper, samples)
                 line = PredictionLine(paper_id=paper.id, **gen.model_dump())
                 out.write(line.model_dump_json() + "\n")
                 out.flush()

@@ -1,26 +1,43 @@
-"""Prompt strategies: turn a paper into chat messages, from a template file in ``prompts/``.
+"""Prompt strategies: turn a paper into chat messages and the model's answers into one record.
 
-A prompt file is TOML with ``name``, ``version``, ``description``, ``system`` and ``user``
-(Jinja2 templates). It is validated on load; its sha256 goes into the run manifest so a changed
-prompt can never pass silently as the old one.
+A strategy is a TOML file in ``prompts/`` (validated on load): ``name``, ``version``,
+``description``, ``kind``, Jinja2 ``system`` and ``user`` templates, and per kind ``examples``/``k``
+(few-shot: dev-split paper ids) or ``samples``/``temperature`` (self-consistency). The file's
+sha256 and the example ids go into the run manifest, so a changed prompt never passes silently as
+the old one. The paper always comes last, so engines that cache a shared prompt prefix reuse it.
+
+Kinds:
+- ``zero_shot``: instructions and the field guide, then the abstract.
+- ``few_shot``: the same, with k worked examples (abstract -> gold record) from the dev split, never
+  the paper itself; refused when the scored split is not ``test``.
+- ``reasoning_first``: the model writes a free-text ``reasoning`` field before the record; it is
+  dropped before scoring.
+- ``evidence``: every list item and result carries a ``quote`` from the abstract; items whose quote
+  is not in the abstract are dropped, and the drop count recorded.
+- ``self_consistency``: ``samples`` answers at ``temperature`` > 0, combined by field-wise majority
+  vote (Wang et al. 2023, "Self-Consistency Improves Chain of Thought Reasoning").
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import tomllib
+from collections import Counter
 from pathlib import Path
+from typing import Any, Literal, Optional
 
 import jinja2
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from paperfields.extract.backends.base import FailureClass, Generation, Usage
 from paperfields.extract.corpus import Paper
-from paperfields.extract.schema import PaperRecord
-from paperfields.paths import prompts_dir
+from paperfields.extract.schema import LIST_FIELDS, PaperRecord, Result
+from paperfields.paths import gold_dir, prompts_dir
 
 
 class PromptError(ValueError):
-    """A prompt file that is missing, not TOML, or lacks a required key or template variable."""
+    """A prompt file that is missing, invalid, or inconsistent with the gold (names file and field)."""
 
 
 class PromptTemplate(BaseModel):
@@ -29,16 +46,19 @@ class PromptTemplate(BaseModel):
     name: str
     version: str
     description: str = ""
+    kind: Literal["zero_shot", "few_shot", "reasoning_first", "evidence", "self_consistency"] = "zero_shot"
     system: str
     user: str
+    examples: list[str] = Field(default_factory=list, description="few_shot: dev paper ids, in order of use")
+    k: int = Field(default=0, ge=0)
+    samples: int = Field(default=1, ge=1)
+    temperature: Optional[float] = Field(default=None, ge=0)
 
 
 def field_guide(model: type[BaseModel] = PaperRecord) -> str:
     """One line per field: ``- name: description`` (enum choices included), from the schema."""
     schema = model.model_json_schema()
-    lines = []
-    for name, prop in schema["properties"].items():
-        lines.append(f"- {name}: {prop.get('description', '')}")
+    lines = [f"- {name}: {prop.get('description', '')}" for name, prop in schema["properties"].items()]
     result = schema["$defs"]["Result"]["properties"]
     lines.append("Each results item has: " + "; ".join(f"{k}: {v.get('description', '')}" for k, v in result.items()))
     for enum in ("ResearchArea", "Unit", "ResultKind", "Qualifier", "ContributionType"):
@@ -46,13 +66,91 @@ def field_guide(model: type[BaseModel] = PaperRecord) -> str:
     return "\n".join(lines)
 
 
-class Strategy:
-    """Zero-shot strategy: system = instructions + field guide, user = the abstract."""
+def compact(record: dict[str, Any]) -> str:
+    """A record as compact JSON (no whitespace): fewer output tokens for the model to copy."""
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
 
-    def __init__(self, name: str = "zero_shot", directory: Path | None = None) -> None:
-        path = (directory or prompts_dir()) / f"{name}.toml"
+
+_RECORD_CONFIG = ConfigDict(extra="ignore", use_enum_values=True)
+
+ReasoningRecord = create_model(  # reasoning first, so the model thinks before it commits to fields
+    "ReasoningRecord",
+    __config__=_RECORD_CONFIG,
+    reasoning=(str, Field(description="Brief notes: the main contribution, what is named, which numbers are reported.")),
+    **{name: (f.annotation, f) for name, f in PaperRecord.model_fields.items()},
+)
+
+
+class Quoted(BaseModel):
+    """A list item with the abstract span that supports it."""
+
+    value: str = Field(description="The item, as written.")
+    quote: str = Field(description="The exact span of the abstract that states it.")
+
+
+class QuotedResult(Result):
+    quote: str = Field(description="The exact span of the abstract that states this number.")
+
+
+EvidenceRecord = create_model(
+    "EvidenceRecord",
+    __config__=_RECORD_CONFIG,
+    **{name: (f.annotation, f) for name, f in PaperRecord.model_fields.items() if name not in LIST_FIELDS + ("results",)},
+    **{name: (list[Quoted], Field(default_factory=list, description=PaperRecord.model_fields[name].description)) for name in LIST_FIELDS},
+    results=(list[QuotedResult], Field(default_factory=list, description=PaperRecord.model_fields["results"].description)),
+)
+
+
+def _quote_found(quote: str, abstract: str) -> bool:
+    from paperfields.scoring.gold import findable  # scoring's normalization is the one notion of "in the abstract"
+
+    return bool(quote.strip()) and findable(quote, abstract)
+
+
+def majority_vote(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Field-wise majority over sample records: scalars take the most common value (ties: earliest
+    sample); list items and results are kept when more than half of the samples contain them."""
+    from paperfields.scoring.normalize import normalize
+
+    records = [PaperRecord.model_validate(r).model_dump(mode="json") for r in records]
+    n = len(records)
+    out: dict[str, Any] = {}
+    for field in PaperRecord.model_fields:
+        values = [r.get(field) for r in records]
+        if field in LIST_FIELDS or field == "contribution_types":
+            counts = Counter(normalize(str(v)) for vals in values for v in {normalize(str(x)): x for x in vals or []}.values())
+            seen: dict[str, Any] = {}
+            for vals in values:
+                for v in vals or []:
+                    seen.setdefault(normalize(str(v)), v)
+            out[field] = [seen[k] for k in seen if counts[k] * 2 > n]
+        elif field == "results":
+            key = lambda r: (round(float(r["value"]), 6), normalize(r.get("metric") or ""))  # noqa: E731
+            counts = Counter(k for rs in values for k in {key(r) for r in rs or []})
+            seen = {}
+            for rs in values:
+                for r in rs or []:
+                    seen.setdefault(key(r), r)
+            out[field] = [seen[k] for k in seen if counts[k] * 2 > n]
+        else:
+            tally = Counter(json.dumps(v, sort_keys=True) for v in values)
+            best = max(tally.values())
+            out[field] = next(v for v in values if tally[json.dumps(v, sort_keys=True)] == best)
+    return PaperRecord.model_validate(out).model_dump(mode="json")
+
+
+class Strategy:
+    """A prompt strategy loaded from ``prompts/<name>.toml``.
+
+    ``split`` is the split being scored: few-shot examples must come from another split (dev), and
+    a few-shot run on dev is refused. Raises PromptError for any inconsistency, naming the file.
+    """
+
+    def __init__(self, name: str = "zero_shot", directory: Path | None = None, split: str = "test") -> None:
+        directory = directory or prompts_dir()
+        path = directory / f"{name}.toml"
         if not path.is_file():
-            known = sorted(p.stem for p in (directory or prompts_dir()).glob("*.toml"))
+            known = sorted(p.stem for p in directory.glob("*.toml"))
             raise PromptError(f"{path}: no such prompt file; known strategies: {', '.join(known) or '(none)'}")
         raw = path.read_bytes()
         try:
@@ -62,26 +160,99 @@ class Strategy:
         except ValidationError as exc:
             first = exc.errors()[0]
             raise PromptError(f"{path}: field '{'.'.join(map(str, first['loc']))}': {first['msg']}") from None
-        if self.template.name != name:
-            raise PromptError(f"{path}: field 'name' is '{self.template.name}', expected '{name}' (the file name)")
-        env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=False, autoescape=False)
+        t = self.template
+        if t.name != name:
+            raise PromptError(f"{path}: field 'name' is '{t.name}', expected '{name}' (the file name)")
+        env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
         try:
-            self._system = env.from_string(self.template.system)
-            self._user = env.from_string(self.template.user)
+            self._system = env.from_string(t.system)
+            self._user = env.from_string(t.user)
         except jinja2.TemplateSyntaxError as exc:
             raise PromptError(f"{path}:{exc.lineno}: template syntax error: {exc.message}") from None
-        self.name = name
-        self.path = path
+        self.name, self.path, self.kind = name, path, t.kind
         self.sha256 = hashlib.sha256(raw).hexdigest()
+        self.response_model: type[BaseModel] = {"reasoning_first": ReasoningRecord, "evidence": EvidenceRecord}.get(t.kind, PaperRecord)
         self._guide = field_guide()
+        self.samples = t.samples if t.kind == "self_consistency" else 1
+        if t.kind == "self_consistency" and (t.samples < 2 or not t.temperature):
+            raise PromptError(f"{path}: self_consistency needs samples >= 2 and temperature > 0")
+        self._examples: list[tuple[Paper, dict[str, Any]]] = []
+        if t.kind == "few_shot":
+            self._examples = self._load_examples(path, split)
+
+    def _load_examples(self, path: Path, split: str) -> list[tuple[Paper, dict[str, Any]]]:
+        from paperfields.extract.corpus import load_corpus
+        from paperfields.scoring.gold import load_gold
+
+        t = self.template
+        if split != "test":
+            raise PromptError(f"{path}: few-shot examples come from the dev split, so a few-shot run must score the test split (got '{split}')")
+        if t.k < 1 or len(t.examples) < t.k + 1:
+            raise PromptError(f"{path}: field 'examples' needs at least k + 1 = {t.k + 1} dev ids (one spare for when the paper is an example)")
+        gold = {g.id: g for g in load_gold(gold_dir() / "gold.jsonl")}
+        papers = {p.id: p for p in load_corpus(gold_dir() / "corpus.jsonl")}
+        out = []
+        for pid in t.examples:
+            if pid not in gold or pid not in papers:
+                raise PromptError(f"{path}: field 'examples': '{pid}' is not a gold paper")
+            if gold[pid].split != "dev":
+                raise PromptError(f"{path}: field 'examples': '{pid}' is in the {gold[pid].split} split; examples must come from dev")
+            out.append((papers[pid], gold[pid].record.model_dump(mode="json")))
+        return out
+
+    def example_ids(self, paper: Optional[Paper] = None) -> list[str]:
+        """Ids of the examples used for ``paper`` (never the paper itself)."""
+        return [p.id for p, _ in self._examples if paper is None or p.id != paper.id][: self.template.k]
 
     def messages(self, paper: Paper) -> list[dict[str, str]]:
-        """Chat messages for one paper: ``[{"role": "system", ...}, {"role": "user", ...}]``."""
-        context = {"field_guide": self._guide, "paper": paper}
+        """Chat messages for one paper: system, then (few-shot) example turns, then the paper."""
         try:
-            return [
-                {"role": "system", "content": self._system.render(context)},
-                {"role": "user", "content": self._user.render(context)},
-            ]
+            messages = [{"role": "system", "content": self._system.render(field_guide=self._guide, paper=paper)}]
+            for example, record in [(p, r) for p, r in self._examples if p.id != paper.id][: self.template.k]:
+                messages.append({"role": "user", "content": self._user.render(field_guide=self._guide, paper=example)})
+                messages.append({"role": "assistant", "content": compact(record)})
+            messages.append({"role": "user", "content": self._user.render(field_guide=self._guide, paper=paper)})
         except jinja2.UndefinedError as exc:
             raise PromptError(f"{self.path}: template uses an unknown variable: {exc.message}") from None
+        return messages
+
+    def finalize(self, paper: Paper, generations: list[Generation]) -> Generation:
+        """One Generation from the sample(s): a PaperRecord dict (reasoning and quotes removed,
+        unquoted items dropped, samples voted) or the failure; usage, latency and attempts summed."""
+        total = Generation(
+            usage=sum((g.usage for g in generations), Usage()),
+            latency_s=sum(g.latency_s for g in generations),
+            attempts=sum(g.attempts for g in generations),
+            transport_retries=sum(g.transport_retries for g in generations),
+            repairs=sorted({r for g in generations for r in g.repairs}),
+            raw_text=generations[-1].raw_text if len(generations) == 1 else json.dumps([g.raw_text for g in generations], ensure_ascii=False),
+            finish_reason=generations[-1].finish_reason,
+            cached=all(g.cached for g in generations),
+        )
+        valid = [g.record for g in generations if g.record is not None]
+        if not valid:
+            first = generations[0]
+            total.failure, total.error = first.failure or FailureClass.malformed_json, first.error
+            return total
+        if self.kind == "self_consistency":
+            total.record = majority_vote(valid)
+            total.notes = {"samples": len(generations), "valid_samples": len(valid)}
+            return total
+        record = dict(valid[0])
+        if self.kind == "reasoning_first":
+            total.notes = {"reasoning": record.pop("reasoning", "")}
+        if self.kind == "evidence":
+            dropped = 0
+            for field in LIST_FIELDS + ("results",):
+                kept = []
+                for item in record.get(field) or []:
+                    if isinstance(item, str):  # a model-free backend answers plain items: the item is its own quote
+                        item = {"value": item, "quote": item}
+                    if _quote_found(item.get("quote") or "", paper.text):
+                        kept.append(item["value"] if field != "results" else {k: v for k, v in item.items() if k != "quote"})
+                    else:
+                        dropped += 1
+                record[field] = kept
+            total.notes = {"dropped_unquoted": dropped}
+        total.record = PaperRecord.model_validate(record).model_dump(mode="json")
+        return total

@@ -26,7 +26,7 @@ gold_app = typer.Typer(help="Check the gold annotations.", no_args_is_help=True)
 app.add_typer(corpus_app, name="corpus")
 app.add_typer(gold_app, name="gold")
 console = Console(stderr=True, soft_wrap=True)
-out = Console()
+out = Console(width=None if sys.stdout.isatty() else 160)
 
 DEFAULT_BACKEND = "local/qwen2.5-coder-0.5b"
 
@@ -140,7 +140,7 @@ def _print_leaderboard(runs_dir: Path, highlight: Optional[str] = None) -> None:
 @app.command()
 def run(
     backend: str = typer.Option(DEFAULT_BACKEND, "--backend", "-b", help="provider/model: local/qwen2.5-coder-0.5b, local/qwen2.5-coder-1.5b, local/path/to/model.gguf, openai/<model>, fake/<name>."),
-    strategy: str = typer.Option("zero_shot", "--strategy", "-s", help="Prompt strategy: a prompts/<name>.toml file."),
+    strategy: str = typer.Option("zero_shot", "--strategy", "-s", help="Prompt strategy, a prompts/<name>.toml file: zero_shot, few_shot, reasoning_first, evidence, self_consistency."),
     split: str = typer.Option("test", help="Papers to run: test, dev or all."),
     limit: Optional[int] = typer.Option(None, help="Only the first N papers of the split (a later run with a larger limit continues the same run)."),
     concurrency: int = typer.Option(1, help="Papers in flight at once (remote backends; local models run one at a time)."),
@@ -152,7 +152,7 @@ def run(
     run_id: Optional[str] = typer.Option(None, help="Run folder name under results/runs [default: <provider>_<model>__<strategy>__<split>]."),
     runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
     score: bool = typer.Option(True, help="Score the run and print the leaderboard when done."),
-    cache: bool = typer.Option(True, help="Answer repeated requests from the response cache (~/.cache/paperfields/responses.sqlite or $PAPERFIELDS_CACHE)."),
+    cache: bool = typer.Option(True, help="Answer repeated requests from the response cache ($PAPERFIELDS_RESPONSE_CACHE, else responses.sqlite in ~/.cache/paperfields or $PAPERFIELDS_CACHE)."),
 ) -> None:
     """Extract a record from every abstract of a split, score it against gold, print the leaderboard.
 
@@ -170,12 +170,14 @@ def run(
         papers = _split_papers(split, paths.gold_dir() / "corpus.jsonl", gold_path)
         if limit is not None:
             papers = papers[: max(0, limit)]
-        strat = Strategy(strategy)
+        strat = Strategy(strategy, split=split)
+        if strat.template.temperature is not None and temperature == 0.0:
+            temperature = strat.template.temperature
         console.print(f"loading backend {backend} ...")
         engine = get_backend(backend, base_url=base_url, mode=mode, grammar=grammar)
         config = RunConfig(
             backend=backend, base_url=base_url, mode=getattr(engine, "mode", None), grammar=grammar, strategy=strategy,
-            prompt_version=strat.template.version, prompt_sha256=strat.sha256, split=split,
+            prompt_version=strat.template.version, prompt_sha256=strat.sha256, example_ids=strat.example_ids(), split=split,
             params=GenerationParams(temperature=temperature, max_tokens=max_tokens),
         )
         run_dir = runs_dir / (run_id or default_run_id(backend, strategy, split))
@@ -197,10 +199,9 @@ def run(
 
             response_cache = None
             if cache:
-                from paperfields.extract.backends.weights import cache_dir
-                from paperfields.extract.cache import ResponseCache
+                from paperfields.extract.cache import ResponseCache, default_cache_path
 
-                response_cache = ResponseCache(cache_dir() / "responses.sqlite")
+                response_cache = ResponseCache(default_cache_path())
             manifest = asyncio.run(run_extraction(papers, engine, strat, config, run_dir, concurrency, on_paper, response_cache))
         console.print(
             f"run {manifest.run_id}: {manifest.papers_done}/{manifest.papers_total} papers, {manifest.papers_valid} valid, "

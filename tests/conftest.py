@@ -10,6 +10,12 @@ ROOT = Path(__file__).resolve().parent.parent
 SEEDS = ROOT.parent / "shared" / "seeds"
 
 
+@pytest.fixture(autouse=True)
+def isolated_response_cache(tmp_path, monkeypatch):
+    """Each test (and the CLI subprocesses it starts) gets its own empty response cache."""
+    monkeypatch.setenv("PAPERFIELDS_RESPONSE_CACHE", str(tmp_path / "responses.sqlite"))
+
+
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT

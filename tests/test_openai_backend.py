@@ -94,7 +94,7 @@ def _run(stub, tmp_path, model, run_id, env):
 
 def test_cache_and_api_key_never_written(stub, tmp_path):
     key = "sk-plant-7d3f9c0e1b2a4c5d6e7f8091a2b3c4d5"
-    env = dict(os.environ, OPENAI_API_KEY=key, PAPERFIELDS_CACHE=str(tmp_path / "cache"))
+    env = dict(os.environ, OPENAI_API_KEY=key, PAPERFIELDS_RESPONSE_CACHE=str(tmp_path / "cache" / "responses.sqlite"))
     _run(stub, tmp_path, "stub-model", "first", env)
     assert len(stub.requests) == 3
     headers = {k.lower(): v for k, v in stub.requests[0]["headers"].items()}

@@ -52,11 +52,13 @@ class GenerationParams(BaseModel):
 
 
 class GenerationRequest(BaseModel):
-    """What a strategy asks a backend for: chat messages, the response model and parameters."""
+    """What a strategy asks a backend for: the paper, its chat messages, the response model and
+    parameters. Model backends use ``messages``; model-free ones (``rules/``) read ``paper_text``."""
 
     model_config = {"arbitrary_types_allowed": True}
 
     messages: list[dict[str, str]]
+    paper_text: Optional[str] = None
     response_model: type[BaseModel] = PaperRecord
     params: GenerationParams = GenerationParams()
     sample_index: int = 0
@@ -81,6 +83,7 @@ class Generation(BaseModel):
     transport_retries: int = 0
     repairs: list[str] = Field(default_factory=list)
     cached: bool = False
+    notes: dict[str, Any] = Field(default_factory=dict, description="strategy extras: reasoning text, dropped quotes, sample counts")
 
 
 class Backend(Protocol):
