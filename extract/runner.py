@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 import paperfields
 from paperfields.extract.backends.base import Backend, FailureClass, Generation, GenerationParams, GenerationRequest, Usage
+from paperfields.extract.backends.prices import dollars, price_for
 from paperfields.extract.cache import ResponseCache, cache_key
 from paperfields.extract.corpus import Paper
 from paperfields.extract.schema import SCHEMA_VERSION, PaperRecord
@@ -52,9 +53,11 @@ class RunConfig(BaseModel):
 
 
 class PredictionLine(Generation):
-    """One line of ``predictions.jsonl``: the paper id plus its :class:`Generation`."""
+    """One line of ``predictions.jsonl``: the paper id, its :class:`Generation` and its cost in USD
+    (None when the backend's price is unknown)."""
 
     paper_id: str
+    dollars: Optional[float] = None
 
 
 class Manifest(BaseModel):
@@ -78,7 +81,8 @@ class Manifest(BaseModel):
     cache_hits: int = 0
     model_seconds_total: float = 0.0
     wall_seconds: float = 0.0
-    dollars_total: float = 0.0
+    dollars_total: Optional[float] = Field(default=0.0, description="USD for all papers; None when the price is unknown")
+    price: Optional[dict[str, Any]] = Field(default=None, description="the price-table entry used (USD per million tokens)")
 
 
 def git_commit(root: Path | None = None) -> Optional[str]:
@@ -175,6 +179,8 @@ def _totals(manifest: Manifest, lines: list[PredictionLine]) -> None:
     manifest.model_requests = sum(line.attempts for line in lines if not line.cached)
     manifest.cache_hits = sum(1 for line in lines if line.cached)
     manifest.model_seconds_total = round(sum(line.latency_s for line in lines), 3)
+    costs = [line.dollars for line in lines if not line.cached]
+    manifest.dollars_total = None if any(c is None for c in costs) else round(sum(costs), 6)
 
 
 async def run_extraction(
@@ -221,6 +227,8 @@ async def run_extraction(
 
     started = time.perf_counter()
     identity = config.model_dump(include={"backend", "base_url", "mode", "grammar"})
+    price = price_for(config.backend)
+    manifest.price = price.model_dump() if price else None
     queue: asyncio.Queue[Paper] = asyncio.Queue()
     for paper in todo:  # corpus order, so a single worker reuses the prompt prefix paper after paper
         queue.put_nowait(paper)
@@ -238,7 +246,7 @@ async def run_extraction(
                     )
                     samples.append(await _generate(backend, request, cache, identity))
                 gen = strategy.finalize(paper, samples)
-                line = PredictionLine(paper_id=paper.id, **gen.model_dump())
+                line = PredictionLine(paper_id=paper.id, dollars=dollars(gen.usage, price), **gen.model_dump())
                 out.write(line.model_dump_json() + "\n")
                 out.flush()
                 done.append(line)

@@ -39,6 +39,7 @@ def score_run(run_dir: Path, gold_path: Path, corpus_path: Path | None = None) -
     n = max(1, len(lines))
     scores.seconds_per_paper = round(manifest.model_seconds_total / n, 2)
     scores.tokens_per_paper = round((manifest.usage.input_tokens + manifest.usage.output_tokens) / n, 1)
+    scores.dollars_total = manifest.dollars_total
     scores.backend = manifest.config.backend
     scores.strategy = manifest.config.strategy
     write_scores(run_dir, scores, detail)
@@ -88,7 +89,7 @@ def leaderboard_markdown(scores: list[RunScores]) -> str:
     check_versions(scores)
     head = ["rank", "run", "backend", "strategy", "split", "papers", "valid", "failures", "overall F1 [95% CI]"]
     head += [SHORT[f] for f in HEADLINE_FIELDS]
-    head += ["results: value", "results: full", "invented", "grounded", "s/paper", "tokens/paper"]
+    head += ["results: value", "results: full", "invented", "grounded", "s/paper", "tokens/paper", "$/run"]
     lines = [
         "# PaperFields leaderboard",
         "",
@@ -99,7 +100,8 @@ def leaderboard_markdown(scores: list[RunScores]) -> str:
         "alone and `results: full` on the whole tuple. `valid` is the share of papers with a schema-valid",
         "record; `invented` the mean over fields of the share of papers with empty gold where something was",
         "predicted (lower is better); `grounded` the share of predicted strings and numbers found in the",
-        "abstract. Higher is better everywhere else except s/paper and tokens/paper.",
+        "abstract; `$/run` from `extract/backends/prices.toml` (`?` when the price is unknown). Higher is",
+        "better everywhere else except s/paper, tokens/paper and $/run.",
         "",
         "| " + " | ".join(head) + " |",
         "|" + "---|" * len(head),
@@ -110,7 +112,7 @@ def leaderboard_markdown(scores: list[RunScores]) -> str:
                f"{s.overall_f1:.3f} [{s.overall_ci95[0]:.3f}, {s.overall_ci95[1]:.3f}]"]
         row += [f"{s.fields[f].f1:.3f}" for f in HEADLINE_FIELDS]
         row += [f"{s.fields['results_value'].f1:.3f}", f"{s.fields['results_full'].f1:.3f}", _mean_invented(s), _pooled_grounding(s)]
-        row += [f"{s.seconds_per_paper:.1f}", f"{s.tokens_per_paper:.0f}"]
+        row += [f"{s.seconds_per_paper:.1f}", f"{s.tokens_per_paper:.0f}", "?" if s.dollars_total is None else f"{s.dollars_total:.4f}"]
         lines.append("| " + " | ".join(row) + " |")
     lines += ["", "## Per-field F1 with 95% bootstrap CI", "", "| field | " + " | ".join(s.run_id for s in scores) + " |",
               "|---|" + "---|" * len(scores)]

@@ -58,7 +58,7 @@ GROUNDED_FIELDS = ("method_name", "method_full_name", "tasks", "datasets", "mode
 HIGHER_IS_BETTER = {
     "f1": True, "micro_precision": True, "micro_recall": True, "micro_f1": True, "accuracy": True, "macro_f1": True,
     "valid_rate": True, "grounded_rate": True, "grounded_correct_rate": True, "invented_rate": False,
-    "overall_f1": True, "seconds_per_paper": False, "tokens_per_paper": False,
+    "overall_f1": True, "seconds_per_paper": False, "tokens_per_paper": False, "dollars_total": False,
 }
 
 
@@ -219,6 +219,7 @@ class RunScores(BaseModel):
     grounding: dict[str, dict[str, Optional[float]]] = Field(default_factory=dict, description="field -> grounded_rate, grounded_correct_rate over predicted items")
     seconds_per_paper: float = 0.0
     tokens_per_paper: float = 0.0
+    dollars_total: Optional[float] = Field(default=None, description="USD for the run; None when the price is unknown")
     backend: str = ""
     strategy: str = ""
     higher_is_better: dict[str, bool] = Field(default_factory=lambda: dict(HIGHER_IS_BETTER))

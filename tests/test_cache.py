@@ -27,3 +27,14 @@ def test_transport_errors_are_not_cached(tmp_path):
     assert cache.get("a") is None and len(cache) == 2
     assert cache.get("b").failure == FailureClass.truncated
     assert ResponseCache(tmp_path / "c.sqlite").get("c").record == {"method_name": "X"}  # persisted
+
+
+def test_prices():
+    from paperfields.extract.backends import Usage
+    from paperfields.extract.backends.prices import dollars, price_for
+
+    million_in = Usage(input_tokens=1_000_000, output_tokens=0)
+    assert dollars(million_in, price_for("openai/gpt-4o-mini")) == 0.15
+    assert dollars(Usage(input_tokens=0, output_tokens=2_000_000), price_for("openai/gpt-4o")) == 20.0
+    assert dollars(million_in, price_for("local/qwen2.5-coder-0.5b")) == 0.0
+    assert price_for("openai/some-unlisted-model") is None and dollars(million_in, None) is None
