@@ -28,4 +28,14 @@ if ! ls "$wheels"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
   CMAKE_ARGS="$flags" "$py" -m pip wheel --no-cache-dir --no-deps "llama-cpp-python==$LLAMA_VERSION" -w "$wheels"
 fi
 "$py" -m pip install --quiet --find-links "$wheels" --only-binary llama-cpp-python -e ".[$extras]"
+# The HTML report test renders a page in real headless Chromium (Debian's package), where we may install it.
+if [ "$extras" = "test" ] && ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "Installing Debian's chromium for the HTML report test..." >&2
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+      || echo "warning: could not install chromium; the browser test will be skipped (and fail under CI=true)" >&2
+  else
+    echo "note: install chromium to run the browser test of the HTML report" >&2
+  fi
+fi
 echo "Installed into .venv (extras: $extras)." >&2

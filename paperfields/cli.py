@@ -107,6 +107,24 @@ def gold_agreement(
     console.print(f"wrote {target}")
 
 
+@gold_app.command("sample-pairs")
+def gold_sample_pairs(
+    runs: list[str] = typer.Argument(..., help="Run ids or folders whose predictions supply the pairs."),
+    n: int = typer.Option(160, help="How many pairs."),
+    out_path: Path = typer.Option(..., "--out", help="JSONL of pairs to judge by hand (no scorer verdicts in it)."),
+    runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
+) -> None:
+    """Draw (prediction, nearest gold) item pairs from real runs for a person to judge 'same thing or not'."""
+    import json
+
+    from paperfields.scoring.gold import load_gold
+    from paperfields.scoring.validity import sample_pairs
+
+    pairs = sample_pairs([_run_dir(r, runs_dir) for r in runs], load_gold(paths.gold_dir() / "gold.jsonl"), n)
+    out_path.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n" for p in pairs), encoding="utf-8")
+    console.print(f"wrote {len(pairs)} pairs to {out_path}; add \"same\": true/false to each and save as gold/scorer_judgments.jsonl")
+
+
 def _split_papers(split: str, corpus_path: Path, gold_path: Path):
     from paperfields.extract.corpus import load_corpus
     from paperfields.scoring.gold import load_gold
@@ -270,11 +288,71 @@ def compare(
 
 
 @app.command()
+def report(
+    run: str = typer.Argument(..., help="Run id or folder (scored)."),
+    out_path: Path = typer.Option(None, "--out", help="HTML file [default: <run folder>/report.html]."),
+    runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
+) -> None:
+    """One self-contained HTML report of a run: summary, per-field plot, and per paper the highlighted abstract with gold vs prediction."""
+    from paperfields.report import write_report
+
+    try:
+        target = write_report(_run_dir(run, runs_dir), paths.gold_dir() / "gold.jsonl", paths.gold_dir() / "corpus.jsonl", out_path)
+    except _known_errors() as exc:
+        fail(str(exc))
+    console.print(f"wrote {target}")
+
+
+@app.command()
+def show(
+    paper_id: str = typer.Argument(..., help="Paper id (see gold/corpus.jsonl)."),
+    run: Optional[str] = typer.Option(None, help="Run id or folder whose prediction to show [default: only gold]."),
+    runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
+) -> None:
+    """The abstract with gold and prediction side by side in the terminal, matches and misses marked."""
+    from rich.text import Text
+
+    from paperfields.extract.corpus import load_corpus
+    from paperfields.extract.runner import read_predictions
+    from paperfields.report import _strings, highlight_spans, paper_rows
+    from paperfields.scoring.gold import load_gold
+
+    gold = {g.id: g for g in load_gold(paths.gold_dir() / "gold.jsonl")}
+    papers = {p.id: p for p in load_corpus(paths.gold_dir() / "corpus.jsonl")}
+    if paper_id not in gold or paper_id not in papers:
+        fail(f"no paper '{paper_id}' in gold/corpus.jsonl and gold/gold.jsonl")
+    line = None
+    if run:
+        line = next((l for l in read_predictions(_run_dir(run, runs_dir) / "predictions.jsonl") if l.paper_id == paper_id), None)
+        if line is None:
+            fail(f"run '{run}' has no prediction for {paper_id}")
+    paper, g = papers[paper_id], gold[paper_id]
+    styles = {"both": "black on green", "gold": "black on yellow", "pred": "black on red", "quote": "black on cyan"}
+    text = Text(paper.text)
+    quotes = (line.notes.get("quotes") if line else None) or []
+    for start, end, kind in highlight_spans(paper.text, _strings(g.record.model_dump(mode="json")), _strings(line.record if line else None), quotes):
+        text.stylize(styles[kind], start, end)
+    out.print(f"[bold]{paper_id}[/] ({paper.source}, #{paper.position}, split {g.split})")
+    out.print(text)
+    out.print("[black on green]gold and predicted[/] [black on yellow]gold, missed[/] [black on red]predicted, not gold[/]")
+    if line and line.failure:
+        out.print(f"[red]no record: {line.failure.value}: {line.error}[/]")
+    table = Table(show_lines=True)
+    for col in ("field", "gold", "prediction" if run else "prediction (no --run)", "F1"):
+        table.add_column(col)
+    for row in paper_rows(line, g):
+        mark = "[green]" if row["f1"] == 1 else "[red]"
+        table.add_row(row["field"], Text(row["gold"]), Text(row["pred"] if run else "-"), f"{mark}{row['f1']:.2f}[/]" if run else "")
+    out.print(table)
+
+
+@app.command()
 def leaderboard(
     runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
     out_path: Path = typer.Option(None, "--out", help="Markdown file to write [default: results/leaderboard.md]."),
+    plots: bool = typer.Option(True, help="Also write the PNG plots next to the board."),
 ) -> None:
-    """Regenerate results/leaderboard.md from every scored run and print it."""
+    """Regenerate results/leaderboard.md (and its PNG plots) from every scored run and print it."""
     from paperfields.scoring.runs import MixedVersionsError, collect_scores, leaderboard_markdown
 
     runs_dir = runs_dir or paths.results_dir() / "runs"
@@ -287,6 +365,11 @@ def leaderboard(
         fail(str(exc))
     target = out_path or paths.results_dir() / "leaderboard.md"
     target.write_text(text, encoding="utf-8")
+    if plots:
+        from paperfields.plots import write_plots
+
+        for png in write_plots(scores, target.parent):
+            console.print(f"wrote {png}")
     _print_leaderboard(runs_dir)
     console.print(f"wrote {target}")
 

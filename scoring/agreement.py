@@ -61,6 +61,30 @@ def agreement_markdown(first_path: Path, second_path: Path, corpus_path: Path) -
         agg = scores.fields[field]
         flag = "yes" if agg.f1 < 0.9 and field in HEADLINE_FIELDS else ""
         lines.append(f"| {field} | {agg.f1:.3f} [{agg.ci95[0]:.3f}, {agg.ci95[1]:.3f}] | {agg.micro_precision:.3f} | {agg.micro_recall:.3f} | {flag} |")
+    judgments_path = first_path.parent / "scorer_judgments.jsonl"
+    if judgments_path.is_file():
+        from paperfields.scoring.validity import load_judgments, validity_report
+
+        report = validity_report(load_judgments(judgments_path), first)
+        c = report["confusion"]
+        lines += [
+            "", "## Scorer validity", "",
+            f"{report['pairs']} (prediction, nearest gold) item pairs drawn from real runs (`paperfields gold sample-pairs`;",
+            "identical pairs skipped) were judged by hand, same thing or not, without seeing the scorer's verdict",
+            "(`gold/scorer_judgments.jsonl`). The scorer's verdict is recomputed here with the current rules.",
+            "",
+            f"Scorer-human agreement: **{report['agreement']:.3f}** ({report['pairs'] - len(report['disagreements'])} of {report['pairs']}).",
+            f"Both same {c['both_same']}, both different {c['both_different']}, scorer same but human different "
+            f"{c['scorer_same_human_different']}, scorer different but human same {c['scorer_different_human_same']}.",
+            "", "| field | pairs | agreement |", "|---|---|---|",
+        ]
+        for field, (k, n) in sorted(report["per_field"].items()):
+            lines.append(f"| {field} | {n} | {k / n:.3f} |")
+        if report["disagreements"]:
+            lines += ["", "Remaining disagreements (each explained in its `note`):", ""]
+            for r in report["disagreements"]:
+                lines.append(f"- {r['paper_id']} `{r['field']}`: {r['prediction']!r} vs gold {r['gold']!r}: human {'same' if r['same'] else 'different'}, "
+                             f"scorer {'same' if r['scorer'] else 'different'}. {r.get('note', '')}")
     lines += ["", "## Disagreements", "", "Per paper and field, first labeling vs second (only fields that differ).", ""]
     by_second = {g.id: g for g in second}
     for row in detail:

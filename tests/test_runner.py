@@ -108,4 +108,12 @@ def test_run_without_score_then_score_and_leaderboard_cli(tmp_path):
 def test_unknown_provider_lists_known_ones():
     proc = subprocess.run(_cli("run", "-b", "nosuch/model", "--limit", "1", "--no-score"), capture_output=True, text=True)
     assert proc.returncode == 2
-    assert "unknown provider 'nosuch'" in proc.stderr and "fake, local, openai" in proc.stderr
+    assert "unknown provider 'nosuch'" in proc.stderr and "anthropic, fake, local, openai, rules" in proc.stderr
+
+
+def test_anthropic_without_sdk_or_key_is_a_clear_error(monkeypatch):
+    from paperfields.extract.backends import BackendError
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(BackendError, match=r"pip install -e '\.\[anthropic\]'|ANTHROPIC_API_KEY is not set"):
+        get_backend("anthropic/claude-3-5-haiku-latest")

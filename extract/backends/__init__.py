@@ -1,6 +1,6 @@
 """Built-in backends. Importing this package registers their providers; SDKs load lazily."""
 
-from paperfields.extract.backends import fake, local, openai_compat, rules  # noqa: F401
+from paperfields.extract.backends import anthropic_compat, fake, local, openai_compat, rules  # noqa: F401
 from paperfields.extract.backends.base import (  # noqa: F401
     Backend,
     BackendError,

@@ -1,0 +1,60 @@
+"""``anthropic/<model>``: Anthropic's Messages API through ``instructor`` (optional extra:
+``pip install -e '.[anthropic]'``). The key is read from ``ANTHROPIC_API_KEY`` and never stored."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from paperfields.extract.backends.base import BackendError, FailureClass, Generation, GenerationRequest, Usage, parse_reply, register_provider
+
+
+class AnthropicBackend:
+    """instructor-patched ``AsyncAnthropic``; the SDK is imported only when this backend is built."""
+
+    def __init__(self, model: str, timeout_s: float = 120.0, transport_retries: int = 4, reasks: int = 1) -> None:
+        try:
+            import anthropic
+            import instructor
+        except ImportError:
+            raise BackendError("the anthropic backend needs its SDK: pip install -e '.[anthropic]'") from None
+        if not os.environ.get("ANTHROPIC_API_KEY"):
+            raise BackendError("ANTHROPIC_API_KEY is not set")
+        self.name = f"anthropic/{model}"
+        self.model = model
+        self.reasks = reasks
+        self._anthropic = anthropic
+        self.client = instructor.from_anthropic(anthropic.AsyncAnthropic(timeout=timeout_s, max_retries=transport_retries))
+
+    async def generate(self, request: GenerationRequest) -> Generation:
+        from instructor.core import exceptions as errors
+
+        start = time.perf_counter()
+        system = "\n\n".join(m["content"] for m in request.messages if m["role"] == "system")
+        messages = [m for m in request.messages if m["role"] != "system"]
+        try:
+            record, completion = await self.client.messages.create_with_completion(
+                model=self.model, system=system, messages=messages, response_model=request.response_model,
+                max_tokens=request.params.max_tokens, temperature=request.params.temperature, max_retries=self.reasks,
+            )
+            usage = getattr(completion, "usage", None)
+            gen = Generation(record=record.model_dump(mode="json"), finish_reason=getattr(completion, "stop_reason", None))
+            gen.usage = Usage(input_tokens=getattr(usage, "input_tokens", 0), output_tokens=getattr(usage, "output_tokens", 0))
+        except errors.IncompleteOutputException:
+            gen = Generation(failure=FailureClass.truncated, error="reply cut off at max_tokens")
+        except self._anthropic.APIError as exc:
+            gen = Generation(failure=FailureClass.transport_error, error=f"{type(exc).__name__}: {str(exc)[:300]}")
+        except errors.InstructorError as exc:
+            last = getattr(exc, "last_completion", None)
+            text = "".join(getattr(block, "text", "") for block in getattr(last, "content", []) or [])
+            gen = parse_reply(text or None, None, request.response_model)
+            if gen.failure is None:
+                gen.failure, gen.record = FailureClass.schema_invalid, None
+        gen.latency_s = time.perf_counter() - start
+        return gen
+
+
+@register_provider("anthropic")
+def _factory(model: str, **options: Any) -> AnthropicBackend:
+    return AnthropicBackend(model, timeout_s=options.get("timeout_s") or 120.0)

@@ -1,0 +1,187 @@
+"""Per-run HTML report (one self-contained file, no network) and the terminal side-by-side view.
+
+All abstract and model text is escaped: the HTML is rendered by Jinja2 with autoescaping, and the
+highlighted abstract is built from escaped segments, so ``<script>`` in an abstract or a prediction
+shows as text.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from html import escape
+from pathlib import Path
+from typing import Any, Optional
+
+import jinja2
+from markupsafe import Markup
+
+from paperfields.extract.corpus import Paper
+from paperfields.extract.runner import Manifest, PredictionLine
+from paperfields.scoring.gold import GoldRecord
+from paperfields.scoring.score import HEADLINE_FIELDS, RunScores, f1, score_paper
+
+SPAN_FIELDS = ("method_name", "method_full_name", "tasks", "datasets", "models", "metrics", "baselines")
+_PRIORITY = {"both": 3, "quote": 2, "gold": 1, "pred": 0}
+
+
+def _strings(record: Optional[dict[str, Any]]) -> list[str]:
+    if not record:
+        return []
+    out: list[str] = []
+    for field in SPAN_FIELDS:
+        value = record.get(field)
+        out += [value] if isinstance(value, str) else [v for v in value or [] if isinstance(v, str)]
+    out += [r.get("metric") for r in record.get("results") or [] if r.get("metric")]
+    return [s for s in out if s and len(s) >= 2]
+
+
+def highlight_spans(text: str, gold: list[str], predicted: list[str], quotes: list[str] = ()) -> list[tuple[int, int, str]]:
+    """Non-overlapping (start, end, kind) spans of ``text``: kind ``both`` (in gold and prediction),
+    ``gold`` (missed), ``pred`` (predicted, not gold), ``quote`` (evidence quote). Case-insensitive."""
+    lower = text.lower()
+    gold_set = {g.lower() for g in gold}
+    pred_set = {p.lower() for p in predicted}
+    marks: list[tuple[int, int, str]] = []
+    for needle, kind in [(q, "quote") for q in quotes] + [(s, "both" if s in pred_set else "gold") for s in gold_set] + [(s, "pred") for s in pred_set - gold_set]:
+        needle = needle.lower()
+        start = lower.find(needle)
+        while needle and start >= 0:
+            marks.append((start, start + len(needle), kind))
+            start = lower.find(needle, start + 1)
+    chosen: list[tuple[int, int, str]] = []
+    for start, end, kind in sorted(marks, key=lambda m: (-_PRIORITY[m[2]], -(m[1] - m[0]), m[0])):
+        if all(end <= s or start >= e for s, e, _ in chosen):
+            chosen.append((start, end, kind))
+    return sorted(chosen)
+
+
+def highlighted_html(text: str, spans: list[tuple[int, int, str]]) -> Markup:
+    """The abstract as HTML: every segment escaped, spans wrapped in ``<mark class=kind>``."""
+    parts, cursor = [], 0
+    for start, end, kind in spans:
+        parts.append(escape(text[cursor:start]))
+        parts.append(f'<mark class="{kind}">{escape(text[start:end])}</mark>')
+        cursor = end
+    parts.append(escape(text[cursor:]))
+    return Markup("".join(parts))
+
+
+def _field_bar_png(scores: RunScores) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 3.2))
+    ax.bar(HEADLINE_FIELDS, [scores.fields[f].f1 for f in HEADLINE_FIELDS], color="#4c72b0",
+           yerr=[[scores.fields[f].f1 - scores.fields[f].ci95[0] for f in HEADLINE_FIELDS],
+                 [scores.fields[f].ci95[1] - scores.fields[f].f1 for f in HEADLINE_FIELDS]], capsize=3)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("F1 (higher is better)")
+    ax.tick_params(axis="x", rotation=40)
+    for label in ax.get_xticklabels():
+        label.set_ha("right")
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=90, metadata={"Software": None})
+    plt.close(fig)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+_TEMPLATE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'">
+<title>PaperFields report: {{ scores.run_id }}</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;vertical-align:top;text-align:left}
+mark.both{background:#b7e4b0}mark.gold{background:#ffe08a}mark.pred{background:#f6b0b0}mark.quote{background:#b0d4f6}
+.ok{color:#1a7f37}.bad{color:#b42318}.paper{border-top:2px solid #888;margin-top:2em}
+</style></head><body>
+<h1>PaperFields report: {{ scores.run_id }}</h1>
+<p>Backend <b>{{ manifest.config.backend }}</b>, strategy <b>{{ manifest.config.strategy }}</b>, split <b>{{ scores.split }}</b>,
+{{ scores.papers }} papers. Versions: schema {{ scores.schema_version }}, scorer {{ scores.scorer_version }}, gold {{ scores.gold_version }};
+commit {{ manifest.git_commit or "unknown" }}.</p>
+<table><tr><th>overall F1 [95% CI]</th><th>valid</th><th>failures</th><th>s/paper</th><th>tokens/paper</th></tr>
+<tr><td>{{ "%.3f"|format(scores.overall_f1) }} [{{ "%.3f"|format(scores.overall_ci95[0]) }}, {{ "%.3f"|format(scores.overall_ci95[1]) }}]</td>
+<td>{{ "%.0f"|format(scores.valid_rate * 100) }}%</td><td>{{ scores.failures_by_class or "none" }}</td>
+<td>{{ "%.1f"|format(scores.seconds_per_paper) }}</td><td>{{ "%.0f"|format(scores.tokens_per_paper) }}</td></tr></table>
+<table><tr><th>field</th><th>F1 [95% CI]</th><th>micro P</th><th>micro R</th><th>invented rate</th></tr>
+{% for f in fields %}<tr><td>{{ f }}</td><td>{{ "%.3f"|format(scores.fields[f].f1) }} [{{ "%.2f"|format(scores.fields[f].ci95[0]) }}, {{ "%.2f"|format(scores.fields[f].ci95[1]) }}]</td>
+<td>{{ "%.3f"|format(scores.fields[f].micro_precision) }}</td><td>{{ "%.3f"|format(scores.fields[f].micro_recall) }}</td>
+<td>{{ "-" if scores.fields[f].invented_rate is none else "%.2f"|format(scores.fields[f].invented_rate) }}</td></tr>{% endfor %}
+</table>
+<img alt="per-field F1 with 95% CI" src="data:image/png;base64,{{ plot }}">
+<p>Highlights: <mark class="both">gold and predicted</mark> <mark class="gold">gold, missed</mark> <mark class="pred">predicted, not gold</mark> <mark class="quote">evidence quote</mark></p>
+{% for p in papers %}<section class="paper" id="{{ p.id }}">
+<h2>{{ p.id }} <small>({{ p.source }}, #{{ p.position }}; paper F1 {{ "%.3f"|format(p.overall) }})</small></h2>
+{% if p.failure %}<p class="bad">No record: {{ p.failure }}: {{ p.error }}</p><pre>{{ p.raw_text }}</pre>{% endif %}
+<p>{{ p.abstract }}</p>
+<table><tr><th>field</th><th>gold</th><th>prediction</th><th>F1</th></tr>
+{% for row in p.rows %}<tr><td>{{ row.field }}</td><td>{{ row.gold }}</td><td>{{ row.pred }}</td><td class="{{ 'ok' if row.f1 == 1 else 'bad' }}">{{ "%.2f"|format(row.f1) }}</td></tr>{% endfor %}
+</table></section>{% endfor %}
+</body></html>
+"""
+
+
+def _show(value: Any) -> str:
+    if value in (None, [], ""):
+        return "-"
+    if isinstance(value, list):
+        return "; ".join(_show(v) for v in value)
+    if isinstance(value, dict):  # a result tuple
+        keys = ("metric", "value", "value_upper", "unit", "kind", "qualifier", "dataset", "model", "baseline")
+        return "(" + ", ".join(f"{k}={value[k]}" for k in keys if value.get(k) not in (None, "")) + ")"
+    return str(value)
+
+
+def paper_rows(line: Optional[PredictionLine], gold: GoldRecord) -> list[dict[str, Any]]:
+    """One row per headline field: gold, prediction (as display text) and the paper's F1 on it."""
+    record = line.record if line else None
+    counts = score_paper(record, gold)
+    g = gold.record.model_dump(mode="json")
+    return [{"field": f, "gold": _show(g[f]), "pred": _show((record or {}).get(f)), "f1": f1(*counts[f])} for f in HEADLINE_FIELDS]
+
+
+def render_report(manifest: Manifest, scores: RunScores, lines: list[PredictionLine], gold: list[GoldRecord], papers: list[Paper],
+                  detail: dict[str, dict[str, Any]]) -> str:
+    """The self-contained HTML report of one run."""
+    by_line = {l.paper_id: l for l in lines}
+    by_paper = {p.id: p for p in papers}
+    items = []
+    for g in gold:
+        paper, line = by_paper[g.id], by_line.get(g.id)
+        record = line.record if line else None
+        quotes = (line.notes.get("quotes") if line else None) or []
+        spans = highlight_spans(paper.text, _strings(g.record.model_dump(mode="json")), _strings(record), quotes)
+        items.append({
+            "id": g.id, "source": paper.source, "position": paper.position, "overall": detail.get(g.id, {}).get("overall", 0.0),
+            "failure": line.failure.value if line and line.failure else None, "error": line.error if line else "not run",
+            "raw_text": (line.raw_text or "") if line and line.failure else "",
+            "abstract": highlighted_html(paper.text, spans), "rows": paper_rows(line, g),
+        })
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    return env.from_string(_TEMPLATE).render(manifest=manifest, scores=scores, fields=HEADLINE_FIELDS + ("results_value", "results_full"),
+                                            plot=_field_bar_png(scores), papers=items)
+
+
+def write_report(run_dir: Path, gold_path: Path, corpus_path: Path, out: Optional[Path] = None) -> Path:
+    """Write ``report.html`` for a scored run folder; returns its path."""
+    from paperfields.extract.corpus import load_corpus
+    from paperfields.extract.runner import load_manifest, read_predictions
+    from paperfields.scoring.gold import load_gold
+
+    scores_path = run_dir / "scores.json"
+    if not scores_path.is_file():
+        raise FileNotFoundError(f"{scores_path}: run not scored yet (run `paperfields score {run_dir.name}`)")
+    manifest = load_manifest(run_dir)
+    scores = RunScores.model_validate_json(scores_path.read_text(encoding="utf-8"))
+    detail = {row["paper_id"]: row for row in map(json.loads, (run_dir / "paper_scores.jsonl").read_text(encoding="utf-8").splitlines())}
+    asked = set(manifest.paper_ids)
+    gold = [g for g in load_gold(gold_path) if g.id in asked]
+    html = render_report(manifest, scores, read_predictions(run_dir / "predictions.jsonl"), gold, load_corpus(corpus_path), detail)
+    target = out or run_dir / "report.html"
+    target.write_text(html, encoding="utf-8")
+    return target

@@ -1,0 +1,96 @@
+"""Scorer validity: does the scorer's "same item" verdict agree with a person's?
+
+``sample_pairs`` draws (prediction item, nearest gold item) pairs from real runs: for every predicted
+name in a list field (and ``method_name``), the gold item of the same paper it is most similar to.
+Identical pairs after normalization are skipped (trivially right). A person then judges each pair
+"same thing or not" without seeing the scorer's verdict (``gold/scorer_judgments.jsonl``), and
+``validity_report`` compares the scorer's verdict, recomputed with the current matching rules, to the
+human verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from rapidfuzz import fuzz
+
+from paperfields.extract.runner import read_predictions
+from paperfields.scoring.gold import GoldRecord
+from paperfields.scoring.match import NAME_THRESHOLD, forms, similarity
+from paperfields.scoring.normalize import normalize
+from paperfields.scoring.score import LIST_THRESHOLDS, _name_agrees
+
+PAIR_FIELDS = ("method_name", "tasks", "datasets", "models", "metrics", "baselines")
+
+
+def scorer_verdict(field: str, predicted: str, gold: str, alternates: dict[str, list[str]]) -> bool:
+    """The current scorer's verdict on one pair (the rule of that field)."""
+    if field == "method_name":
+        return _name_agrees(predicted, gold, alternates, soft=False)
+    return similarity(predicted, forms(gold, alternates)) >= LIST_THRESHOLDS.get(field, NAME_THRESHOLD)
+
+
+def sample_pairs(run_dirs: list[Path], gold: list[GoldRecord], n: int, seed: int = 7) -> list[dict[str, Any]]:
+    """Up to ``n`` distinct non-identical (field, prediction, nearest gold) pairs from the runs."""
+    by_id = {g.id: g for g in gold}
+    pairs: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    for run_dir in run_dirs:
+        for line in read_predictions(run_dir / "predictions.jsonl"):
+            g = by_id.get(line.paper_id)
+            if g is None or line.record is None:
+                continue
+            for field in PAIR_FIELDS:
+                predicted = line.record.get(field)
+                golds = getattr(g.record, field)
+                predicted = [predicted] if isinstance(predicted, str) else (predicted or [])
+                golds = [golds] if isinstance(golds, str) else (golds or [])
+                for item in predicted:
+                    if not golds or not isinstance(item, str) or not item.strip():
+                        continue
+                    nearest = max(golds, key=lambda x: fuzz.ratio(normalize(item), normalize(x)))
+                    if normalize(item) == normalize(nearest):
+                        continue
+                    key = (g.id, field, normalize(item), normalize(nearest))
+                    pairs.setdefault(key, {"paper_id": g.id, "field": field, "prediction": item, "gold": nearest})
+    found = sorted(pairs.values(), key=lambda p: (p["paper_id"], p["field"], p["prediction"]))
+    random.Random(seed).shuffle(found)
+    return found[:n]
+
+
+def validity_report(judgments: list[dict[str, Any]], gold: list[GoldRecord]) -> dict[str, Any]:
+    """Agreement of the scorer's verdicts with the human ``same`` verdicts, overall and per field,
+    with every disagreement listed."""
+    by_id = {g.id: g for g in gold}
+    rows = []
+    for j in judgments:
+        verdict = scorer_verdict(j["field"], j["prediction"], j["gold"], by_id[j["paper_id"]].alternates)
+        rows.append({**j, "scorer": verdict})
+    agree = [r for r in rows if r["scorer"] == r["same"]]
+    per_field: dict[str, list[int]] = {}
+    for r in rows:
+        per_field.setdefault(r["field"], [0, 0])
+        per_field[r["field"]][0] += r["scorer"] == r["same"]
+        per_field[r["field"]][1] += 1
+    confusion = {
+        "both_same": sum(r["scorer"] and r["same"] for r in rows),
+        "both_different": sum(not r["scorer"] and not r["same"] for r in rows),
+        "scorer_same_human_different": sum(r["scorer"] and not r["same"] for r in rows),
+        "scorer_different_human_same": sum(not r["scorer"] and r["same"] for r in rows),
+    }
+    return {"pairs": len(rows), "agreement": len(agree) / len(rows) if rows else 0.0, "per_field": per_field,
+            "confusion": confusion, "disagreements": [r for r in rows if r["scorer"] != r["same"]]}
+
+
+def load_judgments(path: Path) -> list[dict[str, Any]]:
+    """Read ``scorer_judgments.jsonl``: paper_id, field, prediction, gold, same (bool), note."""
+    out = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.strip():
+            row = json.loads(line)
+            if not isinstance(row.get("same"), bool):
+                raise ValueError(f"{path}:{number}: field 'same' must be true or false")
+            out.append(row)
+    return out

@@ -1,0 +1,99 @@
+"""Reports and plots: the HTML escapes every abstract and model text (checked in real headless
+Chromium), the board regenerates byte for byte, mixed versions are refused, plots are written."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from paperfields.extract.corpus import Paper
+from paperfields.extract.runner import Manifest, PredictionLine, RunConfig
+from paperfields.report import highlight_spans, highlighted_html, render_report
+from paperfields.scoring.gold import GoldRecord
+from paperfields.scoring.runs import MixedVersionsError, collect_scores, leaderboard_markdown
+from paperfields.scoring.score import score_predictions
+from tests.conftest import ROOT
+
+SCRIPT = "<script>document.body.setAttribute('data-pwned','script')</script>"
+IMG = "<img src=x onerror=\"document.body.setAttribute('data-pwned','img')\">"
+
+
+def _malicious_report() -> str:
+    text = f"We propose EvilNet {SCRIPT} reaching 41.5% accuracy on GSM8K {IMG}."
+    paper = Paper(id="pevil", text=text, source="evil.txt", position=1, line=1)
+    gold = GoldRecord(id="pevil", split="test", record={"method_name": "EvilNet", "datasets": ["GSM8K"]})
+    line = PredictionLine(paper_id="pevil", record={"method_name": "EvilNet " + IMG, "datasets": [SCRIPT], "research_area": "other"},
+                          raw_text="raw " + SCRIPT)
+    scores, detail = score_predictions({"pevil": line.record}, [gold], {}, "evil-run", "test", "t", abstracts={"pevil": text})
+    manifest = Manifest(run_id="evil-run", started_at="now", papers_total=1, paper_ids=["pevil"],
+                        config=RunConfig(backend="fake/evil", strategy="zero_shot", prompt_version="1", prompt_sha256="0", split="test"))
+    return render_report(manifest, scores, [line], [gold], [paper], {r["paper_id"]: r for r in detail})
+
+
+def test_highlighted_abstract_escapes_every_segment():
+    text = "A <b>bold</b> claim about GSM8K & more"
+    html = str(highlighted_html(text, highlight_spans(text, ["GSM8K"], ["<b>bold</b>"])))
+    assert "<b>" not in html and "&lt;b&gt;bold&lt;/b&gt;" in html
+    assert '<mark class="both">' not in html and '<mark class="gold">GSM8K</mark>' in html and "&amp; more" in html
+
+
+def test_report_html_escapes_injected_markup_as_text():
+    html = _malicious_report()
+    assert SCRIPT not in html and IMG not in html
+    assert "&lt;script&gt;" in html and "&lt;img src=x onerror=" in html
+    assert "http://" not in html and "https://" not in html  # self-contained: no network, no CDN
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def test_report_in_headless_chromium_runs_no_injected_script(tmp_path):
+    browser = _chromium()
+    if browser is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed; .ci/run installs Debian's chromium for this test")
+        pytest.skip("chromium not installed (apt-get install chromium)")
+    page = tmp_path / "report.html"
+    page.write_text(_malicious_report(), encoding="utf-8")
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run([browser, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    assert "PaperFields report: evil-run" in dom  # the page rendered
+    assert "EvilNet" in dom and "&lt;script&gt;document.body.setAttribute" in dom  # the injected text shows as text
+    body_tag = dom[dom.index("<body"): dom.index(">", dom.index("<body")) + 1]
+    assert "data-pwned" not in body_tag  # neither the script nor the onerror handler ran
+    shot = tmp_path / "report.png"
+    subprocess.run([browser, *flags, "--window-size=1200,1600", f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120)
+    assert shot.is_file() and shot.stat().st_size > 10_000
+
+
+def test_committed_board_regenerates_byte_for_byte():
+    board = ROOT / "results" / "leaderboard.md"
+    scores = collect_scores(ROOT / "results" / "runs")
+    assert scores, "no committed scored runs"
+    assert leaderboard_markdown(scores) == board.read_text(encoding="utf-8")
+
+
+def test_mixed_versions_are_refused_with_the_runs_to_rescore():
+    scores = collect_scores(ROOT / "results" / "runs")
+    old = scores[-1].model_copy(update={"scorer_version": "0.9", "run_id": "old-run"})
+    with pytest.raises(MixedVersionsError, match=r"re-score these with `paperfields score`: old-run"):
+        leaderboard_markdown(scores + [old])
+
+
+def test_leaderboard_cli_writes_plots(tmp_path):
+    runs = tmp_path / "runs"
+    shutil.copytree(ROOT / "results" / "runs", runs)
+    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "leaderboard", "--runs-dir", str(runs), "--out", str(tmp_path / "board.md")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    for name in ("leaderboard_overall.png", "leaderboard_fields.png", "leaderboard_cost.png"):
+        png = tmp_path / name
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5_000
+    assert (tmp_path / "board.md").read_text() == (ROOT / "results" / "leaderboard.md").read_text()
