@@ -347,6 +347,46 @@ def show(
 
 
 @app.command()
+def export(
+    out_dir: Path = typer.Argument(..., help="Folder to write the dataset into (Hub layout)."),
+    predictions: bool = typer.Option(True, help="Also export every committed scored run as a 'predictions' split."),
+    runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
+) -> None:
+    """Write the corpus + gold (and committed predictions) as a Hugging Face dataset folder with a generated card."""
+    from paperfields.export import card_extras, export_dataset
+
+    try:
+        files = export_dataset(out_dir, paths.gold_dir() / "gold.jsonl", paths.gold_dir() / "corpus.jsonl",
+                               (runs_dir or paths.results_dir() / "runs") if predictions else None,
+                               card_extras(paths.gold_dir(), paths.results_dir()))
+    except _known_errors() as exc:
+        fail(str(exc))
+    for f in files:
+        console.print(f"wrote {f}")
+
+
+@app.command()
+def push(
+    repo_id: str = typer.Argument(..., help="Hub dataset repo, e.g. your-name/paperfields."),
+    folder: Path = typer.Option(Path("dist/paperfields"), help="Folder written by `paperfields export`."),
+    private: bool = typer.Option(False, help="Create the repo as private."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the files and the commit it would make; upload nothing."),
+) -> None:
+    """Upload an exported dataset folder to the Hugging Face Hub (token from HF_TOKEN or `huggingface-cli login`)."""
+    import json
+
+    from paperfields.export import push_dataset
+
+    if not (folder / "README.md").is_file():
+        fail(f"{folder}: no exported dataset here (run `paperfields export {folder}` first)")
+    try:
+        plan = push_dataset(folder, repo_id, private, dry_run)
+    except RuntimeError as exc:
+        fail(str(exc))
+    out.print_json(json.dumps(plan))
+
+
+@app.command()
 def leaderboard(
     runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
     out_path: Path = typer.Option(None, "--out", help="Markdown file to write [default: results/leaderboard.md]."),

@@ -1,0 +1,87 @@
+"""Remote-backend overhead: the runner against a bare AsyncOpenAI + gather loop, side by side.
+
+Both talk to the same local OpenAI-compatible stub that answers every request after a fixed 100 ms,
+for N papers at concurrency C. Prints wall times and the ratios runner / bare and runner / ideal
+(ceil(N / C) x 100 ms); targets: <= 1.05 and <= 1.15. Also times a rerun of the finished run
+(target: <= 0.05 of the first run, 0 model requests).
+Run: .venv/bin/python bench/bench_remote.py [N] [C]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from paperfields.extract.backends import get_backend  # noqa: E402
+from paperfields.extract.cache import ResponseCache  # noqa: E402
+from paperfields.extract.corpus import Paper  # noqa: E402
+from paperfields.extract.runner import RunConfig, run_extraction  # noqa: E402
+from paperfields.extract.strategies import Strategy  # noqa: E402
+from paperfields.paths import gold_dir  # noqa: E402
+from tests.openai_stub import StubServer, reply  # noqa: E402
+
+LATENCY = 0.1
+
+
+async def bare(url: str, messages: list, n: int, concurrency: int) -> float:
+    import openai
+
+    client = openai.AsyncOpenAI(base_url=url, api_key="bench", max_retries=0)
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def one(i: int) -> None:
+        async with semaphore:
+            await client.chat.completions.create(model="bench", messages=messages[i], max_tokens=256)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(one(i) for i in range(n)))
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 760
+    concurrency = int(sys.argv[2]) if len(sys.argv) > 2 else 32
+    from paperfields.extract.corpus import load_corpus
+
+    base = load_corpus(gold_dir() / "corpus.jsonl")
+    papers = [Paper(id=f"{p.id}-{i}", text=p.text + f" (copy {i})", source=p.source, position=p.position, line=p.line)
+              for i in range(math.ceil(n / len(base))) for p in base][:n]
+    strategy = Strategy("zero_shot")
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}; N={n}, concurrency={concurrency}, server latency {LATENCY * 1000:.0f} ms")
+    with StubServer() as stub, tempfile.TemporaryDirectory() as tmp:
+        stub.script[:] = []
+        stub_reply = reply(delay=LATENCY)
+        stub.script.extend([stub_reply] * (2 * n + 10))
+        bare_s = asyncio.run(bare(stub.url, [strategy.messages(p) for p in papers], n, concurrency))
+        backend = get_backend("openai/bench", base_url=stub.url)
+        config = RunConfig(backend="openai/bench", base_url=stub.url, mode=backend.mode, strategy="zero_shot",
+                           prompt_version="1", prompt_sha256=strategy.sha256, split="test")
+        run_dir = Path(tmp) / "run"
+        cache = ResponseCache(Path(tmp) / "cache.sqlite")
+        start = time.perf_counter()
+        asyncio.run(run_extraction(papers, backend, strategy, config, run_dir, concurrency, cache=cache))
+        runner_s = time.perf_counter() - start
+        before = len(stub.requests)
+        start = time.perf_counter()
+        asyncio.run(run_extraction(papers, backend, strategy, config, run_dir, concurrency, cache=cache))
+        rerun_s = time.perf_counter() - start
+        rerun_requests = len(stub.requests) - before
+    ideal = math.ceil(n / concurrency) * LATENCY
+    print(f"bare AsyncOpenAI + gather : {bare_s:6.2f} s")
+    print(f"paperfields runner        : {runner_s:6.2f} s")
+    print(f"ideal ceil(N/C) x latency : {ideal:6.2f} s")
+    print(f"runner / bare             : {runner_s / bare_s:6.3f}  (target <= 1.05)")
+    print(f"runner / ideal            : {runner_s / ideal:6.3f}  (target <= 1.15)")
+    print(f"rerun / first run         : {rerun_s / runner_s:6.3f}  (target <= 0.05); model requests on rerun: {rerun_requests} (target 0)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""Hugging Face dataset export: round trip through `datasets`, deterministic bytes, card, push."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from paperfields.export import card_extras, export_dataset, push_dataset
+from paperfields.scoring.gold import load_gold
+from paperfields.scoring.score import score_predictions
+from tests.conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    os.environ["HF_DATASETS_OFFLINE"] = "1"
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    out = tmp_path_factory.mktemp("export") / "ds"
+    export_dataset(out, ROOT / "gold" / "gold.jsonl", ROOT / "gold" / "corpus.jsonl", ROOT / "results" / "runs",
+                   card_extras(ROOT / "gold", ROOT / "results"))
+    return out
+
+
+def test_gold_round_trips_through_load_dataset(exported, tmp_path):
+    from datasets import load_dataset
+
+    ds = load_dataset(str(exported), "gold", cache_dir=str(tmp_path / "hf"))
+    assert ds["dev"].num_rows == 16 and ds["test"].num_rows == 60
+    gold = {g.id: g for g in load_gold(ROOT / "gold" / "gold.jsonl")}
+    for split in ("dev", "test"):
+        for row in ds[split]:
+            g = gold[row["id"]]
+            assert row["split"] == g.split == split
+            record = {k: row[k] for k in g.record.model_dump(mode="json")}
+            assert record == g.record.model_dump(mode="json")
+            assert {a["canonical"]: a["forms"] for a in row["alternates"]} == g.alternates
+
+
+def test_prediction_split_rescores_to_committed_scores(exported, tmp_path):
+    from datasets import load_dataset
+
+    runs = sorted(p.parent for p in (ROOT / "results" / "runs").glob("*/scores.json"))
+    assert runs
+    preds = load_dataset(str(exported), "predictions", cache_dir=str(tmp_path / "hf"))
+    gold = load_gold(ROOT / "gold" / "gold.jsonl")
+    fields = list(gold[0].record.model_dump())
+    for run in runs:
+        committed = json.loads((run / "scores.json").read_text())
+        split = preds[run.name.replace("-", "_").replace(".", "_")]
+        predictions = {r["id"]: ({k: r[k] for k in fields} if r["valid"] else None) for r in split}
+        failures = {r["id"]: r["failure"] for r in split if r["failure"]}
+        asked = set(predictions)
+        scores, _ = score_predictions(predictions, [g for g in gold if g.id in asked], failures, committed["run_id"], committed["split"], committed["gold_version"])
+        assert scores.overall_f1 == committed["overall_f1"], run.name
+        assert {f: a.f1 for f, a in scores.fields.items()} == {f: a["f1"] for f, a in committed["fields"].items()}
+
+
+def test_export_twice_gives_identical_bytes(exported, tmp_path):
+    again = tmp_path / "again"
+    export_dataset(again, ROOT / "gold" / "gold.jsonl", ROOT / "gold" / "corpus.jsonl", ROOT / "results" / "runs",
+                   card_extras(ROOT / "gold", ROOT / "results"))
+    files = sorted(p.relative_to(exported) for p in exported.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
+    for f in files:
+        assert (exported / f).read_bytes() == (again / f).read_bytes(), f
+
+
+def test_card_front_matter_and_content(exported):
+    from huggingface_hub import DatasetCard
+
+    card = DatasetCard.load(exported / "README.md")
+    data = card.data.to_dict()
+    assert data["license"] == "cc-by-4.0" and data["configs"][0]["config_name"] == "gold"
+    assert {d["split"] for d in data["configs"][0]["data_files"]} == {"dev", "test"}
+    text = card.text
+    assert "`method_name`" in text and "Overall agreement" in text and "| rank | run |" in text and "@misc{paperfields2026" in text
+
+
+def test_push_dry_run_and_missing_token(exported, tmp_path):
+    plan = push_dataset(exported, "someone/paperfields", private=True, dry_run=True)
+    assert plan["files"][0] == "README.md" and "gold/test.parquet" in plan["files"] and plan["private"] is True
+    env = dict(os.environ, HF_TOKEN="", HF_HOME=str(tmp_path / "hf-home"), HF_HUB_OFFLINE="1")
+    env.pop("HUGGING_FACE_HUB_TOKEN", None)
+    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "push", "someone/paperfields", "--folder", str(exported)],
+                          capture_output=True, text=True, env=env)
+    assert proc.returncode == 2 and "no Hugging Face token" in proc.stderr
