@@ -170,6 +170,8 @@ def run(
     run_id: Optional[str] = typer.Option(None, help="Run folder name under results/runs [default: <provider>_<model>__<strategy>__<split>]."),
     runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
     score: bool = typer.Option(True, help="Score the run and print the leaderboard when done."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no leaderboard; errors still print."),
+    as_json: bool = typer.Option(False, "--json", help="Print the run's manifest (and scores) as JSON at the end, for scripts."),
     cache: bool = typer.Option(True, help="Answer repeated requests from the response cache ($PAPERFIELDS_RESPONSE_CACHE, else responses.sqlite in ~/.cache/paperfields or $PAPERFIELDS_CACHE)."),
 ) -> None:
     """Extract a record from every abstract of a split, score it against gold, print the leaderboard.
@@ -191,7 +193,8 @@ def run(
         strat = Strategy(strategy, split=split)
         if strat.template.temperature is not None and temperature == 0.0:
             temperature = strat.template.temperature
-        console.print(f"loading backend {backend} ...")
+        if not (quiet or as_json):
+            console.print(f"loading backend {backend} ...")
         engine = get_backend(backend, base_url=base_url, mode=mode, grammar=grammar)
         config = RunConfig(
             backend=backend, base_url=base_url, mode=getattr(engine, "mode", None), grammar=grammar, strategy=strategy,
@@ -201,7 +204,7 @@ def run(
         run_dir = runs_dir / (run_id or default_run_id(backend, strategy, split))
         with Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
-            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console,
+            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console, disable=quiet or as_json,
         ) as progress:
             from paperfields.extract.runner import read_predictions
 
@@ -221,13 +224,18 @@ def run(
 
                 response_cache = ResponseCache(default_cache_path())
             manifest = asyncio.run(run_extraction(papers, engine, strat, config, run_dir, concurrency, on_paper, response_cache))
-        console.print(
+        say = (lambda *a, **k: None) if quiet or as_json else console.print
+        say(
             f"run {manifest.run_id}: {manifest.papers_done}/{manifest.papers_total} papers, {manifest.papers_valid} valid, "
             f"failures {manifest.failures_by_class or '{}'}; {manifest.model_requests} model requests, {manifest.cache_hits} cache hits; "
             f"{manifest.wall_seconds:.0f} s wall; folder {run_dir}"
         )
-        if score:
-            scores = score_run(run_dir, gold_path)
+        scores = score_run(run_dir, gold_path) if score else None
+        if as_json:
+            import json
+
+            print(json.dumps({"manifest": manifest.model_dump(mode="json"), "scores": scores.model_dump(mode="json") if scores else None}))
+        elif scores is not None and not quiet:
             console.print(f"scored: overall F1 {scores.overall_f1:.3f} [{scores.overall_ci95[0]:.3f}, {scores.overall_ci95[1]:.3f}]")
             _print_leaderboard(runs_dir, highlight=manifest.run_id)
     except _known_errors() as exc:
@@ -251,6 +259,8 @@ def score_cmd(
     runs: list[str] = typer.Argument(..., help="Run ids (folders under results/runs) or run folder paths."),
     gold_path: Path = typer.Option(None, "--gold", help="Gold JSONL [default: gold/gold.jsonl]."),
     runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
+    as_json: bool = typer.Option(False, "--json", help="Print each run's scores as a JSON line (for scripts)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ) -> None:
     """Re-score stored runs against gold (no model is called); writes scores.json and paper_scores.jsonl."""
     from paperfields.scoring.runs import score_run
@@ -260,7 +270,10 @@ def score_cmd(
             scores = score_run(_run_dir(name, runs_dir), gold_path or paths.gold_dir() / "gold.jsonl")
         except _known_errors() as exc:
             fail(str(exc))
-        out.print(f"{scores.run_id}: overall F1 {scores.overall_f1:.3f} [{scores.overall_ci95[0]:.3f}, {scores.overall_ci95[1]:.3f}], valid {scores.valid_rate:.0%}")
+        if as_json:
+            print(scores.model_dump_json())
+        elif not quiet:
+            out.print(f"{scores.run_id}: overall F1 {scores.overall_f1:.3f} [{scores.overall_ci95[0]:.3f}, {scores.overall_ci95[1]:.3f}], valid {scores.valid_rate:.0%}")
 
 
 @app.command()
@@ -391,9 +404,11 @@ def leaderboard(
     runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
     out_path: Path = typer.Option(None, "--out", help="Markdown file to write [default: results/leaderboard.md]."),
     plots: bool = typer.Option(True, help="Also write the PNG plots next to the board."),
+    as_json: bool = typer.Option(False, "--json", help="Print the scores of every run as JSON (for scripts) instead of a table."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ) -> None:
-    """Regenerate results/leaderboard.md (and its PNG plots) from every scored run and print it."""
-    from paperfields.scoring.runs import MixedVersionsError, collect_scores, leaderboard_markdown
+    """Regenerate results/leaderboard.md and .csv (and the PNG plots) from every scored run and print it."""
+    from paperfields.scoring.runs import MixedVersionsError, collect_scores, leaderboard_csv, leaderboard_markdown
 
     runs_dir = runs_dir or paths.results_dir() / "runs"
     scores = collect_scores(runs_dir)
@@ -401,17 +416,25 @@ def leaderboard(
         fail(f"no scored runs under {runs_dir} (run `paperfields run` or `paperfields score RUN` first)")
     try:
         text = leaderboard_markdown(scores)
+        table = leaderboard_csv(scores)
     except MixedVersionsError as exc:
         fail(str(exc))
     target = out_path or paths.results_dir() / "leaderboard.md"
     target.write_text(text, encoding="utf-8")
+    target.with_suffix(".csv").write_text(table, encoding="utf-8")
+    written = [target, target.with_suffix(".csv")]
     if plots:
         from paperfields.plots import write_plots
 
-        for png in write_plots(scores, target.parent):
-            console.print(f"wrote {png}")
-    _print_leaderboard(runs_dir)
-    console.print(f"wrote {target}")
+        written += write_plots(scores, target.parent)
+    if as_json:
+        import json
+
+        print(json.dumps([s.model_dump(mode="json") for s in scores], indent=1))
+    elif not quiet:
+        _print_leaderboard(runs_dir)
+        for path in written:
+            console.print(f"wrote {path}")
 
 
 if __name__ == "__main__":

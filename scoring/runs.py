@@ -122,3 +122,21 @@ def leaderboard_markdown(scores: list[RunScores]) -> str:
     s0 = scores[0]
     lines += ["", f"Versions: schema {s0.schema_version}, scorer {s0.scorer_version}, gold {s0.gold_version}.", ""]
     return "\n".join(lines)
+
+
+def leaderboard_csv(scores: list[RunScores]) -> str:
+    """The leaderboard as CSV (pandas), one row per run, same order and numbers as the Markdown."""
+    import pandas as pd
+
+    check_versions(scores)
+    rows = []
+    for rank, s in enumerate(scores, start=1):
+        row = {"rank": rank, "run_id": s.run_id, "backend": s.backend, "strategy": s.strategy, "split": s.split, "papers": s.papers,
+               "valid_rate": s.valid_rate, "overall_f1": s.overall_f1, "overall_ci95_low": s.overall_ci95[0], "overall_ci95_high": s.overall_ci95[1]}
+        for field in HEADLINE_FIELDS + ("results_value", "results_full"):
+            row[f"{field}_f1"] = s.fields[field].f1
+        row.update({f"failures_{k}": v for k, v in s.failures_by_class.items()})
+        row.update({"seconds_per_paper": s.seconds_per_paper, "tokens_per_paper": s.tokens_per_paper, "dollars_total": s.dollars_total,
+                    "schema_version": s.schema_version, "scorer_version": s.scorer_version, "gold_version": s.gold_version})
+        rows.append(row)
+    return pd.DataFrame(rows).to_csv(index=False, lineterminator="\n")
