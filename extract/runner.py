@@ -132,6 +132,10 @@ def read_predictions(path: Path, repair: bool = False) -> list[PredictionLine]:
                 break
             first = exc.errors()[0]
             raise RunError(f"{path}:{number}: bad prediction line: field '{'.'.join(map(str, first['loc']))}': {first['msg']}") from None
+    else:
+        if repair and raw and not raw.endswith(b"\n"):  # a complete last line without its newline: close it before appending
+            with path.open("ab") as fh:
+                fh.write(b"\n")
     return out
 
 

@@ -117,3 +117,12 @@ def test_anthropic_without_sdk_or_key_is_a_clear_error(monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with pytest.raises(BackendError, match=r"pip install -e '\.\[anthropic\]'|ANTHROPIC_API_KEY is not set"):
         get_backend("anthropic/claude-3-5-haiku-latest")
+
+
+def test_complete_last_line_without_newline_is_closed_before_appending(tmp_path, corpus):
+    run_dir = tmp_path / "run"
+    asyncio.run(run_extraction(corpus[:2], get_backend("fake/a"), Strategy("zero_shot"), _config(), run_dir))
+    pred = run_dir / "predictions.jsonl"
+    pred.write_bytes(pred.read_bytes().rstrip(b"\n"))
+    asyncio.run(run_extraction(corpus[:4], get_backend("fake/a"), Strategy("zero_shot"), _config(), run_dir))
+    assert [l.paper_id for l in read_predictions(pred)] == [p.id for p in corpus[:4]]
