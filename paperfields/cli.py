@@ -157,13 +157,13 @@ def _print_leaderboard(runs_dir: Path, highlight: Optional[str] = None) -> None:
 
 @app.command()
 def run(
-    backend: str = typer.Option(DEFAULT_BACKEND, "--backend", "-b", help="provider/model: local/qwen2.5-coder-0.5b, local/qwen2.5-coder-1.5b, local/path/to/model.gguf, openai/<model>, fake/<name>."),
+    backend: str = typer.Option(DEFAULT_BACKEND, "--backend", "-b", help="provider/model: local/qwen2.5-coder-0.5b, local/qwen2.5-coder-1.5b, local/path/to/model.gguf, openai/<model>, anthropic/<model>, rules/baseline, fake/<name> (tests)."),
     strategy: str = typer.Option("zero_shot", "--strategy", "-s", help="Prompt strategy, a prompts/<name>.toml file: zero_shot, few_shot, reasoning_first, evidence, self_consistency."),
     split: str = typer.Option("test", help="Papers to run: test, dev or all."),
     limit: Optional[int] = typer.Option(None, help="Only the first N papers of the split (a later run with a larger limit continues the same run)."),
     concurrency: int = typer.Option(1, help="Papers in flight at once (remote backends; local models run one at a time)."),
     base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible server URL for openai/ backends (vLLM, Ollama, llama.cpp server, ...)."),
-    mode: Optional[str] = typer.Option(None, help="instructor mode for openai/ backends: json, md_json, tools, json_schema [default: json with --base-url, else tools]."),
+    mode: Optional[str] = typer.Option(None, help="instructor mode for openai/ backends: json, md_json, tools, json_schema [default: md_json with --base-url, else tools]."),
     grammar: bool = typer.Option(False, help="openai/ backends: send the JSON schema in response_format so a llama.cpp server constrains its output to it."),
     temperature: float = typer.Option(0.0, help="Sampling temperature."),
     max_tokens: int = typer.Option(1536, help="Maximum output tokens per reply (a longer reply is a 'truncated' failure)."),
