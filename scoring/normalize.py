@@ -45,11 +45,11 @@ def strip_markup(text: str) -> str:
 def normalize(text: str) -> str:
     """Matching key of a short string: markup stripped, case-folded, hyphens, underscores and
     slashes read as spaces, surrounding quotes and trailing punctuation removed, leading "the"
-    dropped, whitespace collapsed. ``"The SWE-bench  Verified."`` -> ``"swe bench verified"``.
+    dropped, brackets read as spaces, whitespace collapsed. ``"The SWE-bench  Verified."`` -> ``"swe bench verified"``.
     """
     text = strip_markup(text).casefold()
-    text = re.sub(r"[-_/]", " ", text)
-    text = text.strip(" \"'()[]")
+    text = re.sub(r"[-_/()\[\]]", " ", text)
+    text = text.strip(" \"'")
     text = re.sub(r"[.,;:!?]+$", "", text)
     text = re.sub(r"^the ", "", text)
     return _SPACE.sub(" ", text).strip()

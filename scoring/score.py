@@ -10,8 +10,9 @@ of per-paper F1, where a paper with nothing in gold and nothing predicted scores
 abstention); micro (pooled) precision, recall and F1 are reported beside it. Single-label fields
 (``research_area``, ``training_free``, null being a class of the latter) give tp=1 when right and
 fp=fn=1 when wrong, so their F1 is accuracy. ``method_name`` and ``method_full_name`` are strict
-(exact after normalization, with gold alternates); ``*_soft`` variants accept a rapidfuzz
-token-set similarity of at least SOFT_THRESHOLD.
+(exact after normalization, with gold alternates); ``*_soft`` variants use the phrase rule of
+:mod:`match` (rapidfuzz ratio of at least SOFT_THRESHOLD, or one dropped or added token, with the
+alternates: "Full Name (ACR)" is soft-correct for "ACR" when the abstract gives the expansion).
 """
 
 from __future__ import annotations
@@ -23,29 +24,29 @@ from typing import Any, Optional
 
 import numpy as np
 from pydantic import BaseModel, Field
-from rapidfuzz import fuzz
 from scipy import stats
 
 from paperfields.extract.schema import LIST_FIELDS, SCHEMA_VERSION, ContributionType, ResearchArea
 from paperfields.scoring.gold import GoldRecord, findable
 from paperfields.scoring.match import (
-    NAME_THRESHOLD,
-    PHRASE_THRESHOLD,
+    NAME,
+    PHRASE,
     RESULT_ATTRIBUTES,
     align_results,
     align_strings,
     attribute_agrees,
     forms,
     same_url,
+    similarity,
 )
 from paperfields.scoring.normalize import normalize, normalize_url, numbers_in, same_number
 
-SCORER_VERSION = "2.0"
+SCORER_VERSION = "2.1"
 BOOTSTRAP_SEED = 20260
 BOOTSTRAP_RESAMPLES = 2000
 SOFT_THRESHOLD = 0.85
 
-LIST_THRESHOLDS = {"tasks": PHRASE_THRESHOLD, "metrics": PHRASE_THRESHOLD, "datasets": NAME_THRESHOLD, "models": NAME_THRESHOLD, "baselines": NAME_THRESHOLD}
+LIST_RULES = {"tasks": PHRASE, "metrics": PHRASE, "datasets": NAME, "models": NAME, "baselines": NAME}
 # Fields in the overall score (macro over fields); results enter at the value+metric level.
 HEADLINE_FIELDS = (
     "method_name", "method_full_name", "contribution_types", "research_area", "tasks", "datasets",
@@ -83,10 +84,9 @@ def _single(pred: Any, gold: Any, agree: bool) -> tuple[int, int, int]:
 def _name_agrees(pred: Optional[str], gold: Optional[str], alternates: dict[str, list[str]], soft: bool) -> bool:
     if not pred or not gold:
         return not pred and not gold
-    p = normalize(pred)
     if soft:
-        return any(fuzz.token_set_ratio(p, f) / 100 >= SOFT_THRESHOLD for f in forms(gold, alternates))
-    return p in forms(gold, alternates)
+        return similarity(pred, forms(gold, alternates), PHRASE) >= SOFT_THRESHOLD
+    return normalize(pred) in forms(gold, alternates)
 
 
 def score_paper(prediction: Optional[dict[str, Any]], gold: GoldRecord) -> dict[str, tuple[int, int, int]]:
@@ -108,7 +108,7 @@ def score_paper(prediction: Optional[dict[str, Any]], gold: GoldRecord) -> dict[
     pred_types, gold_types = set(p.get("contribution_types") or []), set(g["contribution_types"])
     out["contribution_types"] = (len(pred_types & gold_types), len(pred_types - gold_types), len(gold_types - pred_types))
     for field in LIST_FIELDS:
-        pred, gl, pairs = align_strings(p.get(field) or [], g[field], alt, LIST_THRESHOLDS[field])
+        pred, gl, pairs = align_strings(p.get(field) or [], g[field], alt, LIST_RULES[field])
         out[field] = (len(pairs), len(pred) - len(pairs), len(gl) - len(pairs))
     results = p.get("results") or []
     for name, level in (("results_value", "value"), ("results", "value_metric"), ("results_full", "full")):
@@ -157,7 +157,7 @@ def diagnose_paper(prediction: Optional[dict[str, Any]], gold: GoldRecord, abstr
         else:
             grounding[field] = [0, 0, 0]
     for field in LIST_FIELDS:
-        pred, _, pairs = align_strings(p.get(field) or [], g[field], alt, LIST_THRESHOLDS[field])
+        pred, _, pairs = align_strings(p.get(field) or [], g[field], alt, LIST_RULES[field])
         matched = {i for i, _ in pairs}
         ok = [findable(item, abstract) for item in pred]
         grounding[field] = [sum(ok), sum(1 for i, o in enumerate(ok) if o and i in matched), len(pred)]

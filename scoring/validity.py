@@ -19,18 +19,20 @@ from rapidfuzz import fuzz
 
 from paperfields.extract.runner import read_predictions
 from paperfields.scoring.gold import GoldRecord
-from paperfields.scoring.match import NAME_THRESHOLD, forms, similarity
+from paperfields.scoring.match import NAME, forms, similarity
 from paperfields.scoring.normalize import normalize
-from paperfields.scoring.score import LIST_THRESHOLDS, _name_agrees
+from paperfields.scoring.score import LIST_RULES, _name_agrees
 
 PAIR_FIELDS = ("method_name", "tasks", "datasets", "models", "metrics", "baselines")
 
 
 def scorer_verdict(field: str, predicted: str, gold: str, alternates: dict[str, list[str]]) -> bool:
-    """The current scorer's verdict on one pair (the rule of that field)."""
+    """The current scorer's verdict on one pair (the rule of that field; for ``method_name`` the soft
+    score, since "same thing" is a soft notion: the strict score asks for the exact surface form)."""
     if field == "method_name":
-        return _name_agrees(predicted, gold, alternates, soft=False)
-    return similarity(predicted, forms(gold, alternates)) >= LIST_THRESHOLDS.get(field, NAME_THRESHOLD)
+        return _name_agrees(predicted, gold, alternates, soft=True)
+    rule = LIST_RULES.get(field, NAME)
+    return similarity(predicted, forms(gold, alternates), rule) >= rule.threshold
 
 
 def sample_pairs(run_dirs: list[Path], gold: list[GoldRecord], n: int, seed: int = 7) -> list[dict[str, Any]]:
