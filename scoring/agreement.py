@@ -81,10 +81,13 @@ def agreement_markdown(first_path: Path, second_path: Path, corpus_path: Path) -
         for field, (k, n) in sorted(report["per_field"].items()):
             lines.append(f"| {field} | {n} | {k / n:.3f} |")
         if report["disagreements"]:
-            lines += ["", "Remaining disagreements (each explained in its `note`):", ""]
+            from paperfields.scoring.validity import KNOWN_DISAGREEMENTS
+
+            lines += ["", "Remaining disagreements: the judge's note, then why the scorer keeps its rule (each is a test):", ""]
             for r in report["disagreements"]:
+                why = KNOWN_DISAGREEMENTS.get((r["field"], r["prediction"], r["gold"]), "not yet explained")
                 lines.append(f"- {r['paper_id']} `{r['field']}`: {r['prediction']!r} vs gold {r['gold']!r}: human {'same' if r['same'] else 'different'}, "
-                             f"scorer {'same' if r['scorer'] else 'different'}. {r.get('note', '')}")
+                             f"scorer {'same' if r['scorer'] else 'different'}. Judge: {r.get('note', '')} Scorer: {why}.")
     lines += ["", "## Disagreements", "", "Per paper and field, first labeling vs second (only fields that differ).", ""]
     by_second = {g.id: g for g in second}
     for row in detail:
