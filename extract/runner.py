@@ -183,7 +183,8 @@ def _totals(manifest: Manifest, lines: list[PredictionLine]) -> None:
     manifest.model_requests = sum(line.attempts for line in lines if not line.cached)
     manifest.cache_hits = sum(1 for line in lines if line.cached)
     manifest.model_seconds_total = round(sum(line.latency_s for line in lines), 3)
-    costs = [line.dollars for line in lines if not line.cached]
+    price = price_for(manifest.config.backend)
+    costs = [dollars(line.usage, price) for line in lines if not line.cached]
     manifest.dollars_total = None if any(c is None for c in costs) else round(sum(costs), 6)
 
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -19,8 +20,14 @@ from paperfields.extract.strategies import Strategy
 pytestmark = pytest.mark.model
 
 
+# A short test abstract that the 0.5B model answers in about 140 tokens at temperature 0 (see the
+# committed zero-shot run); on some abstracts it loops until max_tokens, which is a model failure
+# ("truncated"), not what these tests are about.
+PAPER = "pf0f21aff31"
+
+
 def _shortest(corpus, n=1):
-    return sorted(corpus, key=lambda p: len(p.text))[:n]
+    return [p for p in corpus if p.id == PAPER]
 
 
 def test_local_backend_returns_schema_valid_record(corpus, local_model_path):
@@ -49,20 +56,21 @@ def test_local_backend_accepts_a_gguf_path(local_model_path):
 
 
 @pytest.fixture(scope="module")
-def llama_server(local_model_path):
+def llama_server(local_model_path, tmp_path_factory):
+    log = (tmp_path_factory.mktemp("llama-server") / "server.log").open("wb")  # a pipe would fill up and block the server
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", str(local_model_path), "--host", "127.0.0.1",
          "--port", str(port), "--n_ctx", "4096", "--model_alias", "qwen2.5-coder-0.5b"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        stdout=log, stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.time() + 180
     while time.time() < deadline:
         if proc.poll() is not None:
-            pytest.fail(f"llama_cpp.server exited: {proc.stderr.read().decode()[-2000:]}")
+            pytest.fail(f"llama_cpp.server exited: {Path(log.name).read_text()[-2000:]}")
         try:
             urllib.request.urlopen(url + "/models", timeout=2)
             break
@@ -74,12 +82,13 @@ def llama_server(local_model_path):
     yield url
     proc.terminate()
     proc.wait(timeout=30)
+    log.close()
 
 
 def test_openai_backend_through_instructor_and_http(llama_server, corpus):
     paper = _shortest(corpus)[0]
     backend = get_backend("openai/qwen2.5-coder-0.5b", base_url=llama_server, grammar=True)
-    assert backend.mode == "json"
+    assert backend.mode == "md_json"
     gen = asyncio.run(backend.generate(GenerationRequest(messages=Strategy("zero_shot").messages(paper), params=GenerationParams(max_tokens=1024))))
     assert gen.failure is None, (gen.failure, gen.error, gen.raw_text)
     PaperRecord.model_validate(gen.record)

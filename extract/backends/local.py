@@ -8,6 +8,7 @@ kept per process so llama.cpp can reuse the KV cache of a shared prompt prefix a
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 import threading
 import time
@@ -51,6 +52,15 @@ def _load(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
             llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False, seed=0)
             _INSTANCES[key] = (llm, threading.Lock())
         return _INSTANCES[key]
+
+
+@atexit.register
+def _close_instances() -> None:
+    # Free the models before interpreter teardown; llama.cpp's own finalizer fails once modules are gone.
+    with _INSTANCES_LOCK:
+        for llm, _ in _INSTANCES.values():
+            llm.close()
+        _INSTANCES.clear()
 
 
 class LocalBackend:
