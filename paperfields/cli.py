@@ -282,6 +282,7 @@ def compare(
     run_b: str = typer.Argument(..., help="Run compared with it (id or folder)."),
     top: int = typer.Option(5, help="How many papers with the largest difference to list."),
     runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
+    as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON (for scripts)."),
 ) -> None:
     """Paired bootstrap per field (B - A, 95% CI, p-value) on the papers both runs scored, and the papers where they differ most."""
     from paperfields.scoring.compare import compare_runs
@@ -290,6 +291,11 @@ def compare(
         rows, papers = compare_runs(_run_dir(run_a, runs_dir), _run_dir(run_b, runs_dir), top)
     except (ValueError, *_known_errors()) as exc:
         fail(str(exc))
+    if as_json:
+        import json
+
+        print(json.dumps({"a": run_a, "b": run_b, "fields": [r.model_dump() for r in rows], "papers": papers}))
+        return
     table = Table(title=f"B = {run_b}  vs  A = {run_a}  (paired bootstrap over papers; higher F1 is better)")
     for col in ("field", "A", "B", "B - A", "95% CI", "p", "papers differing"):
         table.add_column(col)

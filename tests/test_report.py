@@ -97,3 +97,19 @@ def test_leaderboard_cli_writes_plots(tmp_path):
         png = tmp_path / name
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5_000
     assert (tmp_path / "board.md").read_text() == (ROOT / "results" / "leaderboard.md").read_text()
+
+
+def test_compare_paired_bootstrap_on_committed_runs():
+    import json as _json
+
+    a, b = "rules_baseline__zero_shot__test", "local_qwen2.5-coder-0.5b__zero_shot__test"
+    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "compare", a, b, "--json"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    result = _json.loads(proc.stdout)
+    overall = next(r for r in result["fields"] if r["field"] == "overall")
+    sa = _json.loads((ROOT / "results" / "runs" / a / "scores.json").read_text())["overall_f1"]
+    sb = _json.loads((ROOT / "results" / "runs" / b / "scores.json").read_text())["overall_f1"]
+    assert overall["diff"] == pytest.approx(sb - sa, abs=1e-3)
+    assert overall["ci95"][0] <= overall["diff"] <= overall["ci95"][1] and overall["p_value"] < 0.05
+    same = subprocess.run([sys.executable, "-m", "paperfields.cli", "compare", a, a, "--json"], capture_output=True, text=True)
+    assert all(r["diff"] == 0 and r["p_value"] == 1.0 for r in _json.loads(same.stdout)["fields"])
