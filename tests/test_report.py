@@ -73,23 +73,33 @@ def test_report_in_headless_chromium_runs_no_injected_script(tmp_path):
     assert shot.is_file() and shot.stat().st_size > 10_000
 
 
-def test_committed_board_regenerates_byte_for_byte():
+def _committed_runs(tmp_path: Path) -> Path:
+    """A copy of the runs git tracks (a user's own uncommitted runs in results/runs are left out)."""
+    tracked = subprocess.run(["git", "ls-files", "results/runs"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    assert tracked, "no committed runs"
+    for name in tracked:
+        target = tmp_path / "runs" / Path(name).relative_to("results/runs")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, target)
+    return tmp_path / "runs"
+
+
+def test_committed_board_regenerates_byte_for_byte(tmp_path):
     board = ROOT / "results" / "leaderboard.md"
-    scores = collect_scores(ROOT / "results" / "runs")
+    scores = collect_scores(_committed_runs(tmp_path))
     assert scores, "no committed scored runs"
     assert leaderboard_markdown(scores) == board.read_text(encoding="utf-8")
 
 
-def test_mixed_versions_are_refused_with_the_runs_to_rescore():
-    scores = collect_scores(ROOT / "results" / "runs")
+def test_mixed_versions_are_refused_with_the_runs_to_rescore(tmp_path):
+    scores = collect_scores(_committed_runs(tmp_path))
     old = scores[-1].model_copy(update={"scorer_version": "0.9", "run_id": "old-run"})
     with pytest.raises(MixedVersionsError, match=r"re-score these with `paperfields score`: old-run"):
         leaderboard_markdown(scores + [old])
 
 
 def test_leaderboard_cli_writes_plots(tmp_path):
-    runs = tmp_path / "runs"
-    shutil.copytree(ROOT / "results" / "runs", runs)
+    runs = _committed_runs(tmp_path)
     proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "leaderboard", "--runs-dir", str(runs), "--out", str(tmp_path / "board.md")],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
