@@ -30,8 +30,9 @@ def model_path(model: str) -> Path:
             return resolve_weights(model)
         except WeightsError as exc:
             raise BackendError(str(exc)) from None
-    path = Path(model if model.startswith("/") or model.startswith(".") else "/" + model).expanduser()
-    for candidate in (Path(model).expanduser(), path):
+    # "local/models/x.gguf" is relative to the working directory; "local//abs/x.gguf" and a leading
+    # slash lost by the provider/model split ("local/home/me/x.gguf") are tried as absolute paths.
+    for candidate in (Path(model).expanduser(), Path("/" + model.lstrip("/"))):
         if candidate.suffix == ".gguf" and candidate.is_file():
             return candidate
     raise BackendError(
