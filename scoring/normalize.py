@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
 _LATEX_WRAP = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mathit|emph|texttt|operatorname)\{([^{}]*)\}")
 _LATEX_SYMBOLS = {r"\times": "×", r"\%": "%", r"\sim": "~", r"\approx": "~", r"\&": "&", r"\_": "_", r"\#": "#"}
@@ -24,6 +25,7 @@ _MARKDOWN = re.compile(r"(\*\*|\*|__|`)")
 _SPACE = re.compile(r"\s+")
 
 
+@lru_cache(maxsize=1 << 16)  # pure, and called on the same gold strings for every prediction
 def strip_markup(text: str) -> str:
     """Remove LaTeX wrappers and math delimiters and markdown emphasis; unify dashes and quotes.
 
@@ -42,6 +44,7 @@ def strip_markup(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
+@lru_cache(maxsize=1 << 16)
 def normalize(text: str) -> str:
     """Matching key of a short string: markup stripped, case-folded, hyphens, underscores and
     slashes read as spaces, surrounding quotes and trailing punctuation removed, leading "the"
