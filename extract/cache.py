@@ -13,8 +13,11 @@ import json
 import os
 import sqlite3
 import threading
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
+
+from pydantic import BaseModel
 
 from paperfields.extract.backends.base import FailureClass, Generation, GenerationRequest
 
@@ -26,13 +29,18 @@ def default_cache_path() -> Path:
     return Path(os.environ.get("PAPERFIELDS_RESPONSE_CACHE") or cache_dir() / "responses.sqlite")
 
 
+@lru_cache(maxsize=64)
+def _schema_json(model: type[BaseModel]) -> str:
+    return json.dumps(model.model_json_schema(), sort_keys=True)  # building a JSON schema is slow: once per model
+
+
 def cache_key(identity: dict[str, Any], request: GenerationRequest) -> str:
     """sha256 over the backend identity and the request (messages, params, schema, sample index)."""
     payload = {
         "identity": identity,
         "messages": request.messages,
         "params": request.params.model_dump(),
-        "schema": request.response_model.model_json_schema(),
+        "schema": _schema_json(request.response_model),
         "sample_index": request.sample_index,
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
@@ -46,6 +54,10 @@ class ResponseCache:
         self.path = path
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(path), check_same_thread=False)
+        # WAL with synchronous=NORMAL: a commit no longer waits for a disk flush (a crash loses at most
+        # the last answers, which a rerun asks again), so writes do not stall the event loop.
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, generation TEXT NOT NULL)")
         self._db.commit()
 
