@@ -221,12 +221,14 @@ async def run_extraction(
     else:
         manifest = Manifest(run_id=run_dir.name, config=config, started_at=now(), papers_total=0)
     asked = set(manifest.paper_ids)
-    manifest.paper_ids += [p.id for p in papers if p.id not in asked]
-    manifest.papers_total = len(manifest.paper_ids)
-    manifest.git_commit = git_commit()
     done = read_predictions(pred_path, repair=True)
     done_ids = {line.paper_id for line in done}
     todo = [p for p in papers if p.id not in done_ids]
+    if not todo and asked >= {p.id for p in papers} and manifest.status == "complete":
+        return manifest  # nothing to do: leave a finished run's manifest (and its provenance) untouched
+    manifest.paper_ids += [p.id for p in papers if p.id not in asked]
+    manifest.papers_total = len(manifest.paper_ids)
+    manifest.git_commit = git_commit()
     manifest.status = "running"
     _write_manifest(run_dir, manifest)
 

@@ -36,12 +36,16 @@ from paperfields.extract.schema import LIST_FIELDS, PaperRecord, Result
 from paperfields.paths import gold_dir, prompts_dir
 
 
+NEWLINE = b"\n"
+
 class PromptError(ValueError):
     """A prompt file that is missing, invalid, or inconsistent with the gold (names file and field)."""
 
 
 class PromptTemplate(BaseModel):
-    """A validated prompt file."""
+    """A validated prompt file (unknown keys are refused: a misspelled ``temprature`` must not pass)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     name: str
     version: str
@@ -155,6 +159,8 @@ class Strategy:
         raw = path.read_bytes()
         try:
             self.template = PromptTemplate.model_validate(tomllib.loads(raw.decode("utf-8")))
+        except UnicodeDecodeError as exc:
+            raise PromptError(f"{path}:{raw[: exc.start].count(NEWLINE) + 1}: bytes are not valid UTF-8") from None
         except tomllib.TOMLDecodeError as exc:
             raise PromptError(f"{path}: not valid TOML ({exc})") from None
         except ValidationError as exc:

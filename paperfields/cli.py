@@ -20,6 +20,7 @@ app = typer.Typer(
     "hand-labeled gold and prints the leaderboard.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help text holds literal brackets: "[default: ...]", ".[anthropic]"
 )
 corpus_app = typer.Typer(help="Build the corpus from seed text files or JSONL.", no_args_is_help=True)
 gold_app = typer.Typer(help="Check the gold annotations.", no_args_is_help=True)
@@ -32,7 +33,7 @@ DEFAULT_BACKEND = "local/qwen2.5-coder-0.5b"
 
 
 def fail(message: str, code: int = 2) -> None:
-    console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    console.print("error: " + message, style="bold red", highlight=False, markup=False)
     raise typer.Exit(code)
 
 
@@ -43,7 +44,7 @@ def _known_errors() -> tuple[type[Exception], ...]:
     from paperfields.extract.strategies import PromptError
     from paperfields.scoring.gold import GoldError
 
-    return (BackendError, CorpusError, RunError, PromptError, GoldError, FileNotFoundError)
+    return (BackendError, CorpusError, RunError, PromptError, GoldError, OSError, UnicodeDecodeError)
 
 
 @corpus_app.command("build")
@@ -160,13 +161,14 @@ def run(
     backend: str = typer.Option(DEFAULT_BACKEND, "--backend", "-b", help="provider/model: local/qwen2.5-coder-0.5b, local/qwen2.5-coder-1.5b, local/path/to/model.gguf, openai/<model>, anthropic/<model>, rules/baseline, fake/<name> (tests)."),
     strategy: str = typer.Option("zero_shot", "--strategy", "-s", help="Prompt strategy, a prompts/<name>.toml file: zero_shot, few_shot, reasoning_first, evidence, self_consistency."),
     split: str = typer.Option("test", help="Papers to run: test, dev or all."),
-    limit: Optional[int] = typer.Option(None, help="Only the first N papers of the split (a later run with a larger limit continues the same run)."),
-    concurrency: int = typer.Option(1, help="Papers in flight at once (remote backends; local models run one at a time)."),
+    limit: Optional[int] = typer.Option(None, min=1, help="Only the first N papers of the split (a later run with a larger limit continues the same run)."),
+    concurrency: int = typer.Option(1, min=1, help="Papers in flight at once (remote backends; local models run one at a time)."),
     base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible server URL for openai/ backends (vLLM, Ollama, llama.cpp server, ...)."),
     mode: Optional[str] = typer.Option(None, help="instructor mode for openai/ backends: json, md_json, tools, json_schema [default: md_json with --base-url, else tools]."),
     grammar: bool = typer.Option(False, help="openai/ backends: send the JSON schema in response_format so a llama.cpp server constrains its output to it."),
-    temperature: float = typer.Option(0.0, help="Sampling temperature."),
-    max_tokens: int = typer.Option(1536, help="Maximum output tokens per reply (a longer reply is a 'truncated' failure)."),
+    temperature: float = typer.Option(0.0, min=0.0, max=2.0, help="Sampling temperature."),
+    threads: Optional[int] = typer.Option(None, min=1, help="local/ backends: CPU threads for llama.cpp [default: all cores]; does not change the output."),
+    max_tokens: int = typer.Option(1536, min=1, help="Maximum output tokens per reply (a longer reply is a 'truncated' failure)."),
     run_id: Optional[str] = typer.Option(None, help="Run folder name under results/runs [default: <provider>_<model>__<strategy>__<split>]."),
     runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
     score: bool = typer.Option(True, help="Score the run and print the leaderboard when done."),
@@ -195,7 +197,11 @@ def run(
             temperature = strat.template.temperature
         if not (quiet or as_json):
             console.print(f"loading backend {backend} ...")
-        engine = get_backend(backend, base_url=base_url, mode=mode, grammar=grammar)
+        if backend.startswith("rules/") and split != "test":
+            fail("rules/baseline builds its gazetteer from the dev split, so it may only score the test split")
+        if run_id is not None and (not run_id.strip() or "/" in run_id or run_id.startswith(".")):
+            fail(f"--run-id '{run_id}' must be a plain folder name (no '/', not starting with '.')")
+        engine = get_backend(backend, base_url=base_url, mode=mode, grammar=grammar, n_threads=threads)
         config = RunConfig(
             backend=backend, base_url=base_url, mode=getattr(engine, "mode", None), grammar=grammar, strategy=strategy,
             prompt_version=strat.template.version, prompt_sha256=strat.sha256, example_ids=strat.example_ids(), split=split,

@@ -19,6 +19,8 @@ from paperfields.scoring.normalize import normalize, normalize_url, numbers_in, 
 GOLD_VERSION = "1.2"
 
 
+NEWLINE = b"\n"
+
 class GoldError(ValueError):
     """A gold file problem. The message names the file, line and field."""
 
@@ -43,10 +45,21 @@ def load_gold(path: Path) -> list[GoldRecord]:
     """Read gold JSONL. Raises GoldError naming ``file:line`` and the field for a bad line."""
     if not path.is_file():
         raise GoldError(f"{path}: no such gold file")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise GoldError(f"{path}:{raw[: exc.start].count(NEWLINE) + 1}: bytes are not valid UTF-8") from None
     records: list[GoldRecord] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
+        try:
+            unknown = set(json.loads(line).get("record", {})) - set(PaperRecord.model_fields)
+        except (json.JSONDecodeError, AttributeError):
+            unknown = set()
+        if unknown:
+            raise GoldError(f"{path}:{number}: field 'record.{sorted(unknown)[0]}': unknown field (a typo?)")
         try:
             records.append(GoldRecord.model_validate_json(line))
         except ValidationError as exc:

@@ -36,6 +36,7 @@ def score_run(run_dir: Path, gold_path: Path, corpus_path: Path | None = None) -
         predictions, gold, failures, manifest.run_id, manifest.config.split, gold_fingerprint(gold_path),
         abstracts={p.id: p.text for p in corpus}, repairs=dict(repairs),
     )
+    scores.papers_done = len({line.paper_id for line in lines} & {g.id for g in gold})
     n = max(1, len(lines))
     scores.seconds_per_paper = round(manifest.model_seconds_total / n, 2)
     scores.tokens_per_paper = round((manifest.usage.input_tokens + manifest.usage.output_tokens) / n, 1)
@@ -47,13 +48,21 @@ def score_run(run_dir: Path, gold_path: Path, corpus_path: Path | None = None) -
 
 
 def collect_scores(runs_dir: Path) -> list[RunScores]:
-    """``scores.json`` of every run folder under ``runs_dir``, best overall F1 first."""
+    """``scores.json`` of every run folder under ``runs_dir``: finished runs first, best overall F1 first."""
     found = [RunScores.model_validate_json(p.read_text(encoding="utf-8")) for p in sorted(runs_dir.glob("*/scores.json"))]
-    return sorted(found, key=lambda s: (-s.overall_f1, s.run_id))
+    return sorted(found, key=lambda s: (s.papers_done < s.papers, -s.overall_f1, s.run_id))
 
 
 def check_versions(scores: list[RunScores]) -> None:
-    """Raise MixedVersionsError naming the runs to re-score when versions differ across runs."""
+    """Raise MixedVersionsError naming the runs to re-score when versions differ across runs, or
+    naming the runs to move elsewhere when they score different splits."""
+    splits = Counter(s.split for s in scores)
+    if len(splits) > 1:
+        main = splits.most_common(1)[0][0]
+        raise MixedVersionsError(
+            f"runs score different splits {dict(splits)}; one board compares one split: move these out of the runs folder "
+            f"(or use --runs-dir): {' '.join(s.run_id for s in scores if s.split != main)}"
+        )
     versions = Counter((s.schema_version, s.scorer_version, s.gold_version) for s in scores)
     if len(versions) > 1:
         newest = max(versions, key=lambda v: (v[1], v[2], versions[v]))
@@ -101,14 +110,16 @@ def leaderboard_markdown(scores: list[RunScores]) -> str:
         "record; `invented` the mean over fields of the share of papers with empty gold where something was",
         "predicted (lower is better); `grounded` the share of predicted strings and numbers found in the",
         "abstract; `$/run` from `extract/backends/prices.toml` (`?` when the price is unknown). Higher is",
-        "better everywhere else except s/paper, tokens/paper and $/run.",
+        "better everywhere else except s/paper, tokens/paper and $/run. Unfinished runs (papers `done/asked`)",
+        "are listed last: their missing papers count as empty predictions.",
         "",
         "| " + " | ".join(head) + " |",
         "|" + "---|" * len(head),
     ]
     for rank, s in enumerate(scores, start=1):
         failures = ", ".join(f"{k} {v}" for k, v in s.failures_by_class.items()) or "-"
-        row = [str(rank), s.run_id, s.backend, s.strategy, s.split, str(s.papers), f"{s.valid_rate:.0%}", failures,
+        papers = str(s.papers) if s.papers_done >= s.papers else f"{s.papers_done}/{s.papers} (unfinished)"
+        row = [str(rank), s.run_id, s.backend, s.strategy, s.split, papers, f"{s.valid_rate:.0%}", failures,
                f"{s.overall_f1:.3f} [{s.overall_ci95[0]:.3f}, {s.overall_ci95[1]:.3f}]"]
         row += [f"{s.fields[f].f1:.3f}" for f in HEADLINE_FIELDS]
         row += [f"{s.fields['results_value'].f1:.3f}", f"{s.fields['results_full'].f1:.3f}", _mean_invented(s), _pooled_grounding(s)]

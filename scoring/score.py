@@ -207,6 +207,7 @@ class RunScores(BaseModel):
     schema_version: str = SCHEMA_VERSION
     gold_version: str
     papers: int
+    papers_done: int = Field(default=0, description="papers with a prediction line; fewer than `papers` means an unfinished run")
     valid_rate: float = Field(description="share of papers with a parsed, schema-valid record")
     failures_by_class: dict[str, int]
     repairs: dict[str, int] = Field(default_factory=dict, description="tolerated deviations in parsed replies (fenced, think, escapes)")

@@ -81,3 +81,14 @@ def test_bad_field_value_raises_with_field(root, tmp_path):
     path = _corrupt(root, tmp_path, 2, _edit_record(lambda o: o["record"].update(research_area="astrology")))
     with pytest.raises(GoldError, match=rf"{path}:3: field 'record.research_area'"):
         load_gold(path)
+
+
+def test_non_utf8_and_unknown_keys_name_file_and_line(root, tmp_path):
+    lines = (root / "gold" / "gold.jsonl").read_bytes().split(b"\n")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"\n".join(lines[:3] + [lines[3] + b"\xff"] + lines[4:]))
+    with pytest.raises(GoldError, match=rf"{bad}:4: bytes are not valid UTF-8"):
+        load_gold(bad)
+    typo = _corrupt(root, tmp_path, 5, _edit_record(lambda o: o["record"].update(method_nmae="X")))
+    with pytest.raises(GoldError, match=rf"{typo}:6: field 'record.method_nmae': unknown field"):
+        load_gold(typo)

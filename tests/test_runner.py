@@ -126,3 +126,31 @@ def test_complete_last_line_without_newline_is_closed_before_appending(tmp_path,
     pred.write_bytes(pred.read_bytes().rstrip(b"\n"))
     asyncio.run(run_extraction(corpus[:4], get_backend("fake/a"), Strategy("zero_shot"), _config(), run_dir))
     assert [l.paper_id for l in read_predictions(pred)] == [p.id for p in corpus[:4]]
+
+
+def test_rerun_of_a_finished_run_leaves_its_manifest_untouched(tmp_path, corpus):
+    run_dir = tmp_path / "run"
+    asyncio.run(run_extraction(corpus[:2], get_backend("fake/a"), Strategy("zero_shot"), _config(), run_dir))
+    before = (run_dir / "manifest.json").read_bytes()
+    asyncio.run(run_extraction(corpus[:2], get_backend("fake/a"), Strategy("zero_shot"), _config(), run_dir))
+    assert (run_dir / "manifest.json").read_bytes() == before
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--run-id", "../escape"], "must be a plain folder name"),
+    (["-b", "rules/baseline", "--split", "dev"], "may only score the test split"),
+    (["--max-tokens", "0"], "Invalid value for '--max-tokens'"),
+    (["--limit", "0"], "Invalid value for '--limit'"),
+])
+def test_bad_run_options_are_refused_before_any_work(tmp_path, args, message):
+    proc = subprocess.run(_cli("run", "-b", "fake/empty", "--runs-dir", str(tmp_path / "runs"), *args), capture_output=True, text=True)
+    assert proc.returncode == 2 and message in proc.stderr
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+def test_board_refuses_runs_of_different_splits(tmp_path):
+    runs = tmp_path / "runs"
+    for split in ("test", "dev"):
+        assert subprocess.run(_cli("run", "-b", "fake/empty", "--split", split, "--limit", "2", "--runs-dir", str(runs), "-q"), capture_output=True).returncode == 0
+    proc = subprocess.run(_cli("leaderboard", "--runs-dir", str(runs), "--out", str(tmp_path / "b.md")), capture_output=True, text=True)
+    assert proc.returncode == 2 and "different splits" in proc.stderr
