@@ -39,15 +39,19 @@ def paper_id(text: str) -> str:
     return "p" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
 
 
-def _read_utf8(path: Path) -> str:
-    if not path.is_file():
-        raise CorpusError(f"{path}: no such file")
-    raw = path.read_bytes()
+def decode_utf8(raw: bytes, path: Path, error: type[Exception]) -> str:
+    """``raw`` as UTF-8 text; raises ``error`` naming the file and line of the first bad byte."""
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise CorpusError(f"{path}:{line}: bytes are not valid UTF-8 (offset {exc.start})") from None
+        raise error(f"{path}:{line}: bytes are not valid UTF-8 (offset {exc.start})") from None
+
+
+def _read_utf8(path: Path) -> str:
+    if not path.is_file():
+        raise CorpusError(f"{path}: no such file")
+    return decode_utf8(path.read_bytes(), path, CorpusError)
 
 
 def parse_seed_text(path: Path) -> list[Paper]:

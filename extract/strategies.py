@@ -31,12 +31,11 @@ import jinja2
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from paperfields.extract.backends.base import FailureClass, Generation, Usage
-from paperfields.extract.corpus import Paper
+from paperfields.extract.corpus import Paper, decode_utf8
 from paperfields.extract.schema import LIST_FIELDS, PaperRecord, Result
 from paperfields.paths import gold_dir, prompts_dir
 
 
-NEWLINE = b"\n"
 
 class PromptError(ValueError):
     """A prompt file that is missing, invalid, or inconsistent with the gold (names file and field)."""
@@ -158,9 +157,7 @@ class Strategy:
             raise PromptError(f"{path}: no such prompt file; known strategies: {', '.join(known) or '(none)'}")
         raw = path.read_bytes()
         try:
-            self.template = PromptTemplate.model_validate(tomllib.loads(raw.decode("utf-8")))
-        except UnicodeDecodeError as exc:
-            raise PromptError(f"{path}:{raw[: exc.start].count(NEWLINE) + 1}: bytes are not valid UTF-8") from None
+            self.template = PromptTemplate.model_validate(tomllib.loads(decode_utf8(raw, path, PromptError)))
         except tomllib.TOMLDecodeError as exc:
             raise PromptError(f"{path}: not valid TOML ({exc})") from None
         except ValidationError as exc:

@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 from scipy import stats
 
 from paperfields.extract.schema import LIST_FIELDS, SCHEMA_VERSION, ContributionType, ResearchArea
-from paperfields.scoring.gold import GoldRecord, findable
+from paperfields.scoring.gold import GoldRecord, findable, url_in_text
 from paperfields.scoring.match import (
     NAME,
     PHRASE,
@@ -39,7 +39,7 @@ from paperfields.scoring.match import (
     same_url,
     similarity,
 )
-from paperfields.scoring.normalize import normalize, normalize_url, numbers_in, same_number
+from paperfields.scoring.normalize import normalize, numbers_in, same_number
 
 SCORER_VERSION = "2.1"
 BOOTSTRAP_SEED = 20260
@@ -119,7 +119,7 @@ def score_paper(prediction: Optional[dict[str, Any]], gold: GoldRecord) -> dict[
 
 def _grounded_string(text: str, abstract: str, field: str) -> bool:
     if field == "code_url":
-        return normalize_url(text) in normalize_url(abstract.replace(" ", ""))
+        return url_in_text(text, abstract)
     return findable(text, abstract)
 
 
