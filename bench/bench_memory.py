@@ -13,7 +13,7 @@ import sys
 CHILD = r"""
 import asyncio, json, resource, sys, tempfile
 from pathlib import Path
-from paperfields.extract.backends import get_backend
+from paperfields.extract.backends.fake import FakeBackend
 from paperfields.extract.corpus import Paper, load_corpus
 from paperfields.extract.runner import RunConfig, run_extraction
 from paperfields.extract.strategies import Strategy
@@ -24,7 +24,7 @@ papers = [Paper(id=f"{p.id}-{i}", text=p.text, source=p.source, position=p.posit
 strategy = Strategy("zero_shot")
 config = RunConfig(backend="fake/bench", strategy="zero_shot", prompt_version="1", prompt_sha256=strategy.sha256, split="test")
 with tempfile.TemporaryDirectory() as tmp:
-    asyncio.run(run_extraction(papers, get_backend("fake/bench"), strategy, config, Path(tmp) / "run", concurrency=8))
+    asyncio.run(run_extraction(papers, FakeBackend("bench", keep_requests=False), strategy, config, Path(tmp) / "run", concurrency=8))
 print(json.dumps({"papers": len(papers), "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 

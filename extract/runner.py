@@ -16,7 +16,7 @@ import subprocess
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -107,36 +107,43 @@ def now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def read_predictions(path: Path, repair: bool = False) -> list[PredictionLine]:
-    """Read ``predictions.jsonl``. A cut-off last line (a crash mid-write) is dropped, and with
-    ``repair`` also removed from the file; any other bad line raises RunError naming file and line."""
+def iter_predictions(path: Path, repair: bool = False) -> Iterator[PredictionLine]:
+    """Yield the lines of ``predictions.jsonl`` one at a time (memory does not grow with the run).
+
+    A cut-off last line (a crash mid-write: no final newline and not valid) is dropped, and with
+    ``repair`` also removed from the file; any other bad line raises RunError naming file and line.
+    """
     if not path.exists():
-        return []
-    raw = path.read_bytes()
-    lines = raw.split(b"\n")
-    out: list[PredictionLine] = []
+        return
     good_bytes = 0
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            good_bytes += len(line) + 1
-            continue
-        try:
-            out.append(PredictionLine.model_validate_json(line))
-            good_bytes += len(line) + 1
-        except ValidationError as exc:
-            is_last = all(not rest.strip() for rest in lines[number:])
-            if is_last and not raw.endswith(b"\n"):
-                if repair:
-                    with path.open("r+b") as fh:
-                        fh.truncate(min(good_bytes, len(raw)))
-                break
-            first = exc.errors()[0]
-            raise RunError(f"{path}:{number}: bad prediction line: field '{'.'.join(map(str, first['loc']))}': {first['msg']}") from None
-    else:
-        if repair and raw and not raw.endswith(b"\n"):  # a complete last line without its newline: close it before appending
-            with path.open("ab") as fh:
-                fh.write(b"\n")
-    return out
+    cut_off = False
+    with path.open("rb") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                good_bytes += len(line)
+                continue
+            try:
+                parsed = PredictionLine.model_validate_json(line)
+            except ValidationError as exc:
+                if not line.endswith(b"\n"):  # only the last line can lack its newline
+                    cut_off = True
+                    break
+                first = exc.errors()[0]
+                raise RunError(f"{path}:{number}: bad prediction line: field '{'.'.join(map(str, first['loc']))}': {first['msg']}") from None
+            good_bytes += len(line)
+            yield parsed
+        ends_open = good_bytes > 0 and not cut_off and not line.endswith(b"\n")
+    if repair and cut_off:
+        with path.open("r+b") as fh:
+            fh.truncate(good_bytes)
+    elif repair and ends_open:  # a complete last line without its newline: close it before appending
+        with path.open("ab") as fh:
+            fh.write(b"\n")
+
+
+def read_predictions(path: Path, repair: bool = False) -> list[PredictionLine]:
+    """All lines of ``predictions.jsonl`` as a list; see :func:`iter_predictions` for the rules."""
+    return list(iter_predictions(path, repair=repair))
 
 
 def load_manifest(run_dir: Path) -> Manifest:
@@ -172,20 +179,43 @@ def _write_manifest(run_dir: Path, manifest: Manifest) -> None:
     tmp.replace(run_dir / "manifest.json")
 
 
-def _totals(manifest: Manifest, lines: list[PredictionLine]) -> None:
-    manifest.papers_done = len(lines)
-    manifest.papers_valid = sum(1 for line in lines if line.record is not None)
-    manifest.failures_by_class = dict(sorted(Counter(line.failure.value for line in lines if line.failure).items()))
-    usage = Usage()
-    for line in lines:
-        usage = usage + line.usage
-    manifest.usage = usage
-    manifest.model_requests = sum(line.attempts for line in lines if not line.cached)
-    manifest.cache_hits = sum(1 for line in lines if line.cached)
-    manifest.model_seconds_total = round(sum(line.latency_s for line in lines), 3)
-    price = price_for(manifest.config.backend)
-    costs = [dollars(line.usage, price) for line in lines if not line.cached]
-    manifest.dollars_total = None if any(c is None for c in costs) else round(sum(costs), 6)
+class _Totals:
+    """Running totals over prediction lines, so the runner never holds the lines themselves."""
+
+    def __init__(self, price: Any) -> None:
+        self.price = price
+        self.ids: set[str] = set()
+        self.valid = 0
+        self.failures: Counter[str] = Counter()
+        self.usage = Usage()
+        self.model_requests = 0
+        self.cache_hits = 0
+        self.model_seconds = 0.0
+        self.dollars: Optional[float] = 0.0
+
+    def add(self, line: PredictionLine) -> None:
+        self.ids.add(line.paper_id)
+        self.valid += line.record is not None
+        if line.failure:
+            self.failures[line.failure.value] += 1
+        self.usage = self.usage + line.usage
+        self.model_seconds += line.latency_s
+        if line.cached:
+            self.cache_hits += 1
+            return
+        self.model_requests += line.attempts
+        cost = dollars(line.usage, self.price)
+        self.dollars = None if cost is None or self.dollars is None else self.dollars + cost
+
+    def write_to(self, manifest: Manifest) -> None:
+        manifest.papers_done = len(self.ids)
+        manifest.papers_valid = self.valid
+        manifest.failures_by_class = dict(sorted(self.failures.items()))
+        manifest.usage = self.usage
+        manifest.model_requests = self.model_requests
+        manifest.cache_hits = self.cache_hits
+        manifest.model_seconds_total = round(self.model_seconds, 3)
+        manifest.dollars_total = None if self.dollars is None else round(self.dollars, 6)
 
 
 async def run_extraction(
@@ -221,9 +251,11 @@ async def run_extraction(
     else:
         manifest = Manifest(run_id=run_dir.name, config=config, started_at=now(), papers_total=0)
     asked = set(manifest.paper_ids)
-    done = read_predictions(pred_path, repair=True)
-    done_ids = {line.paper_id for line in done}
-    todo = [p for p in papers if p.id not in done_ids]
+    price = price_for(config.backend)
+    totals = _Totals(price)
+    for line in iter_predictions(pred_path, repair=True):
+        totals.add(line)
+    todo = [p for p in papers if p.id not in totals.ids]
     if not todo and asked >= {p.id for p in papers} and manifest.status == "complete":
         return manifest  # nothing to do: leave a finished run's manifest (and its provenance) untouched
     manifest.paper_ids += [p.id for p in papers if p.id not in asked]
@@ -234,7 +266,6 @@ async def run_extraction(
 
     started = time.perf_counter()
     identity = config.model_dump(include={"backend", "base_url", "mode", "grammar"})
-    price = price_for(config.backend)
     manifest.price = price.model_dump() if price else None
     queue: asyncio.Queue[Paper] = asyncio.Queue()
     for paper in todo:  # corpus order, so a single worker reuses the prompt prefix paper after paper
@@ -256,14 +287,14 @@ async def run_extraction(
                 line = PredictionLine(paper_id=paper.id, dollars=dollars(gen.usage, price), **gen.model_dump())
                 out.write(line.model_dump_json() + "\n")
                 out.flush()
-                done.append(line)
+                totals.add(line)
                 if on_paper:
                     on_paper(line)
 
         await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(todo) or 1)))))
     manifest.wall_seconds = round(manifest.wall_seconds + time.perf_counter() - started, 3)
-    _totals(manifest, done)
-    manifest.status = "complete" if {line.paper_id for line in done} >= set(manifest.paper_ids) else "incomplete"
+    totals.write_to(manifest)
+    manifest.status = "complete" if totals.ids >= set(manifest.paper_ids) else "incomplete"
     manifest.finished_at = now()
     _write_manifest(run_dir, manifest)
     return manifest

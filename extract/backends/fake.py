@@ -16,19 +16,26 @@ from paperfields.extract.backends.base import Generation, GenerationRequest, Usa
 
 
 class FakeBackend:
-    """Deterministic backend answering from a script of ``(text, finish_reason)`` replies."""
+    """Deterministic backend answering from a script of ``(text, finish_reason)`` replies.
 
-    def __init__(self, model: str, replies: Optional[Iterable[tuple[str, Optional[str]] | str]] = None, delay_s: float = 0.0) -> None:
+    Every request is kept in ``requests`` for tests to inspect, unless ``keep_requests`` is False
+    (memory benchmarks, where the kept messages would be counted against the runner).
+    """
+
+    def __init__(self, model: str, replies: Optional[Iterable[tuple[str, Optional[str]] | str]] = None, delay_s: float = 0.0,
+                 keep_requests: bool = True) -> None:
         self.name = f"fake/{model}"
         self.delay_s = delay_s
         self.replies: deque[tuple[str, Optional[str]]] = deque(
             (r, "stop") if isinstance(r, str) else r for r in (replies or [])
         )
         self.requests: list[GenerationRequest] = []
+        self.keep_requests = keep_requests
 
     async def generate(self, request: GenerationRequest) -> Generation:
         start = time.perf_counter()
-        self.requests.append(request)
+        if self.keep_requests:
+            self.requests.append(request)
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
         text, finish = self.replies.popleft() if self.replies else ("{}", "stop")
