@@ -1,7 +1,8 @@
 """Remote-backend overhead: the runner against a bare AsyncOpenAI + gather loop, side by side.
 
-Both talk to the same local OpenAI-compatible stub that answers every request after a fixed 100 ms,
-for N papers at concurrency C. Prints wall times and the ratios runner / bare and runner / ideal
+Both talk to the same local OpenAI-compatible stub (``tests/openai_stub.py``, in its own process so
+it does not compete for this process's GIL, keep-alive like a real server) that answers every
+request after a fixed 100 ms, for N papers at concurrency C. Prints wall times and the ratios runner / bare and runner / ideal
 (ceil(N / C) x 100 ms); targets: <= 1.05 and <= 1.15. Also times a rerun of the finished run
 (target: <= 0.05 of the first run, 0 model requests).
 Run: .venv/bin/python bench/bench_remote.py [N] [C]
@@ -10,12 +11,16 @@ Run: .venv/bin/python bench/bench_remote.py [N] [C]
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -26,9 +31,27 @@ from paperfields.extract.corpus import Paper  # noqa: E402
 from paperfields.extract.runner import RunConfig, run_extraction  # noqa: E402
 from paperfields.extract.strategies import Strategy  # noqa: E402
 from paperfields.paths import gold_dir  # noqa: E402
-from tests.openai_stub import StubServer, reply  # noqa: E402
 
 LATENCY = 0.1
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@contextmanager
+def stub_server():
+    """Start ``tests/openai_stub.py`` in a child process; yield (url, request counter)."""
+    proc = subprocess.Popen([sys.executable, "-m", "tests.openai_stub", "--delay", str(LATENCY)], cwd=ROOT,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        url = proc.stdout.readline().strip()
+
+        def requests_served() -> int:
+            with urllib.request.urlopen(url + "/stats") as response:
+                return json.load(response)["requests"]
+
+        yield url, requests_served
+    finally:
+        proc.terminate()
+        proc.wait()
 
 
 async def bare(url: str, messages: list, n: int, concurrency: int) -> float:
@@ -43,7 +66,9 @@ async def bare(url: str, messages: list, n: int, concurrency: int) -> float:
 
     start = time.perf_counter()
     await asyncio.gather(*(one(i) for i in range(n)))
-    return time.perf_counter() - start
+    elapsed = time.perf_counter() - start
+    await client.close()
+    return elapsed
 
 
 def main() -> None:
@@ -56,24 +81,21 @@ def main() -> None:
               for i in range(math.ceil(n / len(base))) for p in base][:n]
     strategy = Strategy("zero_shot")
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}; N={n}, concurrency={concurrency}, server latency {LATENCY * 1000:.0f} ms")
-    with StubServer() as stub, tempfile.TemporaryDirectory() as tmp:
-        stub.script[:] = []
-        stub_reply = reply(delay=LATENCY)
-        stub.script.extend([stub_reply] * (2 * n + 10))
-        bare_s = asyncio.run(bare(stub.url, [strategy.messages(p) for p in papers], n, concurrency))
-        backend = get_backend("openai/bench", base_url=stub.url)
-        config = RunConfig(backend="openai/bench", base_url=stub.url, mode=backend.mode, strategy="zero_shot",
+    with stub_server() as (url, requests_served), tempfile.TemporaryDirectory() as tmp:
+        bare_s = asyncio.run(bare(url, [strategy.messages(p) for p in papers], n, concurrency))
+        backend = get_backend("openai/bench", base_url=url)
+        config = RunConfig(backend="openai/bench", base_url=url, mode=backend.mode, strategy="zero_shot",
                            prompt_version="1", prompt_sha256=strategy.sha256, split="test")
         run_dir = Path(tmp) / "run"
         cache = ResponseCache(Path(tmp) / "cache.sqlite")
         start = time.perf_counter()
         asyncio.run(run_extraction(papers, backend, strategy, config, run_dir, concurrency, cache=cache))
         runner_s = time.perf_counter() - start
-        before = len(stub.requests)
+        before = requests_served()
         start = time.perf_counter()
         asyncio.run(run_extraction(papers, backend, strategy, config, run_dir, concurrency, cache=cache))
         rerun_s = time.perf_counter() - start
-        rerun_requests = len(stub.requests) - before
+        rerun_requests = requests_served() - before
     ideal = math.ceil(n / concurrency) * LATENCY
     print(f"bare AsyncOpenAI + gather : {bare_s:6.2f} s")
     print(f"paperfields runner        : {runner_s:6.2f} s")

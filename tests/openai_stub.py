@@ -1,7 +1,11 @@
 """A scripted OpenAI-compatible chat-completions server on 127.0.0.1, for offline tests.
 
-Each request pops the next scripted reply; when the script is empty it answers a valid record.
-Every request (path, headers, JSON body) is recorded.
+Each request pops the next scripted reply; when the script is empty it answers ``default`` (a valid
+record unless given). Every request (path, headers, JSON body) is recorded.
+
+Run standalone (benchmarks, so the server does not share the client's process and GIL):
+``python -m tests.openai_stub --delay 0.1`` prints its URL and serves until killed; ``GET /stats``
+answers ``{"requests": <count>}``.
 """
 
 from __future__ import annotations
@@ -25,21 +29,32 @@ def reply(content: Optional[str] = VALID, finish_reason: str = "stop", status: i
 class StubServer:
     """Context manager: ``with StubServer() as stub: stub.url, stub.script, stub.requests``."""
 
-    def __init__(self) -> None:
+    def __init__(self, default: Optional[dict[str, Any]] = None, keep_alive: bool = False, port: int = 0) -> None:
         self.script: list[dict[str, Any]] = []
         self.requests: list[dict[str, Any]] = []
+        self.default = default or reply()
         self._lock = threading.Lock()
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def do_GET(self) -> None:
+                payload = json.dumps({"requests": len(stub.requests)}).encode()
+                self.send_response(200 if self.path.endswith("/stats") else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 with stub._lock:
                     stub.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
-                    spec = stub.script.pop(0) if stub.script else reply()
+                    spec = stub.script.pop(0) if stub.script else stub.default
                 if spec["delay"]:
                     time.sleep(spec["delay"])
                 if spec["status"] != 200:
@@ -65,7 +80,7 @@ class StubServer:
         class Server(ThreadingHTTPServer):
             request_queue_size = 256  # bursts of concurrent clients (benchmarks) must not be refused
 
-        self._server = Server(("127.0.0.1", 0), Handler)
+        self._server = Server(("127.0.0.1", port), Handler)
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -77,3 +92,14 @@ class StubServer:
     def __exit__(self, *exc: Any) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Serve the OpenAI stub until killed; every reply is a valid record.")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds before each reply")
+    args = parser.parse_args()
+    with StubServer(default=reply(delay=args.delay), keep_alive=True) as server:
+        print(server.url, flush=True)
+        threading.Event().wait()
