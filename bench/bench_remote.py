@@ -4,7 +4,8 @@ Both talk to the same local OpenAI-compatible stub (``tests/openai_stub.py``, in
 it does not compete for this process's GIL, keep-alive like a real server) that answers every
 request after a fixed 100 ms, for N papers at concurrency C. Prints wall times and the ratios runner / bare and runner / ideal
 (ceil(N / C) x 100 ms); targets: <= 1.05 and <= 1.15. Also times a rerun of the finished run
-(target: <= 0.05 of the first run, 0 model requests).
+(target: <= 0.05 of the first run, 0 model requests), and the client CPU seconds per paper of both
+sides (process time: unlike wall time it barely moves when other processes share the machine).
 Run: .venv/bin/python bench/bench_remote.py [N] [C]
 """
 
@@ -64,11 +65,11 @@ async def bare(url: str, messages: list, n: int, concurrency: int) -> float:
         async with semaphore:
             await client.chat.completions.create(model="bench", messages=messages[i], max_tokens=256)
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     await asyncio.gather(*(one(i) for i in range(n)))
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     await client.close()
-    return elapsed
+    return elapsed, cpu
 
 
 def main() -> None:
@@ -82,15 +83,15 @@ def main() -> None:
     strategy = Strategy("zero_shot")
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}; N={n}, concurrency={concurrency}, server latency {LATENCY * 1000:.0f} ms")
     with stub_server() as (url, requests_served), tempfile.TemporaryDirectory() as tmp:
-        bare_s = asyncio.run(bare(url, [strategy.messages(p) for p in papers], n, concurrency))
+        bare_s, bare_cpu = asyncio.run(bare(url, [strategy.messages(p) for p in papers], n, concurrency))
         backend = get_backend("openai/bench", base_url=url)
         config = RunConfig(backend="openai/bench", base_url=url, mode=backend.mode, strategy="zero_shot",
                            prompt_version="1", prompt_sha256=strategy.sha256, split="test")
         run_dir = Path(tmp) / "run"
         cache = ResponseCache(Path(tmp) / "cache.sqlite")
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         asyncio.run(run_extraction(papers, backend, strategy, config, run_dir, concurrency, cache=cache))
-        runner_s = time.perf_counter() - start
+        runner_s, runner_cpu = time.perf_counter() - start, time.process_time() - cpu
         before = requests_served()
         start = time.perf_counter()
         asyncio.run(run_extraction(papers, backend, strategy, config, run_dir, concurrency, cache=cache))
@@ -102,6 +103,8 @@ def main() -> None:
     print(f"ideal ceil(N/C) x latency : {ideal:6.2f} s")
     print(f"runner / bare             : {runner_s / bare_s:6.3f}  (target <= 1.05)")
     print(f"runner / ideal            : {runner_s / ideal:6.3f}  (target <= 1.15)")
+    print(f"client CPU per paper      : runner {runner_cpu / n * 1000:.1f} ms, bare {bare_cpu / n * 1000:.1f} ms "
+          f"(one client process can drive at most ~{n / runner_cpu:.0f} papers/s per core)")
     print(f"rerun / first run         : {rerun_s / runner_s:6.3f}  (target <= 0.05); model requests on rerun: {rerun_requests} (target 0)")
 
 
