@@ -75,12 +75,13 @@ def gold_check(
 
     gold_path = gold_path or paths.gold_dir() / "gold.jsonl"
     corpus_path = corpus_path or paths.gold_dir() / "corpus.jsonl"
+    problems: list[str] = []
     try:
         papers = load_corpus(corpus_path)
-        gold = load_gold(gold_path)
+        gold = load_gold(gold_path, problems)
     except _known_errors() as exc:
         fail(str(exc), 1)
-    problems = check_gold(gold, papers, gold_path)
+    problems += check_gold(gold, papers, gold_path)
     for problem in problems:
         console.print(problem, highlight=False, markup=False)
     if problems:

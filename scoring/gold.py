@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Optional
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -40,8 +40,12 @@ def gold_fingerprint(path: Path) -> str:
     return f"{GOLD_VERSION}+{hashlib.sha256(path.read_bytes()).hexdigest()[:12]}"
 
 
-def load_gold(path: Path) -> list[GoldRecord]:
-    """Read gold JSONL. Raises GoldError naming ``file:line`` and the field for a bad line."""
+def load_gold(path: Path, problems: Optional[list[str]] = None) -> list[GoldRecord]:
+    """Read gold JSONL. Raises GoldError naming ``file:line`` and the field for a bad line.
+
+    With a ``problems`` list, every bad line is described there (``file:line: field 'x': ...``) and
+    skipped instead, so a checker can report all of them at once.
+    """
     if not path.is_file():
         raise GoldError(f"{path}: no such gold file")
     text = decode_utf8(path.read_bytes(), path, GoldError)
@@ -50,20 +54,29 @@ def load_gold(path: Path) -> list[GoldRecord]:
         if not line.strip():
             continue
         try:
-            unknown = set(json.loads(line).get("record", {})) - set(PaperRecord.model_fields)
-        except (json.JSONDecodeError, AttributeError):
-            unknown = set()
-        if unknown:
-            raise GoldError(f"{path}:{number}: field 'record.{sorted(unknown)[0]}': unknown field (a typo?)")
-        try:
-            records.append(GoldRecord.model_validate_json(line))
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(p) for p in first["loc"]) or "(line)"
-            if first["type"] == "json_invalid":
-                raise GoldError(f"{path}:{number}: not valid JSON ({first['msg']})") from None
-            raise GoldError(f"{path}:{number}: field '{field}': {first['msg']}") from None
+            records.append(_gold_line(line, path, number))
+        except GoldError as exc:
+            if problems is None:
+                raise
+            problems.append(str(exc))
     return records
+
+
+def _gold_line(line: str, path: Path, number: int) -> GoldRecord:
+    try:
+        unknown = set(json.loads(line).get("record", {})) - set(PaperRecord.model_fields)
+    except (json.JSONDecodeError, AttributeError):
+        unknown = set()
+    if unknown:
+        raise GoldError(f"{path}:{number}: field 'record.{sorted(unknown)[0]}': unknown field (a typo?)")
+    try:
+        return GoldRecord.model_validate_json(line)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "(line)"
+        if first["type"] == "json_invalid":
+            raise GoldError(f"{path}:{number}: not valid JSON ({first['msg']})") from None
+        raise GoldError(f"{path}:{number}: field '{field}': {first['msg']}") from None
 
 
 def gold_strings(record: PaperRecord) -> list[tuple[str, str]]:

@@ -92,3 +92,20 @@ def test_non_utf8_and_unknown_keys_name_file_and_line(root, tmp_path):
     typo = _corrupt(root, tmp_path, 5, _edit_record(lambda o: o["record"].update(method_nmae="X")))
     with pytest.raises(GoldError, match=rf"{typo}:6: field 'record.method_nmae': unknown field"):
         load_gold(typo)
+
+
+def test_every_bad_line_is_reported_not_just_the_first(root, tmp_path):
+    lines = (root / "gold" / "gold.jsonl").read_text().splitlines()
+    lines[2] = lines[2][: len(lines[2]) // 2]
+    lines[9] = _edit_record(lambda o: o["record"].update(research_area="astrology"))(lines[9])
+    path = tmp_path / "gold.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    problems: list[str] = []
+    records = load_gold(path, problems)
+    assert len(records) == 74
+    assert problems[0].startswith(f"{path}:3: not valid JSON")
+    assert problems[1].startswith(f"{path}:10: field 'record.research_area'")
+    assert len(problems) == 2
+    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "gold", "check", "--gold", str(path)], capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert f"{path}:3: not valid JSON" in proc.stderr + proc.stdout and f"{path}:10: field 'record.research_area'" in proc.stderr + proc.stdout
