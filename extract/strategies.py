@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import tomllib
 from collections import Counter
 from pathlib import Path
@@ -142,6 +143,15 @@ def majority_vote(records: list[dict[str, Any]]) -> dict[str, Any]:
     return PaperRecord.model_validate(out).model_dump(mode="json")
 
 
+def _file_line(toml_text: str, key: str, template_line: int) -> int:
+    """Line in the TOML file of line ``template_line`` (1-based) of the string value of ``key``."""
+    match = re.search(rf'^{key}\s*=\s*("""|\'\'\'|"|\')(\r?\n)?', toml_text, re.MULTILINE)
+    if match is None:
+        return template_line
+    start = toml_text.count("\n", 0, match.start()) + 1  # the line holding `key = """`
+    return start + template_line - 1 + (1 if match.group(2) else 0)  # TOML drops a newline right after the opening quotes
+
+
 class Strategy:
     """A prompt strategy loaded from ``prompts/<name>.toml``.
 
@@ -167,11 +177,14 @@ class Strategy:
         if t.name != name:
             raise PromptError(f"{path}: field 'name' is '{t.name}', expected '{name}' (the file name)")
         env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
-        try:
-            self._system = env.from_string(t.system)
-            self._user = env.from_string(t.user)
-        except jinja2.TemplateSyntaxError as exc:
-            raise PromptError(f"{path}:{exc.lineno}: template syntax error: {exc.message}") from None
+        templates = {}
+        for key in ("system", "user"):
+            try:
+                templates[key] = env.from_string(getattr(t, key))
+            except jinja2.TemplateSyntaxError as exc:
+                line = _file_line(raw.decode("utf-8"), key, exc.lineno)
+                raise PromptError(f"{path}:{line}: field '{key}': template syntax error: {exc.message}") from None
+        self._system, self._user = templates["system"], templates["user"]
         self.name, self.path, self.kind = name, path, t.kind
         self.sha256 = hashlib.sha256(raw).hexdigest()
         self.response_model: type[BaseModel] = {"reasoning_first": ReasoningRecord, "evidence": EvidenceRecord}.get(t.kind, PaperRecord)

@@ -120,3 +120,14 @@ def test_majority_vote_keeps_results_seen_in_most_samples():
     r = lambda v, m: {"metric": m, "value": v, "unit": "percent", "kind": "absolute"}  # noqa: E731
     voted = majority_vote([{"results": [r(1, "acc"), r(2, "acc")]}, {"results": [r(1, "Acc")]}, {"results": [r(3, "acc")]}])
     assert [x["value"] for x in voted["results"]] == [1.0]
+
+
+def test_template_syntax_error_names_the_line_of_the_prompt_file(tmp_path):
+    folder = _copy_prompts(tmp_path)
+    # line 6 of the file is line 2 of the user template (TOML drops the newline after the quotes)
+    (folder / "syntax.toml").write_text('name = "syntax"\nversion = "1"\nsystem = "ok"\nuser = """\nAbstract:\n{{ paper.text }\n"""\n')
+    with pytest.raises(PromptError, match=r"syntax\.toml:6: field 'user': template syntax error"):
+        Strategy("syntax", directory=folder)
+    (folder / "inline.toml").write_text('name = "inline"\nversion = "1"\nsystem = """You {% if %}"""\nuser = "x"\n')
+    with pytest.raises(PromptError, match=r"inline\.toml:3: field 'system': template syntax error"):
+        Strategy("inline", directory=folder)
