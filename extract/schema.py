@@ -138,17 +138,36 @@ STRING_FIELDS = ("method_name", "method_full_name")
 FIELDS = tuple(PaperRecord.model_fields)
 
 
-def all_required(schema: dict[str, Any]) -> dict[str, Any]:
+def all_required(schema: dict[str, Any], strict: bool = False) -> dict[str, Any]:
     """Copy of a JSON schema with every object property required (recursively, through $defs).
 
     Grammar-constrained decoding skips optional properties; small models then drop fields.
     Nullable fields stay nullable, so "required" only forces the key to be written.
+
+    ``strict=True`` makes the schema OpenAI structured outputs accept with ``"strict": true`` (the
+    same rules as the openai SDK's own conversion): ``additionalProperties: false`` on every object,
+    a ``$ref`` with sibling keywords (``description``, ``default``) inlined from its definition, and
+    ``default: null`` dropped (the field stays nullable).
     """
-    if isinstance(schema, dict):
-        out = {k: all_required(v) for k, v in schema.items()}
+    return _required(schema, schema if strict else None)
+
+
+def _required(node: Any, root: Optional[dict[str, Any]]) -> Any:
+    if isinstance(node, dict):
+        if root is not None and isinstance(node.get("$ref"), str) and len(node) > 1:
+            target: Any = root
+            for part in node["$ref"].removeprefix("#/").split("/"):
+                target = target[part]
+            node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}  # the sibling keywords win
+        out = {k: _required(v, root) for k, v in node.items()}
         if out.get("type") == "object" and "properties" in out:
             out["required"] = list(out["properties"])
+        if root is not None:
+            if out.get("type") == "object":
+                out.setdefault("additionalProperties", False)
+            if "default" in out and out["default"] is None:
+                del out["default"]
         return out
-    if isinstance(schema, list):
-        return [all_required(v) for v in schema]
-    return schema
+    if isinstance(node, list):
+        return [_required(v, root) for v in node]
+    return node
