@@ -16,7 +16,7 @@ import subprocess
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import IO, Any, Callable, Iterator, Optional
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -30,6 +30,7 @@ from paperfields.extract.strategies import Strategy
 from paperfields.paths import project_root
 
 MANIFEST_VERSION = 1
+BATCH_DISCOUNT = 0.5  # the OpenAI Batch API bills half the listed per-token price
 
 
 class RunError(RuntimeError):
@@ -50,6 +51,7 @@ class RunConfig(BaseModel):
     split: str
     schema_version: str = SCHEMA_VERSION
     params: GenerationParams = GenerationParams()
+    batch: bool = Field(default=False, description="requests sent as one OpenAI Batch API job (--batch), not one by one")
 
 
 class PredictionLine(Generation):
@@ -83,6 +85,11 @@ class Manifest(BaseModel):
     wall_seconds: float = 0.0
     dollars_total: Optional[float] = Field(default=0.0, description="USD for all papers; None when the price is unknown")
     price: Optional[dict[str, Any]] = Field(default=None, description="the price-table entry used (USD per million tokens)")
+    batch_discount: float = Field(
+        default=1.0, description="multiplier applied to the price table in every dollar figure: 0.5 for --batch runs "
+        "(the OpenAI Batch API bills half the listed price), else 1.0",
+    )
+    batch_ids: list[str] = Field(default_factory=list, description="OpenAI Batch API jobs this run submitted (--batch), oldest first")
 
 
 def git_commit(root: Path | None = None) -> Optional[str]:
@@ -98,9 +105,10 @@ def git_commit(root: Path | None = None) -> Optional[str]:
         return None
 
 
-def default_run_id(backend: str, strategy: str, split: str) -> str:
-    """``<provider>_<model>__<strategy>__<split>`` with path-unsafe characters replaced."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", f"{backend.replace('/', '_')}__{strategy}__{split}").strip("_")
+def default_run_id(backend: str, strategy: str, split: str, batch: bool = False) -> str:
+    """``<provider>_<model>__<strategy>__<split>`` (``__batch`` appended for a Batch API run, whose
+    config differs) with path-unsafe characters replaced."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", f"{backend.replace('/', '_')}__{strategy}__{split}{'__batch' if batch else ''}").strip("_")
 
 
 def now() -> str:
@@ -182,8 +190,11 @@ def _write_manifest(run_dir: Path, manifest: Manifest) -> None:
 class _Totals:
     """Running totals over prediction lines, so the runner never holds the lines themselves."""
 
-    def __init__(self, price: Any) -> None:
+    def __init__(self, price: Any, discount: float = 1.0) -> None:
         self.price = price
+        self.discount = discount
+        # the price billed: the table's figures times the discount (before dollars() rounds each line)
+        self._billed = price.model_copy(update={"input": price.input * discount, "output": price.output * discount}) if price and discount != 1.0 else price
         self.ids: set[str] = set()
         self.valid = 0
         self.failures: Counter[str] = Counter()
@@ -204,8 +215,12 @@ class _Totals:
             self.cache_hits += 1
             return
         self.model_requests += line.attempts
-        cost = dollars(line.usage, self.price)
+        cost = self.cost(line.usage)
         self.dollars = None if cost is None or self.dollars is None else self.dollars + cost
+
+    def cost(self, usage: Usage) -> Optional[float]:
+        """USD for ``usage`` at the price table's figures times the discount; None when the price is unknown."""
+        return dollars(usage, self._billed)
 
     def write_to(self, manifest: Manifest) -> None:
         manifest.papers_done = len(self.ids)
@@ -216,6 +231,91 @@ class _Totals:
         manifest.cache_hits = self.cache_hits
         manifest.model_seconds_total = round(self.model_seconds, 3)
         manifest.dollars_total = None if self.dollars is None else round(self.dollars, 6)
+
+
+class _RunFolder:
+    """A run folder opened to append papers (shared by :func:`run_extraction` and the batch runner).
+
+    On construction: the manifest is read (RunError when it holds another config) or made, the
+    totals are rebuilt from the lines already written (a cut-off last line is dropped) and ``todo``
+    lists the papers still to do. ``finished`` is True when a complete run has nothing left: the
+    caller then returns ``manifest`` untouched. Use as a context manager around the work (it marks
+    the run running and holds ``predictions.jsonl`` open), then call :meth:`finish`.
+    """
+
+    def __init__(self, papers: list[Paper], config: RunConfig, run_dir: Path) -> None:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        self.run_dir = run_dir
+        self.pred_path = run_dir / "predictions.jsonl"
+        if (run_dir / "manifest.json").exists():
+            manifest = load_manifest(run_dir)
+            if manifest.config != config:
+                old, new = manifest.config.model_dump(), config.model_dump()
+                diff = [k for k in new if old.get(k) != new.get(k)]
+                raise RunError(
+                    f"{run_dir / 'manifest.json'}: this folder holds a run with another config "
+                    f"(differs in: {', '.join(diff)}); use another --run-id or delete the folder"
+                )
+        else:
+            manifest = Manifest(run_id=run_dir.name, config=config, started_at=now(), papers_total=0)
+        self.manifest = manifest
+        self.price = price_for(config.backend)
+        self.totals = _Totals(self.price, BATCH_DISCOUNT if config.batch else 1.0)
+        for line in iter_predictions(self.pred_path, repair=True):
+            self.totals.add(line)
+        asked = set(manifest.paper_ids)
+        self.todo = [p for p in papers if p.id not in self.totals.ids]
+        self.finished = not self.todo and asked >= {p.id for p in papers} and manifest.status == "complete"
+        self._new_ids = [p.id for p in papers if p.id not in asked]
+        self._out: Optional[IO[str]] = None
+        self._started = 0.0
+
+    def __enter__(self) -> "_RunFolder":
+        manifest = self.manifest
+        manifest.paper_ids += self._new_ids
+        manifest.papers_total = len(manifest.paper_ids)
+        manifest.git_commit = git_commit()
+        manifest.status = "running"
+        manifest.batch_discount = self.totals.discount
+        self.save()
+        self._started = time.perf_counter()
+        manifest.price = self.price.model_dump() if self.price else None
+        self._out = self.pred_path.open("a", encoding="utf-8")
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._out is not None:
+            self._out.close()
+            self._out = None
+
+    def done(self, paper_id: str) -> bool:
+        """True when ``paper_id`` already has its line."""
+        return paper_id in self.totals.ids
+
+    def write(self, paper_id: str, gen: Generation, on_paper: Optional[Callable[[PredictionLine], None]] = None) -> PredictionLine:
+        """Append the paper's line (flushed at once), add it to the totals, then call ``on_paper``."""
+        assert self._out is not None, "write() inside the with block"
+        line = PredictionLine(paper_id=paper_id, dollars=self.totals.cost(gen.usage), **gen.model_dump())
+        self._out.write(line.model_dump_json() + "\n")
+        self._out.flush()
+        self.totals.add(line)
+        if on_paper:
+            on_paper(line)
+        return line
+
+    def save(self) -> None:
+        """Write ``manifest.json`` as it stands (atomically)."""
+        _write_manifest(self.run_dir, self.manifest)
+
+    def finish(self) -> Manifest:
+        """Totals, status (complete when every paper asked for has its line) and times into the manifest; write it."""
+        manifest = self.manifest
+        manifest.wall_seconds = round(manifest.wall_seconds + time.perf_counter() - self._started, 3)
+        self.totals.write_to(manifest)
+        manifest.status = "complete" if self.totals.ids >= set(manifest.paper_ids) else "incomplete"
+        manifest.finished_at = now()
+        self.save()
+        return manifest
 
 
 async def run_extraction(
@@ -237,41 +337,16 @@ async def run_extraction(
     without calling the model. Raises
     RunError if ``run_dir`` holds a run with another config.
     """
-    run_dir.mkdir(parents=True, exist_ok=True)
-    pred_path = run_dir / "predictions.jsonl"
-    if (run_dir / "manifest.json").exists():
-        manifest = load_manifest(run_dir)
-        if manifest.config != config:
-            old, new = manifest.config.model_dump(), config.model_dump()
-            diff = [k for k in new if old.get(k) != new.get(k)]
-            raise RunError(
-                f"{run_dir / 'manifest.json'}: this folder holds a run with another config "
-                f"(differs in: {', '.join(diff)}); use another --run-id or delete the folder"
-            )
-    else:
-        manifest = Manifest(run_id=run_dir.name, config=config, started_at=now(), papers_total=0)
-    asked = set(manifest.paper_ids)
-    price = price_for(config.backend)
-    totals = _Totals(price)
-    for line in iter_predictions(pred_path, repair=True):
-        totals.add(line)
-    todo = [p for p in papers if p.id not in totals.ids]
-    if not todo and asked >= {p.id for p in papers} and manifest.status == "complete":
-        return manifest  # nothing to do: leave a finished run's manifest (and its provenance) untouched
-    manifest.paper_ids += [p.id for p in papers if p.id not in asked]
-    manifest.papers_total = len(manifest.paper_ids)
-    manifest.git_commit = git_commit()
-    manifest.status = "running"
-    _write_manifest(run_dir, manifest)
-
-    started = time.perf_counter()
+    run = _RunFolder(papers, config, run_dir)
+    if run.finished:
+        return run.manifest  # nothing to do: leave a finished run's manifest (and its provenance) untouched
+    todo = run.todo
     identity = config.model_dump(include={"backend", "base_url", "mode", "grammar"})
-    manifest.price = price.model_dump() if price else None
     queue: asyncio.Queue[Paper] = asyncio.Queue()
     for paper in todo:  # corpus order, so a single worker reuses the prompt prefix paper after paper
         queue.put_nowait(paper)
 
-    with pred_path.open("a", encoding="utf-8") as out:
+    with run:
 
         async def worker() -> None:
             while not queue.empty():
@@ -283,18 +358,7 @@ async def run_extraction(
                         response_model=strategy.response_model, sample_index=index,
                     )
                     samples.append(await _generate(backend, request, cache, identity))
-                gen = strategy.finalize(paper, samples)
-                line = PredictionLine(paper_id=paper.id, dollars=dollars(gen.usage, price), **gen.model_dump())
-                out.write(line.model_dump_json() + "\n")
-                out.flush()
-                totals.add(line)
-                if on_paper:
-                    on_paper(line)
+                run.write(paper.id, strategy.finalize(paper, samples), on_paper)
 
         await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(todo) or 1)))))
-    manifest.wall_seconds = round(manifest.wall_seconds + time.perf_counter() - started, 3)
-    totals.write_to(manifest)
-    manifest.status = "complete" if totals.ids >= set(manifest.paper_ids) else "incomplete"
-    manifest.finished_at = now()
-    _write_manifest(run_dir, manifest)
-    return manifest
+    return run.finish()

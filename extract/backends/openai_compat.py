@@ -124,6 +124,7 @@ class OpenAIBackend:
             api_key=api_key or "no-key", base_url=base_url, timeout=timeout_s, max_retries=transport_retries,
             http_client=openai.DefaultAsyncHttpxClient(timeout=timeout_s, event_hooks={"request": [_count_request]}),
         )
+        self.raw_client = client  # the plain AsyncOpenAI client (files and batches for --batch); holds the key, never stored
         self.client = instructor.from_openai(client, mode=getattr(instructor.Mode, self.mode.upper()))
         self.reasks = reasks
         self.grammar = grammar
