@@ -170,12 +170,14 @@ def run(
     temperature: float = typer.Option(0.0, min=0.0, max=2.0, help="Sampling temperature."),
     threads: Optional[int] = typer.Option(None, min=1, help="local/ backends: CPU threads for llama.cpp [default: all cores]; does not change the output."),
     max_tokens: int = typer.Option(1536, min=1, help="Maximum output tokens per reply (a longer reply is a 'truncated' failure)."),
-    run_id: Optional[str] = typer.Option(None, help="Run folder name under results/runs [default: <provider>_<model>__<strategy>__<split>]."),
+    run_id: Optional[str] = typer.Option(None, help="Run folder name under results/runs [default: <provider>_<model>__<strategy>__<split>, plus __batch with --batch]."),
     runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
     score: bool = typer.Option(True, help="Score the run and print the leaderboard when done."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no leaderboard; errors still print."),
     as_json: bool = typer.Option(False, "--json", help="Print the run's manifest (and scores) as JSON at the end, for scripts."),
     cache: bool = typer.Option(True, help="Answer repeated requests from the response cache ($PAPERFIELDS_RESPONSE_CACHE, else responses.sqlite in ~/.cache/paperfields or $PAPERFIELDS_CACHE)."),
+    batch: bool = typer.Option(False, "--batch", help="openai/ backends: submit all papers as one OpenAI Batch API job (half price, results within 24 h); run the same command again to poll and ingest."),
+    poll_interval: float = typer.Option(30.0, min=0.0, help="--batch: seconds between two polls of the batch job's status."),
 ) -> None:
     """Extract a record from every abstract of a split, score it against gold, print the leaderboard.
 
@@ -202,13 +204,17 @@ def run(
             fail("rules/baseline builds its gazetteer from the dev split, so it may only score the test split")
         if run_id is not None and (not run_id.strip() or "/" in run_id or run_id.startswith(".")):
             fail(f"--run-id '{run_id}' must be a plain folder name (no '/', not starting with '.')")
+        if batch and not backend.startswith("openai/"):
+            fail(f"--batch works only with openai/ backends (it uses the OpenAI Batch API); got '{backend}'")
+        if batch and (mode or grammar):
+            fail("--mode and --grammar do not apply to --batch: batch requests always carry the strict JSON schema")
         engine = get_backend(backend, base_url=base_url, mode=mode, grammar=grammar, n_threads=threads)
         config = RunConfig(
-            backend=backend, base_url=base_url, mode=getattr(engine, "mode", None), grammar=grammar, strategy=strategy,
+            backend=backend, base_url=base_url, mode=None if batch else getattr(engine, "mode", None), grammar=grammar, strategy=strategy,
             prompt_version=strat.template.version, prompt_sha256=strat.sha256, example_ids=strat.example_ids(), split=split,
-            params=GenerationParams(temperature=temperature, max_tokens=max_tokens),
+            params=GenerationParams(temperature=temperature, max_tokens=max_tokens), batch=batch,
         )
-        run_dir = runs_dir / (run_id or default_run_id(backend, strategy, split))
+        run_dir = runs_dir / (run_id or default_run_id(backend, strategy, split, batch))
         with Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
             TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console, disable=quiet or as_json,
@@ -230,7 +236,16 @@ def run(
                 from paperfields.extract.cache import ResponseCache, default_cache_path
 
                 response_cache = ResponseCache(default_cache_path())
-            manifest = asyncio.run(run_extraction(papers, engine, strat, config, run_dir, concurrency, on_paper, response_cache))
+            if batch:
+                from paperfields.extract.batch import run_batch
+
+                def on_status(state) -> None:
+                    counts = state.request_counts
+                    progress.update(task, status=f"batch {state.batch_id} {state.status} {counts.get('completed', 0)}/{counts.get('total', '?')}")
+
+                manifest = asyncio.run(run_batch(papers, strat, config, run_dir, engine.raw_client, response_cache, poll_interval, on_paper, on_status))
+            else:
+                manifest = asyncio.run(run_extraction(papers, engine, strat, config, run_dir, concurrency, on_paper, response_cache))
         say = (lambda *a, **k: None) if quiet or as_json else console.print
         say(
             f"run {manifest.run_id}: {manifest.papers_done}/{manifest.papers_total} papers, {manifest.papers_valid} valid, "
@@ -248,6 +263,13 @@ def run(
     except _known_errors() as exc:
         fail(str(exc))
     except KeyboardInterrupt:
+        if batch:
+            from paperfields.extract.batch import TERMINAL, load_state
+
+            state = load_state(runs_dir / (run_id or default_run_id(backend, strategy, split, batch)))
+            if state is not None and state.status not in TERMINAL:
+                fail(f"interrupted; batch {state.batch_id} is still {state.status} on the OpenAI side: "
+                     "run the same command again to resume polling it and ingest its results", 130)
         fail("interrupted; finished papers are saved, run the same command again to resume", 130)
 
 

@@ -1,0 +1,336 @@
+"""OpenAI Batch API runs (``paperfields run --batch``): every paper as one batch job, resumably.
+
+Flow: one request line per (paper, sample) in ``batch_input.jsonl`` -> upload it (files API,
+purpose ``batch``) -> create the batch -> poll it until a terminal status -> download the output
+and error files -> one :class:`Generation` per line through :func:`parse_reply` ->
+``strategy.finalize`` -> ``predictions.jsonl``, line for line what :func:`run_extraction` writes.
+
+Files in the run folder, beside ``predictions.jsonl`` and ``manifest.json`` (none holds the API key):
+
+- ``batch.json``: the job the folder waits for (:class:`BatchState`). Run the same command again
+  while it is pending and it polls that job instead of submitting another.
+- ``batch_input.jsonl``: the request file as uploaded.
+- ``batch_output.jsonl``, ``batch_errors.jsonl``: the output and error files as downloaded; an
+  interrupted ingestion is redone from them (papers already in ``predictions.jsonl`` are skipped).
+
+Papers already in ``predictions.jsonl`` are never submitted again, nor are requests the response
+cache can answer. Ingested answers are cached under the usual backend identity plus
+``"batch": True``, so batch and one-by-one answers never share an entry. Dollars are the price
+table's figure times ``BATCH_DISCOUNT`` (0.5: the Batch API bills half price). The model time of a
+batch request is not observable, so ``latency_s`` stays 0; the manifest's ``wall_seconds`` holds
+the waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import functools
+import json
+import warnings
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional
+
+from pydantic import BaseModel, Field, ValidationError
+
+from paperfields.extract.backends.base import BackendError, FailureClass, Generation, GenerationRequest, Usage, parse_reply
+from paperfields.extract.cache import ResponseCache, cache_key
+from paperfields.extract.corpus import Paper
+from paperfields.extract.runner import Manifest, PredictionLine, RunConfig, RunError, _RunFolder
+from paperfields.extract.schema import all_required
+from paperfields.extract.strategies import Strategy
+
+ENDPOINT = "/v1/chat/completions"
+TERMINAL = ("completed", "failed", "expired", "cancelled")
+STATE_FILE = "batch.json"
+INPUT_FILE = "batch_input.jsonl"
+OUTPUT_FILE = "batch_output.jsonl"
+ERROR_FILE = "batch_errors.jsonl"
+
+
+class BatchState(BaseModel):
+    """``batch.json``: the batch job a run folder submitted, and how far it got."""
+
+    batch_id: str
+    input_file_id: str
+    custom_ids: list[str] = Field(description="the requests submitted, '<paper id>#<sample index>', in corpus order")
+    status: str = Field(description="last status seen: validating, in_progress, finalizing, completed, failed, expired, cancelling, cancelled")
+    created_at: str
+    request_counts: dict[str, int] = Field(default_factory=dict, description="total / completed / failed, as last polled")
+    output_file_id: Optional[str] = None
+    error_file_id: Optional[str] = None
+    errors: list[str] = Field(default_factory=list, description="batch-level errors (why a batch failed)")
+    downloaded: bool = Field(default=False, description="output and error files saved in the run folder")
+
+
+def custom_id(paper_id: str, sample_index: int) -> str:
+    """The request id of one sample of one paper: ``<paper id>#<sample index>``."""
+    return f"{paper_id}#{sample_index}"
+
+
+def _paper_id(cid: str) -> str:
+    return cid.rpartition("#")[0]
+
+
+def load_state(run_dir: Path) -> Optional[BatchState]:
+    """``batch.json`` of a run folder, or None when there is none. Raises RunError naming the file when it is bad."""
+    path = run_dir / STATE_FILE
+    if not path.is_file():
+        return None
+    try:
+        return BatchState.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise RunError(f"{path}: field '{'.'.join(map(str, first['loc']))}': {first['msg']}") from None
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+
+
+def _save_state(run_dir: Path, state: BatchState) -> None:
+    _write_atomic(run_dir / STATE_FILE, (state.model_dump_json(indent=2) + "\n").encode("utf-8"))
+
+
+def _model(backend: str) -> str:
+    provider, _, model = backend.partition("/")
+    if provider != "openai" or not model:
+        raise BackendError(f"--batch needs an openai/ backend (the OpenAI Batch API); got '{backend}'")
+    return model
+
+
+def _request(paper: Paper, index: int, strategy: Strategy, config: RunConfig) -> GenerationRequest:
+    """The request the one-by-one runner would build (same cache key inputs)."""
+    return GenerationRequest(
+        messages=strategy.messages(paper), paper_text=paper.text, params=config.params,
+        response_model=strategy.response_model, sample_index=index,
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _strict_schema_json(response_model: type[BaseModel]) -> str:
+    return json.dumps(all_required(response_model.model_json_schema(), strict=True))  # building a schema is slow: once per model
+
+
+def _line(cid: str, request: GenerationRequest, model: str) -> dict[str, Any]:
+    params = request.params
+    schema = json.loads(_strict_schema_json(request.response_model))  # each line its own copy
+    return {
+        "custom_id": cid,
+        "method": "POST",
+        "url": ENDPOINT,
+        "body": {
+            "model": model,
+            "messages": request.messages,
+            "temperature": params.temperature,
+            "max_tokens": params.max_tokens,
+            "seed": params.seed + request.sample_index,
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": request.response_model.__name__, "strict": True, "schema": schema},
+            },
+        },
+    }
+
+
+def build_requests(papers: Iterable[Paper], strategy: Strategy, config: RunConfig) -> list[dict[str, Any]]:
+    """The batch input lines for ``papers``: one per (paper, sample index), in paper order.
+
+    Each is ``{"custom_id": "<paper id>#<i>", "method": "POST", "url": "/v1/chat/completions",
+    "body": {...}}``; the body holds the model (the part after ``openai/``), the strategy's messages
+    (the paper last, unchanged), temperature, max_tokens, seed (``params.seed + i``) and
+    ``response_format`` of type ``json_schema``, named after the response model, ``strict``, with
+    the schema from ``all_required(..., strict=True)``. Raises BackendError for a backend other than ``openai/``.
+    """
+    model = _model(config.backend)
+    return [
+        _line(custom_id(paper.id, i), _request(paper, i, strategy, config), model)
+        for paper in papers for i in range(strategy.samples)
+    ]
+
+
+def generation_from_output(line: dict[str, Any], response_model: type[BaseModel]) -> Generation:
+    """One line of the batch output or error file as a Generation.
+
+    A line with ``error`` set or a ``status_code`` other than 200 is a ``transport_error`` carrying
+    the server's message; otherwise the chat completion's text (or its ``refusal``) and
+    finish_reason go through :func:`parse_reply`, with usage from ``prompt_tokens`` and
+    ``completion_tokens`` and ``attempts=1``.
+    """
+    response = line.get("response") or {}
+    body = response.get("body") or {}
+    error = line.get("error")
+    status = response.get("status_code")
+    if error or status != 200:
+        detail = error or body.get("error") or {}
+        message = detail.get("message") if isinstance(detail, dict) else str(detail)
+        code = (detail.get("code") if isinstance(detail, dict) else None) or status
+        return Generation(failure=FailureClass.transport_error, error=f"batch request failed ({code}): {message or 'no response'}"[:300])
+    choices = body.get("choices") or [{}]
+    message = choices[0].get("message") or {}
+    refusal = message.get("refusal")
+    gen = parse_reply(message.get("content") or refusal, choices[0].get("finish_reason"), response_model)
+    if refusal and gen.record is None and gen.failure != FailureClass.truncated:
+        gen.failure, gen.error = FailureClass.refusal, "model declined to answer"
+    usage = body.get("usage") or {}
+    gen.usage = Usage(input_tokens=usage.get("prompt_tokens") or 0, output_tokens=usage.get("completion_tokens") or 0)
+    gen.attempts = 1
+    return gen
+
+
+def _read_results(run_dir: Path, state: BatchState, response_model: type[BaseModel]) -> dict[str, Generation]:
+    """custom_id -> Generation from the downloaded files; ids that were not submitted are warned about and dropped."""
+    submitted = set(state.custom_ids)
+    results: dict[str, Generation] = {}
+    for name in (OUTPUT_FILE, ERROR_FILE):
+        path = run_dir / name
+        if not path.is_file():
+            continue
+        for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not raw.strip():
+                continue
+            try:
+                line = json.loads(raw)
+                cid = line["custom_id"]
+            except (json.JSONDecodeError, KeyError, TypeError):
+                raise RunError(f"{path}:{number}: not a batch output line (JSON with a custom_id)") from None
+            if cid not in submitted:
+                warnings.warn(f"{path}:{number}: custom_id '{cid}' was not submitted in batch {state.batch_id}; line ignored", RuntimeWarning, stacklevel=2)
+                continue
+            results[cid] = generation_from_output(line, response_model)
+    return results
+
+
+async def _poll(client: Any, state: BatchState, run_dir: Path, poll_interval_s: float, on_status: Optional[Callable[[BatchState], None]]) -> None:
+    """Retrieve the batch every ``poll_interval_s`` seconds until it reaches a terminal status."""
+    while True:
+        batch = await client.batches.retrieve(state.batch_id)
+        counts = batch.request_counts.model_dump() if batch.request_counts else {}
+        if (batch.status, counts) != (state.status, state.request_counts):
+            state.status, state.request_counts = batch.status, counts
+            if batch.status in TERMINAL:
+                state.output_file_id, state.error_file_id = batch.output_file_id, batch.error_file_id
+                state.errors = [f"{e.code}: {e.message}" for e in ((batch.errors and batch.errors.data) or [])]
+            _save_state(run_dir, state)
+            if on_status:
+                on_status(state)
+        if batch.status in TERMINAL:
+            return
+        await asyncio.sleep(poll_interval_s)
+
+
+async def _download(client: Any, state: BatchState, run_dir: Path) -> None:
+    for file_id, name in ((state.output_file_id, OUTPUT_FILE), (state.error_file_id, ERROR_FILE)):
+        data = (await client.files.content(file_id)).content if file_id else b""
+        _write_atomic(run_dir / name, data)
+    state.downloaded = True
+    _save_state(run_dir, state)
+
+
+async def _submit(client: Any, run: _RunFolder, pending: dict[str, GenerationRequest], model: str) -> BatchState:
+    data = "".join(json.dumps(_line(cid, request, model), ensure_ascii=False) + "\n" for cid, request in pending.items())
+    _write_atomic(run.run_dir / INPUT_FILE, data.encode("utf-8"))
+    for name in (OUTPUT_FILE, ERROR_FILE):  # the previous job's files, already ingested
+        (run.run_dir / name).unlink(missing_ok=True)
+    uploaded = await client.files.create(file=(INPUT_FILE, data.encode("utf-8"), "application/jsonl"), purpose="batch")
+    batch = await client.batches.create(input_file_id=uploaded.id, endpoint=ENDPOINT, completion_window="24h")
+    created = dt.datetime.fromtimestamp(batch.created_at, dt.timezone.utc).isoformat(timespec="seconds")
+    state = BatchState(batch_id=batch.id, input_file_id=uploaded.id, custom_ids=list(pending), status=batch.status, created_at=created)
+    _save_state(run.run_dir, state)
+    run.manifest.batch_ids.append(batch.id)
+    run.save()
+    return state
+
+
+def _cached(cache: Optional[ResponseCache], key: str) -> Optional[Generation]:
+    gen = cache.get(key) if cache is not None else None
+    if gen is not None:
+        gen.cached = True
+    return gen
+
+
+async def run_batch(
+    papers: list[Paper],
+    strategy: Strategy,
+    config: RunConfig,
+    run_dir: Path,
+    client: Any,
+    cache: Optional[ResponseCache] = None,
+    poll_interval_s: float = 30.0,
+    on_paper: Optional[Callable[[PredictionLine], None]] = None,
+    on_status: Optional[Callable[[BatchState], None]] = None,
+) -> Manifest:
+    """Extract every paper not yet in ``run_dir`` through one OpenAI Batch API job; return the manifest.
+
+    ``client`` is an ``openai.AsyncOpenAI`` (transport retries are its own ``max_retries``).
+    A pending job recorded in ``batch.json`` is polled (never submitted twice); then the papers still
+    missing, minus the requests the cache answers, are submitted as a new job, polled every
+    ``poll_interval_s`` seconds until completed, failed, expired or cancelled, and ingested. A
+    request in the error file or with a non-200 status, and a submitted request missing from both
+    files, is a ``transport_error``. ``on_paper`` is called after each line is written,
+    ``on_status`` when the job's status or request counts change. A finished run makes no request.
+    Raises RunError (``config.batch`` false, another config in the folder, a bad ``batch.json``),
+    BackendError (not an ``openai/`` backend) and the openai SDK's errors (upload or batch refused).
+    """
+    if not config.batch:
+        raise RunError("run_batch needs a config with batch=True (its dollars and cache entries differ from a one-by-one run)")
+    model = _model(config.backend)
+    run = _RunFolder(papers, config, run_dir)
+    if run.finished:
+        return run.manifest  # nothing to do: a finished run's manifest stays untouched
+    identity = config.model_dump(include={"backend", "base_url", "mode", "grammar"}) | {"batch": True}
+    by_id = {p.id: p for p in papers}
+
+    def key(request: GenerationRequest) -> str:
+        return cache_key(identity, request) if cache is not None else ""
+
+    async def finish_job(state: BatchState) -> None:
+        if not state.downloaded:
+            if state.status not in TERMINAL:
+                await _poll(client, state, run_dir, poll_interval_s, on_status)
+            await _download(client, state, run_dir)
+        results = _read_results(run_dir, state, strategy.response_model)
+        submitted = set(state.custom_ids)
+        reason = f"no answer in batch {state.batch_id} (status {state.status}{': ' + '; '.join(state.errors) if state.errors else ''})"
+        skipped = []
+        for paper_id in dict.fromkeys(_paper_id(cid) for cid in state.custom_ids):
+            if run.done(paper_id):
+                continue  # ingested before an interruption
+            paper = by_id.get(paper_id)
+            if paper is None:
+                skipped.append(paper_id)
+                continue
+            samples = []
+            for index in range(strategy.samples):
+                cid, request = custom_id(paper_id, index), _request(paper, index, strategy, config)
+                gen = results.get(cid)
+                if gen is not None:
+                    if cache is not None:
+                        cache.put(key(request), gen)
+                elif cid in submitted or (gen := _cached(cache, key(request))) is None:
+                    gen = Generation(failure=FailureClass.transport_error, error=reason)
+                samples.append(gen)
+            run.write(paper_id, strategy.finalize(paper, samples), on_paper)
+        if skipped:
+            warnings.warn(f"batch {state.batch_id}: {len(skipped)} paper(s) are not among this run's papers (a smaller --limit?) "
+                          f"and were not ingested: {', '.join(skipped[:5])}", RuntimeWarning, stacklevel=2)
+
+    with run:
+        state = load_state(run_dir)
+        if state is not None and not all(run.done(_paper_id(cid)) for cid in state.custom_ids):
+            await finish_job(state)
+        pending: dict[str, GenerationRequest] = {}
+        for paper in run.todo:
+            if run.done(paper.id):
+                continue
+            requests = [_request(paper, i, strategy, config) for i in range(strategy.samples)]
+            answers = [_cached(cache, key(r)) for r in requests]
+            if all(a is not None for a in answers):
+                run.write(paper.id, strategy.finalize(paper, answers), on_paper)
+                continue
+            pending.update({custom_id(paper.id, i): r for i, (r, a) in enumerate(zip(requests, answers)) if a is None})
+        if pending:
+            await finish_job(await _submit(client, run, pending, model))
+    return run.finish()

@@ -1,0 +1,309 @@
+"""``run --batch``: the OpenAI Batch API path through the real openai client, over HTTP, against a
+local files + batches server (tests/batch_stub.py). Offline; no model is loaded."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from paperfields import paths
+from paperfields.cli import app
+from paperfields.extract.backends import GenerationRequest, get_backend
+from paperfields.extract.backends.prices import Price, dollars, price_for
+from paperfields.extract.batch import INPUT_FILE, OUTPUT_FILE, build_requests, custom_id, load_state, run_batch
+from paperfields.extract.cache import ResponseCache, cache_key
+from paperfields.extract.runner import RunConfig, load_manifest, read_predictions, run_extraction
+from paperfields.extract.schema import PaperRecord, all_required
+from paperfields.extract.strategies import EvidenceRecord, ReasoningRecord, Strategy
+from paperfields.scoring.runs import score_run
+from tests.batch_stub import BatchStub, refusal
+from tests.openai_stub import reply
+
+KEY = "sk-plant-batch-5e1c9a7d3b2f4e6a8c0d1f2e3a4b5c6d"
+MODEL = "gpt-4o-mini"  # priced in the table, so the batch discount shows in the dollars
+ROOT = paths.project_root()
+
+
+@pytest.fixture()
+def stub():
+    with BatchStub(polls_in_progress=2) as server:
+        yield server
+
+
+@pytest.fixture()
+def client(stub, monkeypatch):
+    """A factory of the openai/ backend's own AsyncOpenAI client (one per event loop), with a planted key."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    return lambda: get_backend(f"openai/{MODEL}", base_url=stub.url).raw_client
+
+
+@pytest.fixture(scope="module")
+def papers(corpus, gold):
+    in_test = {g.id for g in gold if g.split == "test"}
+    return [p for p in corpus if p.id in in_test]
+
+
+def _config(stub, strategy: Strategy) -> RunConfig:
+    return RunConfig(backend=f"openai/{MODEL}", base_url=stub.url, strategy=strategy.name, prompt_version=strategy.template.version,
+                     prompt_sha256=strategy.sha256, example_ids=strategy.example_ids(), split="test", batch=True)
+
+
+def _run(papers, run_dir, stub, client, cache=None, strategy=None, **kwargs):
+    strategy = strategy or Strategy("zero_shot")
+    return asyncio.run(run_batch(papers, strategy, _config(stub, strategy), run_dir, client(), cache, poll_interval_s=0.01, **kwargs))
+
+
+def test_batch_run_classifies_each_reply_and_writes_the_normal_predictions_format(tmp_path, stub, client, papers):
+    stub.script[:] = [
+        reply(prompt_tokens=1000, completion_tokens=200),
+        reply('{"method_name": "StubNet", "tasks": ["a', finish_reason="length"),
+        refusal("I can't help with that request."),
+        reply('{"method_name": "StubNet", "tasks": ["a",, "b"]}'),
+        reply(status=500),
+        reply(prompt_tokens=7, completion_tokens=3),
+    ]
+    seen = []
+    manifest = _run(papers[:6], tmp_path / "run", stub, client, on_paper=seen.append)
+    lines = read_predictions(tmp_path / "run" / "predictions.jsonl")
+    assert [l.paper_id for l in lines] == [p.id for p in papers[:6]] == [l.paper_id for l in seen]
+    assert [l.failure.value if l.failure else None for l in lines] == [None, "truncated", "refusal", "malformed_json", "transport_error", None]
+    assert lines[0].record["method_name"] == "StubNet" and lines[0].record["datasets"] == ["GSM8K"] and lines[5].record is not None
+    assert "scripted 500" in lines[4].error and lines[2].raw_text == "I can't help with that request."
+    assert all(l.attempts == 1 and not l.cached and l.transport_retries == 0 for l in lines)
+    # Usage from each response body, summed (the errored request has none).
+    assert (lines[0].usage.input_tokens, lines[0].usage.output_tokens) == (1000, 200)
+    assert (manifest.usage.input_tokens, manifest.usage.output_tokens) == (1000 + 100 * 3 + 7, 200 + 20 * 3 + 3)
+    # Half the table's price: 1000 in + 200 out at 0.15 / 0.60 USD per million = 0.00027, billed 0.000135.
+    assert manifest.batch_discount == 0.5 and lines[0].dollars == 0.000135
+    half = Price(input=0.075, output=0.30, read_on="")
+    assert manifest.dollars_total == pytest.approx(sum(dollars(l.usage, half) for l in lines), abs=1e-9)
+    assert manifest.status == "complete" and manifest.papers_done == 6 and manifest.papers_valid == 2
+    assert manifest.failures_by_class == {"malformed_json": 1, "refusal": 1, "transport_error": 1, "truncated": 1}
+    assert manifest.model_requests == 6 and manifest.cache_hits == 0 and manifest.config.batch is True
+    # One upload, one batch, polls until done (2 in_progress + 1 completed), output and error files.
+    assert manifest.batch_ids == ["batch_1"] and load_state(tmp_path / "run").status == "completed"
+    assert [stub.count("POST", "/v1/files"), stub.count("POST", "/v1/batches"), stub.count("GET", "/v1/batches/"), stub.count("GET", "/v1/files/")] == [1, 1, 3, 2]
+    assert stub.files["file-1"]["purpose"] == "batch" and stub.batches["batch_1"]["endpoint"] == "/v1/chat/completions"
+    assert stub.files["file-1"]["content"] == (tmp_path / "run" / INPUT_FILE).read_bytes()
+    assert len((tmp_path / "run" / OUTPUT_FILE).read_text().splitlines()) == 5
+    # Same line format as a one-by-one run, and the scorer takes it.
+    normal = tmp_path / "normal"
+    asyncio.run(run_extraction(papers[:1], get_backend("fake/a"), Strategy("zero_shot"), _config(stub, Strategy("zero_shot")).model_copy(update={"backend": "fake/a", "batch": False}), normal))
+    assert set(json.loads((normal / "predictions.jsonl").read_text())) == set(json.loads((tmp_path / "run" / "predictions.jsonl").read_text().splitlines()[0]))
+    scores = score_run(tmp_path / "run", paths.gold_dir() / "gold.jsonl")
+    assert scores.papers == 6 and scores.papers_done == 6 and scores.valid_rate == round(2 / 6, 4)
+    assert scores.failures_by_class == manifest.failures_by_class
+
+
+def test_request_file_carries_the_strict_schema_and_the_paper_last(tmp_path, stub, client, papers):
+    strategy = Strategy("zero_shot")
+    config = _config(stub, strategy)
+    lines = build_requests(papers[:2], strategy, config)
+    assert [l["custom_id"] for l in lines] == [f"{p.id}#0" for p in papers[:2]]
+    strict = all_required(PaperRecord.model_json_schema(), strict=True)
+    for line, paper in zip(lines, papers):
+        body = line["body"]
+        assert line["method"] == "POST" and line["url"] == "/v1/chat/completions"
+        assert body["model"] == MODEL and body["messages"] == strategy.messages(paper)
+        assert body["messages"][-1]["role"] == "user" and paper.text in body["messages"][-1]["content"]
+        assert all(paper.text not in m["content"] for m in body["messages"][:-1])
+        assert (body["temperature"], body["max_tokens"], body["seed"]) == (0.0, 1536, 0)
+        assert body["response_format"] == {"type": "json_schema", "json_schema": {"name": "PaperRecord", "strict": True, "schema": strict}}
+    # The file uploaded by a run holds exactly these lines.
+    _run(papers[:2], tmp_path / "run", stub, client)
+    assert [json.loads(l) for l in (tmp_path / "run" / INPUT_FILE).read_text().splitlines()] == lines
+    # Several samples: one line each, seeds params.seed + sample index, as the one-by-one path sends them.
+    sc = Strategy("self_consistency")
+    sc_lines = build_requests(papers[:1], sc, _config(stub, sc))
+    assert [l["custom_id"] for l in sc_lines] == [custom_id(papers[0].id, i) for i in range(5)]
+    assert [l["body"]["seed"] for l in sc_lines] == [0, 1, 2, 3, 4]
+
+
+def _objects(node):
+    if isinstance(node, dict):
+        if node.get("type") == "object":
+            yield node
+        for value in node.values():
+            yield from _objects(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _objects(value)
+
+
+@pytest.mark.parametrize("model", [PaperRecord, ReasoningRecord, EvidenceRecord], ids=lambda m: m.__name__)
+def test_strict_schema_is_what_the_openai_sdk_itself_sends(model):
+    from openai.lib._pydantic import to_strict_json_schema  # the SDK's own conversion for response_format=<model>
+
+    strict = all_required(model.model_json_schema(), strict=True)
+    assert strict == to_strict_json_schema(model)
+    objects = list(_objects(strict))
+    assert len(objects) >= 2 and all(o["additionalProperties"] is False and o["required"] == list(o["properties"]) for o in objects)
+    assert "$ref" not in json.dumps(strict["properties"]["research_area"])  # a $ref with a description is inlined
+    plain = all_required(model.model_json_schema())  # the grammar path's schema is unchanged
+    assert not any("additionalProperties" in o for o in _objects(plain)) and plain["required"] == list(plain["properties"])
+
+
+def test_interrupted_while_in_progress_a_rerun_polls_the_same_batch(tmp_path, stub, client, papers):
+    stub.polls_in_progress = 10**6
+    strategy = Strategy("zero_shot")
+
+
+    async def interrupted() -> None:  # what Ctrl-C does to asyncio.run: the polling task is cancelled
+        task = asyncio.ensure_future(run_batch(papers[:3], strategy, _config(stub, strategy), tmp_path / "run", client(), poll_interval_s=0.01))
+        deadline = time.time() + 60
+        while stub.count("GET", "/v1/batches/") < 2 and time.time() < deadline and not task.done():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        await task
+
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(interrupted())
+    state = load_state(tmp_path / "run")
+    assert state.batch_id == "batch_1" and state.status == "in_progress" and not state.downloaded
+    assert state.custom_ids == [f"{p.id}#0" for p in papers[:3]]
+    assert load_manifest(tmp_path / "run").batch_ids == ["batch_1"] and load_manifest(tmp_path / "run").status == "running"
+    assert read_predictions(tmp_path / "run" / "predictions.jsonl") == []
+    polls = stub.count("GET", "/v1/batches/")
+    assert polls >= 2
+    stub.polls_in_progress = polls + 1  # one more in_progress, then it completes
+    manifest = _run(papers[:3], tmp_path / "run", stub, client)
+    assert stub.count("POST", "/v1/files") == 1 and stub.count("POST", "/v1/batches") == 1  # nothing submitted twice
+    assert stub.count("GET", "/v1/batches/") == polls + 2
+    assert manifest.batch_ids == ["batch_1"] and manifest.status == "complete" and manifest.papers_valid == 3
+    assert [l.paper_id for l in read_predictions(tmp_path / "run" / "predictions.jsonl")] == [p.id for p in papers[:3]]
+
+
+def test_rerun_makes_no_request_and_the_cache_answers_a_new_folder(tmp_path, stub, client, papers):
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    _run(papers[:3], tmp_path / "run", stub, client, cache)
+    made = len(stub.requests)
+    before = (tmp_path / "run" / "manifest.json").read_bytes()
+    again = _run(papers[:3], tmp_path / "run", stub, client, cache)
+    assert len(stub.requests) == made and (tmp_path / "run" / "manifest.json").read_bytes() == before and again.status == "complete"
+    # Same config in a new folder: every request is answered from the cache, nothing is submitted.
+    other = _run(papers[:3], tmp_path / "other", stub, client, cache)
+    assert len(stub.requests) == made and other.cache_hits == 3 and other.model_requests == 0 and other.batch_ids == []
+    assert [l.cached for l in read_predictions(tmp_path / "other" / "predictions.jsonl")] == [True] * 3
+    assert not (tmp_path / "other" / INPUT_FILE).exists()
+    # A larger --limit submits only the new papers.
+    bigger = _run(papers[:4], tmp_path / "run", stub, client, cache)
+    assert bigger.batch_ids == ["batch_1", "batch_2"] and load_state(tmp_path / "run").custom_ids == [f"{papers[3].id}#0"]
+    # Batch answers live under their own key: a one-by-one run never reads them.
+    strategy = Strategy("zero_shot")
+    config = _config(stub, strategy)
+    request = GenerationRequest(messages=strategy.messages(papers[0]), paper_text=papers[0].text, params=config.params,
+                                response_model=strategy.response_model, sample_index=0)  # what the one-by-one runner builds
+    identity = config.model_dump(include={"backend", "base_url", "mode", "grammar"})
+    assert cache.get(cache_key(identity | {"batch": True}, request)).record["method_name"] == "StubNet"
+    assert cache.get(cache_key(identity, request)) is None
+
+
+def test_ingestion_interrupted_after_download_resumes_from_the_saved_files(tmp_path, stub, client, papers):
+    _run(papers[:4], tmp_path / "run", stub, client)
+    made = len(stub.requests)
+    pred = tmp_path / "run" / "predictions.jsonl"
+    first_two = pred.read_text().splitlines()[:2]
+    pred.write_text("\n".join(first_two) + "\n")  # as if stopped after two papers were written
+    manifest = _run(papers[:4], tmp_path / "run", stub, client)
+    lines = read_predictions(pred)
+    assert [l.paper_id for l in lines] == [p.id for p in papers[:4]] and [l.model_dump_json() for l in lines[:2]] == first_two
+    assert len(stub.requests) == made and manifest.papers_done == 4 and manifest.model_requests == 4
+
+
+def test_unknown_custom_id_is_ignored_with_a_warning_and_a_missing_one_is_a_transport_error(tmp_path, stub, client, papers):
+    stub.drop = {f"{papers[1].id}#0"}
+    stub.extra_output = [{"id": "batch_req_x", "custom_id": "p-not-sent#0", "response": {"status_code": 200, "body": {}}, "error": None}]
+    with pytest.warns(RuntimeWarning, match=r"custom_id 'p-not-sent#0' was not submitted in batch batch_1"):
+        manifest = _run(papers[:3], tmp_path / "run", stub, client)
+    lines = read_predictions(tmp_path / "run" / "predictions.jsonl")
+    assert [l.paper_id for l in lines] == [p.id for p in papers[:3]]
+    assert [l.failure.value if l.failure else None for l in lines] == [None, "transport_error", None]
+    assert lines[1].error == "no answer in batch batch_1 (status completed)"
+    assert manifest.failures_by_class == {"transport_error": 1}
+
+
+def test_expired_batch_gives_every_paper_a_transport_error_naming_it(tmp_path, stub, client, papers):
+    stub.final_status = "expired"
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    manifest = _run(papers[:2], tmp_path / "run", stub, client, cache)
+    lines = read_predictions(tmp_path / "run" / "predictions.jsonl")
+    assert [l.failure.value for l in lines] == ["transport_error", "transport_error"]
+    assert lines[0].error == "no answer in batch batch_1 (status expired: expired: scripted expired)"
+    assert manifest.status == "complete" and load_state(tmp_path / "run").errors == ["expired: scripted expired"]
+    assert len(cache) == 0  # transport errors are never cached
+
+
+def test_the_api_key_is_sent_but_written_nowhere(tmp_path, stub, client, papers):
+    cache = ResponseCache(tmp_path / "cache" / "responses.sqlite")
+    _run(papers[:2], tmp_path / "run", stub, client, cache)
+    cache.close()
+    assert {next(v for k, v in r["headers"].items() if k.lower() == "authorization") for r in stub.requests} == {f"Bearer {KEY}"}
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert {"batch.json", "batch_input.jsonl", "batch_output.jsonl", "manifest.json", "predictions.jsonl", "responses.sqlite"} <= {p.name for p in written}
+    for path in written:
+        assert KEY.encode() not in path.read_bytes() and b"sk-plant" not in path.read_bytes(), path
+
+
+def test_cli_batch_run_then_rerun(tmp_path, stub, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    args = ["run", "-b", "openai/x", "--base-url", stub.url, "--batch", "--poll-interval", "0.01", "--limit", "3",
+            "--runs-dir", str(tmp_path / "runs"), "--json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    assert out["manifest"]["run_id"] == "openai_x__zero_shot__test__batch" and out["manifest"]["config"]["batch"] is True
+    assert out["manifest"]["papers_done"] == 3 and out["manifest"]["papers_valid"] == 3 and out["manifest"]["batch_ids"] == ["batch_1"]
+    assert out["manifest"]["dollars_total"] is None  # openai/x has no price: unknown, never zero
+    assert out["scores"]["papers"] == 3 and out["scores"]["valid_rate"] == 1.0
+    body = json.loads((tmp_path / "runs" / "openai_x__zero_shot__test__batch" / INPUT_FILE).read_text().splitlines()[0])["body"]
+    assert body["model"] == "x" and body["response_format"]["json_schema"]["strict"] is True
+    made = len(stub.requests)
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code == 0 and len(stub.requests) == made
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-b", "fake/empty", "--batch"], "--batch works only with openai/ backends (it uses the OpenAI Batch API); got 'fake/empty'"),
+    (["-b", "openai/x", "--base-url", "http://127.0.0.1:9/v1", "--batch", "--grammar"], "--mode and --grammar do not apply to --batch"),
+])
+def test_cli_batch_refused_before_any_work(tmp_path, args, message):
+    result = CliRunner().invoke(app, ["run", *args, "--runs-dir", str(tmp_path / "runs")])
+    assert result.exit_code == 2 and message in result.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_cli_ctrl_c_while_in_progress_names_the_batch_to_resume(tmp_path, stub):
+    stub.polls_in_progress = 10**6
+    runs = tmp_path / "runs"
+    env = dict(os.environ, OPENAI_API_KEY=KEY)
+    cmd = [sys.executable, "-m", "paperfields.cli", "run", "-b", "openai/x", "--base-url", stub.url, "--batch",
+           "--poll-interval", "0.05", "--limit", "2", "--runs-dir", str(runs), "--run-id", "b", "--no-score"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    deadline = time.time() + 120
+    while time.time() < deadline and stub.count("GET", "/v1/batches/") < 2 and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "batch batch_1 is still in_progress" in err and "run the same command again" in err
+    assert load_state(runs / "b").status == "in_progress"
+
+
+def test_committed_manifests_compare_equal_with_the_batch_field():
+    tracked = subprocess.run(["git", "ls-files", "results/runs/*/manifest.json"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    assert tracked
+    for name in tracked:
+        old = json.loads((ROOT / name).read_text())["config"]
+        assert "batch" not in old
+        config = load_manifest((ROOT / name).parent).config
+        assert config == RunConfig(**old) == RunConfig(**old, batch=False) and config.batch is False
+        assert config != RunConfig(**old, batch=True)
+    assert price_for(f"openai/{MODEL}").input == 0.15  # the table figure the discount halves
