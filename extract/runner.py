@@ -2,7 +2,8 @@
 
 A run folder ``results/runs/<run-id>/`` holds ``predictions.jsonl`` (one line per paper, appended
 and flushed as each paper finishes, in finishing order) and ``manifest.json`` (the run config,
-provenance and totals). Running the same config again resumes: finished papers are skipped, a line
+provenance and totals). Running the same config again resumes: finished papers are skipped, papers whose line is a
+transport error (the model never answered) are asked again (the later line counts), and a line
 cut off by a crash is dropped and its paper redone. A different config in the same folder is refused.
 """
 
@@ -150,8 +151,13 @@ def iter_predictions(path: Path, repair: bool = False) -> Iterator[PredictionLin
 
 
 def read_predictions(path: Path, repair: bool = False) -> list[PredictionLine]:
-    """All lines of ``predictions.jsonl`` as a list; see :func:`iter_predictions` for the rules."""
-    return list(iter_predictions(path, repair=repair))
+    """The latest line of each paper in ``predictions.jsonl`` (a transport error retried on resume
+    leaves two lines; the later one counts), in order of first appearance; see
+    :func:`iter_predictions` for the rules."""
+    latest: dict[str, PredictionLine] = {}
+    for line in iter_predictions(path, repair=repair):
+        latest[line.paper_id] = line
+    return list(latest.values())
 
 
 def load_manifest(run_dir: Path) -> Manifest:
@@ -195,9 +201,7 @@ class _Totals:
         self.discount = discount
         # the price billed: the table's figures times the discount (before dollars() rounds each line)
         self._billed = price.model_copy(update={"input": price.input * discount, "output": price.output * discount}) if price and discount != 1.0 else price
-        self.ids: set[str] = set()
-        self.valid = 0
-        self.failures: Counter[str] = Counter()
+        self.latest: dict[str, Optional[str]] = {}  # paper id -> failure class of its latest line (None: a record)
         self.usage = Usage()
         self.model_requests = 0
         self.cache_hits = 0
@@ -205,10 +209,9 @@ class _Totals:
         self.dollars: Optional[float] = 0.0
 
     def add(self, line: PredictionLine) -> None:
-        self.ids.add(line.paper_id)
-        self.valid += line.record is not None
-        if line.failure:
-            self.failures[line.failure.value] += 1
+        """Count a line; a later line for the same paper (a retried transport error) replaces its
+        outcome, while its tokens, requests, seconds and dollars add up (they were spent)."""
+        self.latest[line.paper_id] = line.failure.value if line.failure else None
         self.usage = self.usage + line.usage
         self.model_seconds += line.latency_s
         if line.cached:
@@ -223,9 +226,9 @@ class _Totals:
         return dollars(usage, self._billed)
 
     def write_to(self, manifest: Manifest) -> None:
-        manifest.papers_done = len(self.ids)
-        manifest.papers_valid = self.valid
-        manifest.failures_by_class = dict(sorted(self.failures.items()))
+        manifest.papers_done = len(self.latest)
+        manifest.papers_valid = sum(1 for failure in self.latest.values() if failure is None)
+        manifest.failures_by_class = dict(sorted(Counter(f for f in self.latest.values() if f).items()))
         manifest.usage = self.usage
         manifest.model_requests = self.model_requests
         manifest.cache_hits = self.cache_hits
@@ -264,7 +267,8 @@ class _RunFolder:
         for line in iter_predictions(self.pred_path, repair=True):
             self.totals.add(line)
         asked = set(manifest.paper_ids)
-        self.todo = [p for p in papers if p.id not in self.totals.ids]
+        # Not yet done, or done with a transport error (the model never answered): do it (again).
+        self.todo = [p for p in papers if self.totals.latest.get(p.id, FailureClass.transport_error.value) == FailureClass.transport_error.value]
         self.finished = not self.todo and asked >= {p.id for p in papers} and manifest.status == "complete"
         self._new_ids = [p.id for p in papers if p.id not in asked]
         self._out: Optional[IO[str]] = None
@@ -289,8 +293,8 @@ class _RunFolder:
             self._out = None
 
     def done(self, paper_id: str) -> bool:
-        """True when ``paper_id`` already has its line."""
-        return paper_id in self.totals.ids
+        """True when ``paper_id`` already has its line (other than a transport error, which is redone)."""
+        return self.totals.latest.get(paper_id, FailureClass.transport_error.value) != FailureClass.transport_error.value
 
     def write(self, paper_id: str, gen: Generation, on_paper: Optional[Callable[[PredictionLine], None]] = None) -> PredictionLine:
         """Append the paper's line (flushed at once), add it to the totals, then call ``on_paper``."""
@@ -312,7 +316,7 @@ class _RunFolder:
         manifest = self.manifest
         manifest.wall_seconds = round(manifest.wall_seconds + time.perf_counter() - self._started, 3)
         self.totals.write_to(manifest)
-        manifest.status = "complete" if self.totals.ids >= set(manifest.paper_ids) else "incomplete"
+        manifest.status = "complete" if set(self.totals.latest) >= set(manifest.paper_ids) else "incomplete"
         manifest.finished_at = now()
         self.save()
         return manifest

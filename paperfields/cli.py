@@ -219,9 +219,11 @@ def run(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
             TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console, disable=quiet or as_json,
         ) as progress:
+            from paperfields.extract.backends.base import FailureClass
             from paperfields.extract.runner import read_predictions
 
-            already = {line.paper_id for line in read_predictions(run_dir / "predictions.jsonl")} if run_dir.exists() else set()
+            already = {line.paper_id for line in read_predictions(run_dir / "predictions.jsonl")
+                       if line.failure != FailureClass.transport_error} if run_dir.exists() else set()
             done_before = sum(1 for p in papers if p.id in already)
             task = progress.add_task(run_dir.name, total=len(papers), completed=done_before, status="")
             failed = 0

@@ -154,3 +154,37 @@ def test_board_refuses_runs_of_different_splits(tmp_path):
         assert subprocess.run(_cli("run", "-b", "fake/empty", "--split", split, "--limit", "2", "--runs-dir", str(runs), "-q"), capture_output=True).returncode == 0
     proc = subprocess.run(_cli("leaderboard", "--runs-dir", str(runs), "--out", str(tmp_path / "b.md")), capture_output=True, text=True)
     assert proc.returncode == 2 and "different splits" in proc.stderr
+
+
+def test_transport_errors_are_asked_again_on_resume_and_the_later_line_counts(tmp_path, corpus):
+    from paperfields.extract.backends.fake import FakeBackend
+
+    class Flaky(FakeBackend):
+        """Raises (a transport failure) for the papers in ``down`` until ``down`` is emptied."""
+
+        def __init__(self, down: set[str]) -> None:
+            super().__init__("scripted")
+            self.down = down
+
+        async def generate(self, request):
+            if request.paper_text in self.down:
+                raise ConnectionError("server went away")
+            return await super().generate(request)
+
+    papers = corpus[:4]
+    backend = Flaky({papers[1].text, papers[3].text})
+    run_dir = tmp_path / "run"
+    first = asyncio.run(run_extraction(papers, backend, Strategy("zero_shot"), _config(), run_dir))
+    assert first.failures_by_class == {"transport_error": 2} and first.papers_valid == 2 and first.status == "complete"
+    backend.down.clear()
+    backend.requests.clear()
+    second = asyncio.run(run_extraction(papers, backend, Strategy("zero_shot"), _config(), run_dir))
+    assert sorted(r.paper_text for r in backend.requests) == sorted([papers[1].text, papers[3].text])  # only the failed two
+    assert second.failures_by_class == {} and second.papers_valid == 4 and second.papers_done == 4
+    raw_lines = (run_dir / "predictions.jsonl").read_text().splitlines()
+    assert len(raw_lines) == 6  # the failed lines stay in the file: nothing is lost
+    latest = read_predictions(run_dir / "predictions.jsonl")
+    assert [l.paper_id for l in latest] == [p.id for p in papers] and all(l.failure is None for l in latest)
+    backend.requests.clear()
+    third = asyncio.run(run_extraction(papers, backend, Strategy("zero_shot"), _config(), run_dir))
+    assert backend.requests == [] and third.papers_valid == 4
