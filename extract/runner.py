@@ -53,6 +53,7 @@ class RunConfig(BaseModel):
     schema_version: str = SCHEMA_VERSION
     params: GenerationParams = GenerationParams()
     batch: bool = Field(default=False, description="requests sent as one OpenAI Batch API job (--batch), not one by one")
+    corpus: Optional[str] = Field(default=None, description="file name of a corpus other than the benchmark's gold/corpus.jsonl (--corpus)")
 
 
 class PredictionLine(Generation):

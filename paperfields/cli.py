@@ -137,7 +137,10 @@ def _split_papers(split: str, corpus_path: Path, gold_path: Path):
     in_split = {g.id for g in load_gold(gold_path) if g.split == split}
     if not in_split:
         fail(f"split '{split}' has no papers in {gold_path} (choose dev, test or all)")
-    return [p for p in papers if p.id in in_split]
+    chosen = [p for p in papers if p.id in in_split]
+    if not chosen:
+        fail(f"no paper of {corpus_path} is in the '{split}' split of {gold_path}; use --split all for a corpus of your own")
+    return chosen
 
 
 def _print_leaderboard(runs_dir: Path, highlight: Optional[str] = None) -> None:
@@ -162,6 +165,7 @@ def run(
     backend: str = typer.Option(DEFAULT_BACKEND, "--backend", "-b", help="provider/model: local/qwen2.5-coder-0.5b, local/qwen2.5-coder-1.5b, local/path/to/model.gguf, openai/<model>, anthropic/<model>, rules/baseline, fake/<name> (tests)."),
     strategy: str = typer.Option("zero_shot", "--strategy", "-s", help="Prompt strategy, a prompts/<name>.toml file: zero_shot, few_shot, reasoning_first, evidence, self_consistency."),
     split: str = typer.Option("test", help="Papers to run: test, dev or all."),
+    corpus_path: Optional[Path] = typer.Option(None, "--corpus", help="Corpus JSONL to extract (from 'paperfields corpus build --out') [default: gold/corpus.jsonl]. Its papers have no gold split unless they are benchmark papers: use --split all, and --no-score."),
     limit: Optional[int] = typer.Option(None, min=1, help="Only the first N papers of the split (a later run with a larger limit continues the same run)."),
     concurrency: int = typer.Option(1, min=1, help="Papers in flight at once (remote backends; local models run one at a time)."),
     base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible server URL for openai/ backends (vLLM, Ollama, llama.cpp server, ...)."),
@@ -192,7 +196,9 @@ def run(
     runs_dir = runs_dir or paths.results_dir() / "runs"
     gold_path = paths.gold_dir() / "gold.jsonl"
     try:
-        papers = _split_papers(split, paths.gold_dir() / "corpus.jsonl", gold_path)
+        benchmark_corpus = paths.gold_dir() / "corpus.jsonl"
+        own_corpus = corpus_path is not None and corpus_path.resolve() != benchmark_corpus.resolve()
+        papers = _split_papers(split, corpus_path or benchmark_corpus, gold_path)
         if limit is not None:
             papers = papers[: max(0, limit)]
         strat = Strategy(strategy, split=split)
@@ -213,6 +219,7 @@ def run(
             backend=backend, base_url=base_url, mode=None if batch else getattr(engine, "mode", None), grammar=grammar, strategy=strategy,
             prompt_version=strat.template.version, prompt_sha256=strat.sha256, example_ids=strat.example_ids(), split=split,
             params=GenerationParams(temperature=temperature, max_tokens=max_tokens), batch=batch,
+            corpus=corpus_path.name if own_corpus else None,
         )
         run_dir = runs_dir / (run_id or default_run_id(backend, strategy, split, batch))
         with Progress(

@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from paperfields.extract.corpus import load_corpus
-from paperfields.extract.runner import load_manifest, read_predictions
+from paperfields.extract.runner import RunError, load_manifest, read_predictions
 from paperfields.scoring.gold import gold_fingerprint, load_gold
 from paperfields.scoring.score import GROUNDED_FIELDS, HEADLINE_FIELDS, RunScores, score_predictions, write_scores
 
@@ -22,7 +22,8 @@ def score_run(run_dir: Path, gold_path: Path, corpus_path: Path | None = None) -
     """Score the run in ``run_dir`` against ``gold_path`` and write its scores files.
 
     ``corpus_path`` (default: ``corpus.jsonl`` beside the gold file) supplies the abstracts for
-    grounding. Raises RunError (bad run folder or prediction line) or GoldError (bad gold line).
+    grounding. Raises RunError (bad run folder or prediction line, or no paper of the run has gold) or
+    GoldError (bad gold line).
     """
     manifest = load_manifest(run_dir)
     lines = read_predictions(run_dir / "predictions.jsonl")
@@ -30,6 +31,9 @@ def score_run(run_dir: Path, gold_path: Path, corpus_path: Path | None = None) -
     failures = {line.paper_id: line.failure.value for line in lines if line.failure}
     asked = set(manifest.paper_ids)
     gold = [g for g in load_gold(gold_path) if g.id in asked]
+    if not gold:
+        raise RunError(f"{run_dir}: none of the run's papers has a gold record in {gold_path}, so there is nothing to score "
+                       "(a corpus of your own: run with --no-score)")
     corpus = load_corpus(corpus_path or gold_path.parent / "corpus.jsonl")
     repairs = Counter(r for line in lines for r in line.repairs)
     scores, detail = score_predictions(

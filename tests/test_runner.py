@@ -188,3 +188,20 @@ def test_transport_errors_are_asked_again_on_resume_and_the_later_line_counts(tm
     backend.requests.clear()
     third = asyncio.run(run_extraction(papers, backend, Strategy("zero_shot"), _config(), run_dir))
     assert backend.requests == [] and third.papers_valid == 4
+
+
+def test_run_on_a_corpus_of_ones_own(tmp_path):
+    seeds = tmp_path / "mine.txt"
+    seeds.write_text("My abstracts\n\nWe propose FooNet for bar, reaching 91.2% accuracy on ImageNet.\n\nWe introduce BazBench, a benchmark.\n")
+    corpus = tmp_path / "big.jsonl"
+    assert subprocess.run(_cli("corpus", "build", str(seeds), "--out", str(corpus)), capture_output=True).returncode == 0
+    runs = tmp_path / "runs"
+    wrong_split = subprocess.run(_cli("run", "-b", "fake/x", "--corpus", str(corpus), "--runs-dir", str(runs)), capture_output=True, text=True)
+    assert wrong_split.returncode == 2 and "is in the 'test' split" in wrong_split.stderr and "--split all" in wrong_split.stderr
+    ok = subprocess.run(_cli("run", "-b", "fake/x", "--corpus", str(corpus), "--split", "all", "--no-score", "--runs-dir", str(runs)),
+                        capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    manifest = load_manifest(runs / "fake_x__zero_shot__all")
+    assert manifest.config.corpus == "big.jsonl" and manifest.papers_done == 2 and manifest.status == "complete"
+    scored = subprocess.run(_cli("score", "fake_x__zero_shot__all", "--runs-dir", str(runs)), capture_output=True, text=True)
+    assert scored.returncode != 0 and "nothing to score" in scored.stderr and "Traceback" not in scored.stderr
