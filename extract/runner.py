@@ -15,6 +15,7 @@ import json
 import re
 import subprocess
 import time
+import warnings
 from collections import Counter
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator, Optional
@@ -143,6 +144,9 @@ def iter_predictions(path: Path, repair: bool = False) -> Iterator[PredictionLin
             good_bytes += len(line)
             yield parsed
         ends_open = good_bytes > 0 and not cut_off and not line.endswith(b"\n")
+    if cut_off and not repair:  # readers (score, show, report) say so; the runner repairs it silently and redoes the paper
+        warnings.warn(f"{path}:{number}: last line is cut off (a run interrupted mid-write); ignored until the run is resumed",
+                      RuntimeWarning, stacklevel=2)
     if repair and cut_off:
         with path.open("r+b") as fh:
             fh.truncate(good_bytes)

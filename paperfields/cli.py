@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import warnings
 from pathlib import Path
 from typing import Optional
 
@@ -30,6 +31,13 @@ console = Console(stderr=True, soft_wrap=True)
 out = Console(width=None if sys.stdout.isatty() else 160)
 
 DEFAULT_BACKEND = "local/qwen2.5-coder-0.5b"
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+    console.print(f"warning: {message}", style="yellow", highlight=False, markup=False)
+
+
+warnings.showwarning = _show_warning  # a library warning reads like our errors, without a source line
 
 
 def fail(message: str, code: int = 2) -> None:

@@ -205,3 +205,16 @@ def test_run_on_a_corpus_of_ones_own(tmp_path):
     assert manifest.config.corpus == "big.jsonl" and manifest.papers_done == 2 and manifest.status == "complete"
     scored = subprocess.run(_cli("score", "fake_x__zero_shot__all", "--runs-dir", str(runs)), capture_output=True, text=True)
     assert scored.returncode != 0 and "nothing to score" in scored.stderr and "Traceback" not in scored.stderr
+
+
+def test_readers_warn_about_a_cut_off_last_line(tmp_path, corpus):
+    runs = tmp_path / "runs"
+    run_dir = runs / "cut"
+    asyncio.run(run_extraction(corpus[:2], get_backend("fake/a"), Strategy("zero_shot"), _config(), run_dir))
+    with (run_dir / "predictions.jsonl").open("a") as fh:
+        fh.write('{"paper_id": "' + corpus[2].id + '", "rec')
+    proc = subprocess.run(_cli("score", "cut", "--runs-dir", str(runs)), capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert f"warning: {run_dir / 'predictions.jsonl'}:3: last line is cut off" in proc.stderr
+    with pytest.warns(RuntimeWarning, match="last line is cut off"):
+        assert len(read_predictions(run_dir / "predictions.jsonl")) == 2
