@@ -58,9 +58,12 @@ def _known_errors() -> tuple[type[Exception], ...]:
 @corpus_app.command("build")
 def corpus_build(
     files: list[Path] = typer.Argument(..., help="Seed text files (header line, then blank-line-separated abstracts) or .jsonl files with id and text."),
-    out_path: Path = typer.Option(None, "--out", help="Where to write the corpus JSONL [default: gold/corpus.jsonl]."),
+    out_path: Path = typer.Option(None, "--out", help="Where to write the corpus JSONL [default: gold/corpus.jsonl, the benchmark's own]."),
+    force: bool = typer.Option(False, "--force", help="Replace gold/corpus.jsonl even when the result differs from it."),
 ) -> None:
     """Turn seed files into the corpus JSONL: one record per abstract with a stable id, source file and position."""
+    import tempfile
+
     from paperfields.extract.corpus import read_corpus_files, write_corpus
 
     try:
@@ -68,6 +71,14 @@ def corpus_build(
     except _known_errors() as exc:
         fail(str(exc))
     target = out_path or paths.gold_dir() / "corpus.jsonl"
+    if out_path is None and target.is_file() and not force:
+        # Gold labels refer to the benchmark corpus's ids: never replace it by accident.
+        with tempfile.TemporaryDirectory() as tmp:
+            write_corpus(papers, Path(tmp) / "corpus.jsonl")
+            same = (Path(tmp) / "corpus.jsonl").read_bytes() == target.read_bytes()
+        if not same:
+            fail(f"{target} is the benchmark corpus (gold labels refer to its ids) and these {len(papers)} abstracts differ from it; "
+                 "write a corpus of your own with --out PATH, or pass --force to replace it")
     write_corpus(papers, target)
     console.print(f"wrote {len(papers)} abstracts from {len(files)} file(s) to {target}")
 

@@ -85,3 +85,25 @@ def test_jsonl_corpus_and_its_errors(tmp_path):
     dup = _write(tmp_path, "f.jsonl", b'{"id": "x1", "text": "one"}\n{"id": "x1", "text": "two"}\n')
     with pytest.raises(CorpusError, match=r"duplicate id 'x1'"):
         read_corpus_files([dup])
+
+
+def test_build_without_out_never_replaces_the_benchmark_corpus_by_accident(tmp_path, root):
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    (tmp_path / "gold").mkdir()
+    shutil.copy(root / "gold" / "corpus.jsonl", tmp_path / "gold" / "corpus.jsonl")
+    before = (tmp_path / "gold" / "corpus.jsonl").read_bytes()
+    mine = tmp_path / "mine.txt"
+    mine.write_text("Header\n\nWe propose FooNet, a method for bar.\n")
+    env = dict(os.environ, PAPERFIELDS_ROOT=str(tmp_path))
+    build = lambda *args: subprocess.run([sys.executable, "-m", "paperfields.cli", "corpus", "build", *args], capture_output=True, text=True, env=env)
+    refused = build(str(mine))
+    assert refused.returncode == 2 and "--out PATH" in refused.stderr and "--force" in refused.stderr
+    assert (tmp_path / "gold" / "corpus.jsonl").read_bytes() == before
+    forced = build(str(mine), "--force")
+    assert forced.returncode == 0 and (tmp_path / "gold" / "corpus.jsonl").read_text().count("\n") == 1
+    rebuilt = build(str(mine))  # a rebuild giving the same bytes needs no --force
+    assert rebuilt.returncode == 0 and "wrote 1 abstracts" in rebuilt.stderr
