@@ -1,6 +1,6 @@
 """OpenAI Batch API runs (``paperfields run --batch``): every paper as one batch job, resumably.
 
-Flow: one request line per (paper, sample) in ``batch_input.jsonl`` -> upload it (files API,
+Flow: one request line per (paper, sample) in ``batch_<n>_input.jsonl`` -> upload it (files API,
 purpose ``batch``) -> create the batch -> poll it until a terminal status -> download the output
 and error files -> one :class:`Generation` per line through :func:`parse_reply` ->
 ``strategy.finalize`` -> ``predictions.jsonl``, line for line what :func:`run_extraction` writes.
@@ -9,9 +9,15 @@ Files in the run folder, beside ``predictions.jsonl`` and ``manifest.json`` (non
 
 - ``batch.json``: the job the folder waits for (:class:`BatchState`). Run the same command again
   while it is pending and it polls that job instead of submitting another.
-- ``batch_input.jsonl``: the request file as uploaded.
-- ``batch_output.jsonl``, ``batch_errors.jsonl``: the output and error files as downloaded; an
-  interrupted ingestion is redone from them (papers already in ``predictions.jsonl`` are skipped).
+- ``batch_<n>_input.jsonl``: the request file of the folder's n-th job (1, 2, ...) as uploaded.
+- ``batch_<n>_output.jsonl``, ``batch_<n>_errors.jsonl``: that job's output and error files as
+  downloaded; an interrupted ingestion is redone from them (papers already in ``predictions.jsonl``
+  are skipped). Each job keeps its own files: a later job (a larger ``--limit``) overwrites none.
+
+One job takes at most ``MAX_BATCH_REQUESTS`` request lines and ``MAX_BATCH_BYTES`` bytes (the
+Batch API's limits); a larger request file is refused before anything is uploaded, with how many
+papers fit: submit those with ``--limit N``, and a later run with a larger ``--limit`` continues
+the same run folder with a new job.
 
 Papers already in ``predictions.jsonl`` are never submitted again, nor are requests the response
 cache can answer. Ingested answers are cached under the usual backend identity plus
@@ -43,9 +49,15 @@ from paperfields.extract.strategies import Strategy
 ENDPOINT = "/v1/chat/completions"
 TERMINAL = ("completed", "failed", "expired", "cancelled")
 STATE_FILE = "batch.json"
-INPUT_FILE = "batch_input.jsonl"
-OUTPUT_FILE = "batch_output.jsonl"
-ERROR_FILE = "batch_errors.jsonl"
+MAX_BATCH_REQUESTS = 50_000  # OpenAI Batch API: requests per input file
+MAX_BATCH_BYTES = 200_000_000  # OpenAI Batch API: 200 MB per input file
+
+
+def job_files(job: int) -> tuple[str, str, str]:
+    """Input, output and error file names of a run folder's ``job``-th batch job (0: a folder from before jobs were numbered)."""
+    if job == 0:
+        return "batch_input.jsonl", "batch_output.jsonl", "batch_errors.jsonl"
+    return f"batch_{job}_input.jsonl", f"batch_{job}_output.jsonl", f"batch_{job}_errors.jsonl"
 
 
 class BatchState(BaseModel):
@@ -61,6 +73,7 @@ class BatchState(BaseModel):
     error_file_id: Optional[str] = None
     errors: list[str] = Field(default_factory=list, description="batch-level errors (why a batch failed)")
     downloaded: bool = Field(default=False, description="output and error files saved in the run folder")
+    job: int = Field(default=0, description="the run folder's job number (1, 2, ...), in its file names; 0 for the unnumbered files of older folders")
 
 
 def custom_id(paper_id: str, sample_index: int) -> str:
@@ -184,7 +197,7 @@ def _read_results(run_dir: Path, state: BatchState, response_model: type[BaseMod
     """custom_id -> Generation from the downloaded files; ids that were not submitted are warned about and dropped."""
     submitted = set(state.custom_ids)
     results: dict[str, Generation] = {}
-    for name in (OUTPUT_FILE, ERROR_FILE):
+    for name in job_files(state.job)[1:]:
         path = run_dir / name
         if not path.is_file():
             continue
@@ -222,22 +235,49 @@ async def _poll(client: Any, state: BatchState, run_dir: Path, poll_interval_s: 
 
 
 async def _download(client: Any, state: BatchState, run_dir: Path) -> None:
-    for file_id, name in ((state.output_file_id, OUTPUT_FILE), (state.error_file_id, ERROR_FILE)):
+    for file_id, name in zip((state.output_file_id, state.error_file_id), job_files(state.job)[1:]):
         data = (await client.files.content(file_id)).content if file_id else b""
         _write_atomic(run_dir / name, data)
     state.downloaded = True
     _save_state(run_dir, state)
 
 
-async def _submit(client: Any, run: _RunFolder, pending: dict[str, GenerationRequest], model: str) -> BatchState:
-    data = "".join(json.dumps(_line(cid, request, model), ensure_ascii=False) + "\n" for cid, request in pending.items())
-    _write_atomic(run.run_dir / INPUT_FILE, data.encode("utf-8"))
-    for name in (OUTPUT_FILE, ERROR_FILE):  # the previous job's files, already ingested
-        (run.run_dir / name).unlink(missing_ok=True)
-    uploaded = await client.files.create(file=(INPUT_FILE, data.encode("utf-8"), "application/jsonl"), purpose="batch")
+def _check_limits(lines: list[bytes], pending: list[str], papers: list[Paper]) -> None:
+    """RunError before any upload when the request file exceeds MAX_BATCH_REQUESTS or MAX_BATCH_BYTES,
+    saying how many papers fit in one job and which ``--limit`` submits them."""
+    size = sum(map(len, lines))
+    if len(lines) <= MAX_BATCH_REQUESTS and size <= MAX_BATCH_BYTES:
+        return
+    # The papers whose every request fits, in order (a paper's samples are never split across jobs).
+    per_paper: dict[str, list[int]] = {}
+    for cid, line in zip(pending, lines):
+        per_paper.setdefault(_paper_id(cid), []).append(len(line))
+    fit, count, used = 0, 0, 0
+    for sizes in per_paper.values():
+        if count + len(sizes) > MAX_BATCH_REQUESTS or used + sum(sizes) > MAX_BATCH_BYTES:
+            break
+        fit, count, used = fit + 1, count + len(sizes), used + sum(sizes)
+    first_left_out = list(per_paper)[fit]
+    limit = next(i for i, p in enumerate(papers) if p.id == first_left_out)  # --limit keeps the papers before it
+    head = (f"the batch request file would hold {len(lines):,} requests in {size / 1e6:,.1f} MB for {len(per_paper):,} papers; "
+            f"an OpenAI batch job takes at most {MAX_BATCH_REQUESTS:,} requests and {MAX_BATCH_BYTES / 1e6:,.0f} MB")
+    if fit == 0:
+        raise RunError(f"{head}, and one paper alone ({first_left_out}) exceeds that; nothing was submitted")
+    raise RunError(f"{head}, so {fit:,} of these papers fit in one job. Nothing was submitted: submit in parts with --limit, "
+                   f"first --limit {limit}, then run the same command with a larger --limit, which continues this run folder with a new job")
+
+
+async def _submit(client: Any, run: _RunFolder, pending: dict[str, GenerationRequest], model: str, papers: list[Paper]) -> BatchState:
+    lines = [(json.dumps(_line(cid, request, model), ensure_ascii=False) + "\n").encode("utf-8") for cid, request in pending.items()]
+    _check_limits(lines, list(pending), papers)
+    data = b"".join(lines)
+    job = len(run.manifest.batch_ids) + 1
+    input_name = job_files(job)[0]
+    _write_atomic(run.run_dir / input_name, data)
+    uploaded = await client.files.create(file=(input_name, data, "application/jsonl"), purpose="batch")
     batch = await client.batches.create(input_file_id=uploaded.id, endpoint=ENDPOINT, completion_window="24h")
     created = dt.datetime.fromtimestamp(batch.created_at, dt.timezone.utc).isoformat(timespec="seconds")
-    state = BatchState(batch_id=batch.id, input_file_id=uploaded.id, custom_ids=list(pending), status=batch.status, created_at=created)
+    state = BatchState(batch_id=batch.id, input_file_id=uploaded.id, custom_ids=list(pending), status=batch.status, created_at=created, job=job)
     _save_state(run.run_dir, state)
     run.manifest.batch_ids.append(batch.id)
     run.save()
@@ -271,7 +311,8 @@ async def run_batch(
     request in the error file or with a non-200 status, and a submitted request missing from both
     files, is a ``transport_error``. ``on_paper`` is called after each line is written,
     ``on_status`` when the job's status or request counts change. A finished run makes no request.
-    Raises RunError (``config.batch`` false, another config in the folder, a bad ``batch.json``),
+    Raises RunError (``config.batch`` false, another config in the folder, a bad ``batch.json``, a
+    request file over the Batch API's limits: ``MAX_BATCH_REQUESTS``, ``MAX_BATCH_BYTES``),
     BackendError (not an ``openai/`` backend) and the openai SDK's errors (upload or batch refused).
     """
     if not config.batch:
@@ -332,5 +373,5 @@ async def run_batch(
                 continue
             pending.update({custom_id(paper.id, i): r for i, (r, a) in enumerate(zip(requests, answers)) if a is None})
         if pending:
-            await finish_job(await _submit(client, run, pending, model))
+            await finish_job(await _submit(client, run, pending, model, papers))
     return run.finish()

@@ -199,7 +199,7 @@ def run(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no leaderboard; errors still print."),
     as_json: bool = typer.Option(False, "--json", help="Print the run's manifest (and scores) as JSON at the end, for scripts."),
     cache: bool = typer.Option(True, help="Answer repeated requests from the response cache ($PAPERFIELDS_RESPONSE_CACHE, else responses.sqlite in ~/.cache/paperfields or $PAPERFIELDS_CACHE)."),
-    batch: bool = typer.Option(False, "--batch", help="openai/ backends: submit all papers as one OpenAI Batch API job (half price, results within 24 h); run the same command again to poll and ingest."),
+    batch: bool = typer.Option(False, "--batch", help="openai/ backends: submit all papers as one OpenAI Batch API job (half price, results within 24 h); run the same command again to poll and ingest. A job holds at most 50,000 requests and 200 MB: submit more in parts with --limit."),
     poll_interval: float = typer.Option(30.0, min=0.0, help="--batch: seconds between two polls of the batch job's status."),
 ) -> None:
     """Extract a record from every abstract of a split, score it against gold, print the leaderboard.

@@ -18,7 +18,8 @@ from paperfields import paths
 from paperfields.cli import app
 from paperfields.extract.backends import GenerationRequest, get_backend
 from paperfields.extract.backends.prices import Price, dollars, price_for
-from paperfields.extract.batch import INPUT_FILE, OUTPUT_FILE, build_requests, custom_id, load_state, run_batch
+from paperfields.extract import batch as batch_module
+from paperfields.extract.batch import build_requests, custom_id, job_files, load_state, run_batch
 from paperfields.extract.cache import ResponseCache, cache_key
 from paperfields.extract.runner import RunConfig, load_manifest, read_predictions, run_extraction
 from paperfields.extract.schema import PaperRecord, all_required
@@ -27,6 +28,7 @@ from paperfields.scoring.runs import score_run
 from tests.batch_stub import BatchStub, refusal
 from tests.openai_stub import reply
 
+INPUT_FILE, OUTPUT_FILE, ERROR_FILE = job_files(1)  # the first job's files: batch_1_input.jsonl, ...
 KEY = "sk-plant-batch-5e1c9a7d3b2f4e6a8c0d1f2e3a4b5c6d"
 MODEL = "gpt-4o-mini"  # priced in the table, so the batch discount shows in the dollars
 ROOT = paths.project_root()
@@ -196,6 +198,13 @@ def test_rerun_makes_no_request_and_the_cache_answers_a_new_folder(tmp_path, stu
     # A larger --limit submits only the new papers.
     bigger = _run(papers[:4], tmp_path / "run", stub, client, cache)
     assert bigger.batch_ids == ["batch_1", "batch_2"] and load_state(tmp_path / "run").custom_ids == [f"{papers[3].id}#0"]
+    # Each job keeps its own request and output files: the second job overwrote nothing of the first.
+    assert load_state(tmp_path / "run").job == 2 and job_files(2) == ("batch_2_input.jsonl", "batch_2_output.jsonl", "batch_2_errors.jsonl")
+    assert [json.loads(l)["custom_id"] for l in (tmp_path / "run" / INPUT_FILE).read_text().splitlines()] == [f"{p.id}#0" for p in papers[:3]]
+    assert [json.loads(l)["custom_id"] for l in (tmp_path / "run" / OUTPUT_FILE).read_text().splitlines()] == [f"{p.id}#0" for p in papers[:3]]
+    assert [json.loads(l)["custom_id"] for l in (tmp_path / "run" / "batch_2_input.jsonl").read_text().splitlines()] == [f"{papers[3].id}#0"]
+    assert [json.loads(l)["custom_id"] for l in (tmp_path / "run" / "batch_2_output.jsonl").read_text().splitlines()] == [f"{papers[3].id}#0"]
+    assert stub.files["file-1"]["filename"] == "batch_1_input.jsonl" and stub.files["file-3"]["filename"] == "batch_2_input.jsonl"
     # Batch answers live under their own key: a one-by-one run never reads them.
     strategy = Strategy("zero_shot")
     config = _config(stub, strategy)
@@ -216,6 +225,77 @@ def test_ingestion_interrupted_after_download_resumes_from_the_saved_files(tmp_p
     lines = read_predictions(pred)
     assert [l.paper_id for l in lines] == [p.id for p in papers[:4]] and [l.model_dump_json() for l in lines[:2]] == first_two
     assert len(stub.requests) == made and manifest.papers_done == 4 and manifest.model_requests == 4
+
+
+def test_a_folder_from_before_numbered_jobs_resumes_from_its_unnumbered_files(tmp_path, stub, client, papers):
+    _run(papers[:2], tmp_path / "run", stub, client)
+    run = tmp_path / "run"
+    for new, old in zip(job_files(1), job_files(0)):
+        if (run / new).exists():
+            (run / new).rename(run / old)
+    state = json.loads((run / "batch.json").read_text())
+    del state["job"]  # batch.json as older versions wrote it
+    (run / "batch.json").write_text(json.dumps(state))
+    pred = run / "predictions.jsonl"
+    pred.write_text(pred.read_text().splitlines()[0] + "\n")  # stopped after one paper was ingested
+    made = len(stub.requests)
+    manifest = _run(papers[:2], run, stub, client)
+    assert job_files(0) == ("batch_input.jsonl", "batch_output.jsonl", "batch_errors.jsonl") and load_state(run).job == 0
+    assert len(stub.requests) == made and manifest.papers_done == 2 and manifest.papers_valid == 2
+
+
+def _line_bytes(paper, stub) -> int:
+    strategy = Strategy("zero_shot")
+    return len((json.dumps(build_requests([paper], strategy, _config(stub, strategy))[0], ensure_ascii=False) + "\n").encode())
+
+
+@pytest.mark.parametrize("limit", ["requests", "bytes"])
+def test_a_request_file_over_the_batch_api_limits_is_refused_before_any_upload(tmp_path, stub, client, papers, monkeypatch, limit):
+    if limit == "requests":
+        monkeypatch.setattr(batch_module, "MAX_BATCH_REQUESTS", 3)
+    else:  # room for the first three papers' lines, not the fourth's
+        monkeypatch.setattr(batch_module, "MAX_BATCH_BYTES", sum(_line_bytes(p, stub) for p in papers[:3]) + 10)
+    with pytest.raises(batch_module.RunError) as err:
+        _run(papers[:5], tmp_path / "run", stub, client)
+    message = str(err.value)
+    assert message.startswith("the batch request file would hold 5 requests in ")
+    assert "for 5 papers; an OpenAI batch job takes at most " in message
+    assert ("at most 3 requests and 200 MB" in message) if limit == "requests" else ("at most 50,000 requests and 0 MB" in message)
+    assert message.endswith("so 3 of these papers fit in one job. Nothing was submitted: submit in parts with --limit, first --limit 3, "
+                            "then run the same command with a larger --limit, which continues this run folder with a new job")
+    assert stub.requests == [] and not (tmp_path / "run" / INPUT_FILE).exists() and load_state(tmp_path / "run") is None
+
+
+def test_limit_counts_papers_already_done_and_keeps_samples_of_a_paper_together(tmp_path, stub, client, papers, monkeypatch):
+    _run(papers[:2], tmp_path / "run", stub, client)  # papers 0 and 1 done in job 1
+    monkeypatch.setattr(batch_module, "MAX_BATCH_REQUESTS", 2)
+    with pytest.raises(batch_module.RunError, match=r"so 2 of these papers fit in one job\. .* first --limit 4, then"):
+        _run(papers[:6], tmp_path / "run", stub, client)  # papers 2..5 pending: 2 fit, --limit 4 submits them
+    sc = Strategy("self_consistency")  # 5 samples per paper: 2 papers are 10 requests
+    monkeypatch.setattr(batch_module, "MAX_BATCH_REQUESTS", 12)
+    with pytest.raises(batch_module.RunError, match=r"would hold 15 requests .* so 2 of these papers fit in one job\. .* first --limit 2, then"):
+        _run(papers[:3], tmp_path / "sc", stub, client, strategy=sc)
+    monkeypatch.setattr(batch_module, "MAX_BATCH_REQUESTS", 4)
+    with pytest.raises(batch_module.RunError, match=r"one paper alone \(" + papers[0].id + r"\) exceeds that; nothing was submitted$"):
+        _run(papers[:3], tmp_path / "sc", stub, client, strategy=sc)
+
+
+def test_cli_batch_over_the_limits_then_in_parts_with_a_growing_limit(tmp_path, stub, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setattr(batch_module, "MAX_BATCH_REQUESTS", 3)
+    runs = tmp_path / "runs"
+    args = ["run", "-b", "openai/x", "--base-url", stub.url, "--batch", "--poll-interval", "0.01", "--runs-dir", str(runs), "--run-id", "b", "--no-score", "-q"]
+    refused = CliRunner().invoke(app, [*args, "--limit", "5"])
+    assert refused.exit_code == 2 and stub.requests == []
+    assert "error: the batch request file would hold 5 requests" in refused.stderr and "first --limit 3, then" in refused.stderr
+    # What the message says: --limit 3 now, then a larger --limit continues the same folder with a new job.
+    assert CliRunner().invoke(app, [*args, "--limit", "3"]).exit_code == 0
+    result = CliRunner().invoke(app, [*args, "--limit", "5"])
+    assert result.exit_code == 0, result.output
+    manifest = load_manifest(runs / "b")
+    assert manifest.batch_ids == ["batch_1", "batch_2"] and manifest.status == "complete" and manifest.papers_done == 5 == manifest.papers_valid
+    assert [len((runs / "b" / name).read_text().splitlines()) for name in (job_files(1)[0], job_files(2)[0])] == [3, 2]
+    assert len(read_predictions(runs / "b" / "predictions.jsonl")) == 5
 
 
 def test_unknown_custom_id_is_ignored_with_a_warning_and_a_missing_one_is_a_transport_error(tmp_path, stub, client, papers):
@@ -247,7 +327,7 @@ def test_the_api_key_is_sent_but_written_nowhere(tmp_path, stub, client, papers)
     cache.close()
     assert {next(v for k, v in r["headers"].items() if k.lower() == "authorization") for r in stub.requests} == {f"Bearer {KEY}"}
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
-    assert {"batch.json", "batch_input.jsonl", "batch_output.jsonl", "manifest.json", "predictions.jsonl", "responses.sqlite"} <= {p.name for p in written}
+    assert {"batch.json", "batch_1_input.jsonl", "batch_1_output.jsonl", "manifest.json", "predictions.jsonl", "responses.sqlite"} <= {p.name for p in written}
     for path in written:
         assert KEY.encode() not in path.read_bytes() and b"sk-plant" not in path.read_bytes(), path
 
