@@ -8,9 +8,9 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from paperfields.extract.corpus import Paper, decode_utf8
 from paperfields.extract.schema import LIST_FIELDS, STRING_FIELDS, PaperRecord
@@ -25,7 +25,14 @@ class GoldError(ValueError):
 
 
 class GoldRecord(BaseModel):
-    """One hand-labeled paper: the record, its split, accepted alternative forms, and notes."""
+    """One hand-labeled paper: the record, its split, accepted alternative forms, and notes.
+
+    Gold is hand-written, so :func:`load_gold` is stricter than the lenient :class:`PaperRecord` a
+    model's reply goes through: no unknown key (top level or in ``record``), ``training_free`` a
+    JSON boolean or null, result values JSON numbers (not ``"12.5"``).
+    """
+
+    model_config = ConfigDict(extra="forbid")
 
     id: str
     split: Literal["dev", "test"]
@@ -62,13 +69,35 @@ def load_gold(path: Path, problems: Optional[list[str]] = None) -> list[GoldReco
     return records
 
 
+def _strict_problem(obj: Any) -> Optional[tuple[str, str]]:
+    """(field, problem) for what the lenient PaperRecord would accept but gold must not: an unknown
+    key, a ``training_free`` other than true/false/null, a result value that is not a JSON number."""
+    if not isinstance(obj, dict):
+        return None
+    record = obj.get("record")
+    record = record if isinstance(record, dict) else {}
+    unknown = sorted(set(obj) - set(GoldRecord.model_fields)) + [f"record.{k}" for k in sorted(set(record) - set(PaperRecord.model_fields))]
+    if unknown:
+        return unknown[0], "unknown field (a typo?)"
+    flag = record.get("training_free")
+    if flag is not None and not isinstance(flag, bool):
+        return "record.training_free", f"must be true, false or null (a JSON boolean), not {json.dumps(flag, ensure_ascii=False)}"
+    results = record.get("results")
+    for i, result in enumerate(results if isinstance(results, list) else []):
+        for key in ("value", "value_upper"):
+            value = result.get(key) if isinstance(result, dict) else None
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                return f"record.results.{i}.{key}", f"must be a JSON number, not {json.dumps(value, ensure_ascii=False)}"
+    return None
+
+
 def _gold_line(line: str, path: Path, number: int) -> GoldRecord:
     try:
-        unknown = set(json.loads(line).get("record", {})) - set(PaperRecord.model_fields)
-    except (json.JSONDecodeError, AttributeError):
-        unknown = set()
-    if unknown:
-        raise GoldError(f"{path}:{number}: field 'record.{sorted(unknown)[0]}': unknown field (a typo?)")
+        problem = _strict_problem(json.loads(line))
+    except json.JSONDecodeError:
+        problem = None  # reported below as not valid JSON
+    if problem:
+        raise GoldError(f"{path}:{number}: field '{problem[0]}': {problem[1]}")
     try:
         return GoldRecord.model_validate_json(line)
     except ValidationError as exc:

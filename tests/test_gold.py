@@ -94,6 +94,36 @@ def test_non_utf8_and_unknown_keys_name_file_and_line(root, tmp_path):
         load_gold(typo)
 
 
+def _first_result_value(o, value):
+    o["record"]["results"][0]["value"] = value
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda o: o.update(training_free="yes"), "field 'training_free': unknown field (a typo?)"),
+    (lambda o: o["record"].update(training_free="yes"), "field 'record.training_free': must be true, false or null (a JSON boolean), not \"yes\""),
+    (lambda o: o["record"].update(training_free=0), "field 'record.training_free': must be true, false or null (a JSON boolean), not 0"),
+    (lambda o: _first_result_value(o, "12.5"), "field 'record.results.0.value': must be a JSON number, not \"12.5\""),
+    (lambda o: o["record"]["results"][0].update(value_upper="63%"), "field 'record.results.0.value_upper': must be a JSON number, not \"63%\""),
+    (lambda o: _first_result_value(o, True), "field 'record.results.0.value': must be a JSON number, not true"),
+], ids=["unknown-top-level-key", "training_free-string", "training_free-0", "value-string", "value_upper-string", "value-bool"])
+def test_gold_is_strict_where_model_replies_are_lenient(root, tmp_path, change, message):
+    line = (root / "gold" / "gold.jsonl").read_text().splitlines()[0]
+    assert json.loads(line)["record"]["results"]  # line 1 has a result to corrupt
+    path = _corrupt(root, tmp_path, 0, _edit_record(change))
+    with pytest.raises(GoldError) as err:
+        load_gold(path)
+    assert str(err.value) == f"{path}:1: {message}"
+    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "gold", "check", "--gold", str(path)], capture_output=True, text=True)
+    assert proc.returncode == 1 and f"{path}:1: {message}" in proc.stderr
+
+
+def test_model_replies_stay_lenient_where_gold_is_strict():
+    """PaperRecord (what a model's reply is parsed into) still coerces what gold refuses."""
+    record = PaperRecord.model_validate({"training_free": "yes", "unknown": 1,
+                                         "results": [{"metric": "accuracy", "value": "12.5", "unit": "percent", "kind": "absolute"}]})
+    assert record.training_free is True and record.results[0].value == 12.5
+
+
 def test_every_bad_line_is_reported_not_just_the_first(root, tmp_path):
     lines = (root / "gold" / "gold.jsonl").read_text().splitlines()
     lines[2] = lines[2][: len(lines[2]) // 2]
