@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+import warnings
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
@@ -54,15 +56,42 @@ def _read_utf8(path: Path) -> str:
     return decode_utf8(path.read_bytes(), path, CorpusError)
 
 
+HEADER_MAX_CHARS = 200
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
+
+
+def header_looks_like_abstract(line: str) -> str | None:
+    """Why line 1 of a seed file looks like the start of an abstract rather than a header, else None.
+
+    The rule: longer than ``HEADER_MAX_CHARS`` (200) characters, or two or more sentences with
+    the last ending the line ("We propose X. It beats Y."). A header is a short title such as
+    "ICML 2026 Papers".
+    """
+    line = line.strip()
+    if len(line) > HEADER_MAX_CHARS:
+        return f"{len(line)} characters, more than a {HEADER_MAX_CHARS}-character header"
+    ends = _SENTENCE_END.findall(line)
+    if len(ends) >= 2 and _SENTENCE_END.search(line[-1:]):
+        return f"{len(ends)} sentences"
+    return None
+
+
 def parse_seed_text(path: Path) -> list[Paper]:
     """Parse a seed text file: line 1 is a header, then blank-line-separated abstracts.
 
     Lines inside one paragraph are joined with a single space; text is otherwise verbatim.
+    Line 1 is skipped; when it looks like an abstract (:func:`header_looks_like_abstract`) a
+    warning names ``file:1``, since a file without a header loses the start of its first abstract.
     Raises CorpusError (naming the file and line) for a missing file, non-UTF-8 bytes or
     a file with no abstracts.
     """
     text = _read_utf8(path).lstrip("\ufeff")
     lines = text.splitlines()
+    why = header_looks_like_abstract(lines[0]) if lines else None
+    if why:
+        warnings.warn(f"{path}:1: line 1 looks like an abstract ({why}) but is skipped as the file's header line; "
+                      "the format is a header line, then one abstract per blank-line-separated paragraph: "
+                      "add a header line (e.g. the venue) if this file has none", UserWarning, stacklevel=2)
     papers: list[Paper] = []
     block: list[str] = []
     start = 0

@@ -57,7 +57,7 @@ def _known_errors() -> tuple[type[Exception], ...]:
 
 @corpus_app.command("build")
 def corpus_build(
-    files: list[Path] = typer.Argument(..., help="Seed text files (header line, then blank-line-separated abstracts) or .jsonl files with id and text."),
+    files: list[Path] = typer.Argument(..., help="Seed text files (a header line, then one abstract per blank-line-separated paragraph; line 1 is skipped, with a warning when it looks like an abstract) or .jsonl files with id and text."),
     out_path: Path = typer.Option(None, "--out", help="Where to write the corpus JSONL [default: gold/corpus.jsonl, the benchmark's own]."),
     force: bool = typer.Option(False, "--force", help="Replace gold/corpus.jsonl even when the result differs from it."),
 ) -> None:

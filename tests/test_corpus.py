@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from paperfields.extract.corpus import CorpusError, paper_id, parse_seed_text, read_corpus_files, write_corpus
+from paperfields.extract.corpus import CorpusError, header_looks_like_abstract, paper_id, parse_seed_text, read_corpus_files, write_corpus
 from tests.conftest import SEEDS
 
 seeds_present = pytest.mark.skipif(not SEEDS.is_dir(), reason=f"seed files not found at {SEEDS}")
@@ -29,6 +29,57 @@ def test_committed_corpus_equals_a_rebuild_and_ids_are_stable(tmp_path, root):
     # Reordering the input files keeps every id.
     again = read_corpus_files(sorted(SEEDS.glob("*.txt"), reverse=True))
     assert {p.id for p in again} == {json.loads(l)["id"] for l in out.read_text().splitlines()}
+
+
+@seeds_present
+def test_no_real_seed_file_warns_about_its_header():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning fails the test
+        papers = read_corpus_files(sorted(SEEDS.glob("*.txt")))
+    assert len(papers) == 76 and len(sorted(SEEDS.glob("*.txt"))) == 4
+    for seed in SEEDS.glob("*.txt"):
+        assert header_looks_like_abstract(seed.read_text(encoding="utf-8").lstrip("\ufeff").splitlines()[0]) is None
+
+
+@pytest.mark.parametrize("line, why", [
+    ("ICML 2026 Papers", None),
+    ("ICML 2026 论文列表", None),
+    ("Abstracts, collected 2026-01-05 from arXiv cs.CL.", None),  # one sentence
+    ("We propose FooNet. It beats BarNet on GSM8K.", "2 sentences"),
+    ("Is scaling enough? We show it is not!", "2 sentences"),
+    ("x" * 200, None),
+    ("x" * 201, "201 characters, more than a 200-character header"),
+])
+def test_header_rule(line, why):
+    assert header_looks_like_abstract(line) == why
+
+
+def test_a_file_without_header_warns_naming_file_and_line_1(tmp_path):
+    first = "Large language models reason poorly about code. We propose FooNet, which plans before it writes. It beats BarNet by 3 points."
+    path = _write(tmp_path, "noheader.txt", f"{first}\n\nSecond abstract.\n".encode())
+    with pytest.warns(UserWarning) as caught:
+        papers = parse_seed_text(path)
+    assert [str(w.message) for w in caught] == [
+        f"{path}:1: line 1 looks like an abstract (3 sentences) but is skipped as the file's header line; the format is a header line, "
+        "then one abstract per blank-line-separated paragraph: add a header line (e.g. the venue) if this file has none"]
+    assert [p.text for p in papers] == ["Second abstract."]  # the format is unchanged: line 1 is still the header
+    long_line = _write(tmp_path, "long.txt", ("word " * 60).encode() + b"\ncontinued\n\nNext.\n")
+    with pytest.warns(UserWarning, match=rf"{long_line}:1: line 1 looks like an abstract \(299 characters, more than a 200-character header\)"):
+        parse_seed_text(long_line)
+
+
+def test_cli_build_prints_the_header_warning(tmp_path):
+    import subprocess
+    import sys
+
+    path = _write(tmp_path, "noheader.txt", b"We propose FooNet. It beats BarNet.\n\nSecond abstract.\n")
+    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "corpus", "build", str(path), "--out", str(tmp_path / "c.jsonl")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0
+    assert f"warning: {path}:1: line 1 looks like an abstract (2 sentences) but is skipped as the file's header line" in proc.stderr
+    assert "wrote 1 abstracts from 1 file(s)" in proc.stderr
 
 
 def test_paper_id_depends_on_text_only():
