@@ -393,13 +393,19 @@ def show(
     from paperfields.report import _strings, highlight_spans, paper_rows
     from paperfields.scoring.gold import load_gold
 
-    gold = {g.id: g for g in load_gold(paths.gold_dir() / "gold.jsonl")}
-    papers = {p.id: p for p in load_corpus(paths.gold_dir() / "corpus.jsonl")}
+    try:
+        gold = {g.id: g for g in load_gold(paths.gold_dir() / "gold.jsonl")}
+        papers = {p.id: p for p in load_corpus(paths.gold_dir() / "corpus.jsonl")}
+    except _known_errors() as exc:
+        fail(str(exc))
     if paper_id not in gold or paper_id not in papers:
         fail(f"no paper '{paper_id}' in gold/corpus.jsonl and gold/gold.jsonl")
     line = None
     if run:
-        line = next((l for l in read_predictions(_run_dir(run, runs_dir) / "predictions.jsonl") if l.paper_id == paper_id), None)
+        try:
+            line = next((l for l in read_predictions(_run_dir(run, runs_dir) / "predictions.jsonl") if l.paper_id == paper_id), None)
+        except _known_errors() as exc:
+            fail(str(exc))
         if line is None:
             fail(f"run '{run}' has no prediction for {paper_id}")
     paper, g = papers[paper_id], gold[paper_id]
@@ -483,6 +489,7 @@ def leaderboard(
     except MixedVersionsError as exc:
         fail(str(exc))
     target = out_path or paths.results_dir() / "leaderboard.md"
+    target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
     target.with_suffix(".csv").write_text(table, encoding="utf-8")
     written = [target, target.with_suffix(".csv")]

@@ -109,6 +109,37 @@ def test_leaderboard_cli_writes_plots(tmp_path):
     assert (tmp_path / "board.md").read_text() == (ROOT / "results" / "leaderboard.md").read_text()
 
 
+def test_show_with_a_bad_prediction_line_is_a_clean_error(tmp_path):
+    import json as _json
+
+    run_dir = _committed_runs(tmp_path) / "rules_baseline__zero_shot__test"
+    pred = run_dir / "predictions.jsonl"
+    lines = pred.read_text().splitlines()
+    first_id = _json.loads(lines[0])["paper_id"]
+    bad = _json.loads(lines[2])
+    bad["record"] = {"research_area": "astrology"}
+    lines[2] = _json.dumps(bad)
+    pred.write_text("\n".join(lines) + "\n")
+    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "show", first_id, "--run", str(run_dir)], capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith(f"error: {pred}:3: bad prediction line: field 'record")
+    assert "record.research_area" in proc.stderr
+    # score and report say the same.
+    for cmd in (["score", str(run_dir)], ["report", str(run_dir), "--out", str(tmp_path / "r.html")]):
+        other = subprocess.run([sys.executable, "-m", "paperfields.cli", *cmd], capture_output=True, text=True)
+        assert other.returncode == 2 and other.stderr.startswith(f"error: {pred}:3: bad prediction line: field 'record")
+
+
+def test_leaderboard_out_creates_missing_folders(tmp_path):
+    runs = _committed_runs(tmp_path)
+    target = tmp_path / "new" / "dir" / "lb.md"
+    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "leaderboard", "--runs-dir", str(runs), "--out", str(target), "--no-plots", "-q"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert target.read_text() == (ROOT / "results" / "leaderboard.md").read_text()
+    assert target.with_suffix(".csv").read_text() == (ROOT / "results" / "leaderboard.csv").read_text()
+
+
 def test_compare_paired_bootstrap_on_committed_runs():
     import json as _json
 
