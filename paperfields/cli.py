@@ -337,7 +337,7 @@ def score_cmd(
 def compare(
     run_a: str = typer.Argument(..., help="Baseline run (id or folder)."),
     run_b: str = typer.Argument(..., help="Run compared with it (id or folder)."),
-    top: int = typer.Option(5, help="How many papers with the largest difference to list."),
+    top: int = typer.Option(5, min=1, help="How many papers with the largest difference to list (papers scored alike are never listed)."),
     runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON (for scripts)."),
 ) -> None:
@@ -360,7 +360,10 @@ def compare(
         table.add_row(r.field, f"{r.a:.3f}", f"{r.b:.3f}", f"{r.diff:+.3f}", f"[{r.ci95[0]:+.3f}, {r.ci95[1]:+.3f}]", f"{r.p_value:.3f}", str(r.papers_differing))
     out.print(table)
     for p in papers:
-        out.print(f"{p['paper_id']}: A {p['a']:.3f}, B {p['b']:.3f}; differs in {', '.join(p['fields']) or '-'}", highlight=False)
+        fields = ", ".join(p["fields"]) or "overall score only (no field's F1 differs)"
+        out.print(f"{p['paper_id']}: A {p['a']:.3f}, B {p['b']:.3f}; differs in {fields}", highlight=False)
+    if not papers:
+        out.print("no paper differs between the two runs", highlight=False)
 
 
 @app.command()

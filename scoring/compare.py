@@ -54,8 +54,9 @@ def paired_bootstrap(a: np.ndarray, b: np.ndarray) -> tuple[tuple[float, float],
 
 
 def compare_runs(run_a: Path, run_b: Path, top: int = 5) -> tuple[list[FieldComparison], list[dict[str, Any]]]:
-    """Per-field paired comparison of two scored runs on the papers both scored, and the ``top``
-    papers whose overall score differs most. Raises ValueError when they share no paper."""
+    """Per-field paired comparison of two scored runs on the papers both scored, and up to ``top``
+    papers that differ (in overall score or in a headline field's F1), largest overall difference
+    first; papers both runs scored alike are never listed. Raises ValueError when they share no paper."""
     pa, pb = _per_paper(run_a), _per_paper(run_b)
     shared = sorted(set(pa) & set(pb))
     if not shared:
@@ -72,9 +73,9 @@ def compare_runs(run_a: Path, run_b: Path, top: int = 5) -> tuple[list[FieldComp
         rows.append(FieldComparison(field=field, a=round(a.mean(), 4), b=round(b.mean(), 4), diff=round(b.mean() - a.mean(), 4),
                                     ci95=(round(ci[0], 4), round(ci[1], 4)), p_value=round(p, 4),
                                     papers_differing=int(np.sum(a != b))))
-    papers = sorted(shared, key=lambda i: -abs(pb[i]["overall"] - pa[i]["overall"]))[:top]
+    papers = sorted(shared, key=lambda i: -abs(pb[i]["overall"] - pa[i]["overall"]))
     differing = []
     for i in papers:
         fields = [f for f in HEADLINE_FIELDS if f1(*pa[i]["fields"][f]) != f1(*pb[i]["fields"][f])]
         differing.append({"paper_id": i, "a": pa[i]["overall"], "b": pb[i]["overall"], "fields": fields})
-    return rows, differing
+    return rows, [d for d in differing if d["fields"] or d["a"] != d["b"]][:top]

@@ -140,6 +140,41 @@ def test_leaderboard_out_creates_missing_folders(tmp_path):
     assert target.with_suffix(".csv").read_text() == (ROOT / "results" / "leaderboard.csv").read_text()
 
 
+def test_compare_lists_only_papers_that_differ(tmp_path):
+    import json as _json
+
+    from paperfields.scoring.compare import compare_runs
+
+    runs = _committed_runs(tmp_path)
+    a = runs / "rules_baseline__zero_shot__test"
+    b = shutil.copytree(a, runs / "b")  # the same run, but paper 3's tasks all wrong and paper 5's overall moved
+    rows = [_json.loads(l) for l in (b / "paper_scores.jsonl").read_text().splitlines()]
+    assert rows[2]["fields"]["tasks"][0] > 0  # some task found in A
+    rows[2]["fields"]["tasks"], rows[2]["overall"] = [0, 3, 3], rows[2]["overall"] - 0.25
+    rows[4]["overall"] = rows[4]["overall"] + 0.01
+    (b / "paper_scores.jsonl").write_text("".join(_json.dumps(r) + "\n" for r in rows))
+    _, papers = compare_runs(a, b, top=5)
+    assert [(p["paper_id"], p["fields"]) for p in papers] == [(rows[2]["paper_id"], ["tasks"]), (rows[4]["paper_id"], [])]
+    assert [p["paper_id"] for p in compare_runs(a, b, top=1)[1]] == [rows[2]["paper_id"]]
+    cli = lambda *args: subprocess.run([sys.executable, "-m", "paperfields.cli", "compare", *args], capture_output=True, text=True)
+    text = cli(str(a), str(b)).stdout
+    assert f"{rows[2]['paper_id']}: A " in text and "; differs in tasks" in text
+    assert f"{rows[4]['paper_id']}: A " in text and "differs in overall score only (no field's F1 differs)" in text
+    assert text.count("differs in") == 2 and "differs in -" not in text
+    # A run compared with itself: no paper is listed.
+    same = cli(str(a), str(a))
+    assert same.returncode == 0 and "differs in" not in same.stdout and "no paper differs between the two runs" in same.stdout
+    assert _json.loads(cli(str(a), str(a), "--json").stdout)["papers"] == []
+
+
+@pytest.mark.parametrize("top", ["-3", "0"])
+def test_compare_top_must_be_at_least_1(top):
+    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "compare", "rules_baseline__zero_shot__test",
+                           "local_qwen2.5-coder-0.5b__zero_shot__test", "--top", top], capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "Invalid value for '--top': Input should be greater than or equal to 1" in proc.stderr
+
+
 def test_compare_paired_bootstrap_on_committed_runs():
     import json as _json
 
