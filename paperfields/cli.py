@@ -434,12 +434,13 @@ def show(
 @app.command()
 def export(
     out_dir: Path = typer.Argument(..., help="Folder to write the dataset into (Hub layout)."),
-    predictions: bool = typer.Option(True, help="Also export every committed scored run as a 'predictions' split."),
+    predictions: bool = typer.Option(True, help="Also export every committed scored run as a 'predictions' split (an earlier export's predictions/*.parquet not written again are removed)."),
     runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
 ) -> None:
     """Write the corpus + gold (and committed predictions) as a Hugging Face dataset folder with a generated card."""
     from paperfields.export import card_extras, export_dataset
 
+    earlier = set((out_dir / "predictions").glob("*.parquet"))
     try:
         files = export_dataset(out_dir, paths.gold_dir() / "gold.jsonl", paths.gold_dir() / "corpus.jsonl",
                                (runs_dir or paths.results_dir() / "runs") if predictions else None,
@@ -448,6 +449,8 @@ def export(
         fail(str(exc))
     for f in files:
         console.print(f"wrote {f}")
+    for f in sorted(earlier - set(files)):
+        console.print(f"removed {f} (predictions of an earlier export that this one does not include)")
 
 
 @app.command()

@@ -84,7 +84,12 @@ def split_name(run_id: str) -> str:
 
 
 def export_dataset(out_dir: Path, gold_path: Path, corpus_path: Path, runs_dir: Optional[Path], card_extras: dict[str, str]) -> list[Path]:
-    """Write the dataset folder; returns the files written. Same inputs give the same bytes."""
+    """Write the dataset folder; returns the files written. Same inputs give the same bytes.
+
+    Into a folder holding an earlier export, ``predictions/*.parquet`` files this export does not
+    write (``runs_dir`` None, or a run since removed) are deleted, and an emptied ``predictions/``
+    with them: the card would not list them, yet ``push`` would upload them. Nothing else is deleted.
+    """
     from datasets import Dataset
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -102,6 +107,10 @@ def export_dataset(out_dir: Path, gold_path: Path, corpus_path: Path, runs_dir: 
             Dataset.from_list(prediction_rows(run_dir), features=prediction_features()).to_parquet(str(path))
             written.append(path)
             runs.append(split_name(run_dir.name))
+    for stale in sorted(set((out_dir / "predictions").glob("*.parquet")) - set(written)):
+        stale.unlink()
+    if (out_dir / "predictions").is_dir() and not any((out_dir / "predictions").iterdir()):
+        (out_dir / "predictions").rmdir()
     card = out_dir / "README.md"
     card.write_text(dataset_card(gold_path, corpus_path, runs, card_extras), encoding="utf-8")
     written.append(card)

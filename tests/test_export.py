@@ -88,3 +88,29 @@ def test_push_dry_run_and_missing_token(exported, tmp_path):
     proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "push", "someone/paperfields", "--folder", str(exported)],
                           capture_output=True, text=True, env=env)
     assert proc.returncode == 2 and "no Hugging Face token" in proc.stderr
+
+
+def test_export_without_predictions_into_an_earlier_export_removes_its_stale_predictions(exported, tmp_path):
+    import shutil
+
+    out = tmp_path / "ds"
+    shutil.copytree(exported, out)
+    earlier = sorted((out / "predictions").glob("*.parquet"))
+    assert earlier, "the fixture export has predictions"
+    (out / "NOTES.txt").write_text("mine")  # not written by the exporter: kept
+    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "export", str(out), "--no-predictions"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert [line for line in proc.stderr.splitlines() if line.startswith("removed ")] == [
+        f"removed {p} (predictions of an earlier export that this one does not include)" for p in earlier]
+    assert not (out / "predictions").exists() and (out / "NOTES.txt").read_text() == "mine"
+    files = push_dataset(out, "someone/paperfields", private=False, dry_run=True)["files"]
+    assert files == ["NOTES.txt", "README.md", "gold/dev.parquet", "gold/test.parquet"]
+    assert "predictions/" not in (out / "README.md").read_text()
+    # A runs folder with fewer runs: only that run's parquet stays.
+    runs = tmp_path / "runs"
+    shutil.copytree(ROOT / "results" / "runs" / "rules_baseline__zero_shot__test", runs / "rules_baseline__zero_shot__test")
+    shutil.copytree(exported, tmp_path / "ds2")
+    written = export_dataset(tmp_path / "ds2", ROOT / "gold" / "gold.jsonl", ROOT / "gold" / "corpus.jsonl", runs,
+                             card_extras(ROOT / "gold", ROOT / "results"))
+    assert sorted(p.name for p in (tmp_path / "ds2" / "predictions").iterdir()) == ["rules_baseline__zero_shot__test.parquet"]
+    assert tmp_path / "ds2" / "predictions" / "rules_baseline__zero_shot__test.parquet" in written
