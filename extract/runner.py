@@ -20,7 +20,7 @@ from collections import Counter
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator, Optional
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 import paperfields
 from paperfields.extract.backends.base import Backend, FailureClass, Generation, GenerationParams, GenerationRequest, Usage
@@ -59,10 +59,27 @@ class RunConfig(BaseModel):
 
 class PredictionLine(Generation):
     """One line of ``predictions.jsonl``: the paper id, its :class:`Generation` and its cost in USD
-    (None when the backend's price is unknown)."""
+    (None when the backend's price is unknown).
+
+    ``record`` must be a valid :class:`PaperRecord` (lines may be written by hand, see the README):
+    a string where a list belongs, an unknown research area or a non-numeric result value is a
+    validation error naming the field, never scored character by character.
+    """
 
     paper_id: str
     dollars: Optional[float] = None
+
+    @field_validator("record")
+    @classmethod
+    def _record_is_a_paper_record(cls, record: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
+        if record is None:
+            return None
+        try:
+            valid = PaperRecord.model_validate(record)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise ValueError(f"not a PaperRecord: field 'record.{'.'.join(map(str, first['loc']))}': {first['msg']}") from None
+        return valid.model_dump(mode="json")  # the normalized form a model's reply gets ("12.5" -> 12.5)
 
 
 class Manifest(BaseModel):
@@ -317,11 +334,14 @@ class _RunFolder:
         _write_manifest(self.run_dir, self.manifest)
 
     def finish(self) -> Manifest:
-        """Totals, status (complete when every paper asked for has its line) and times into the manifest; write it."""
+        """Totals, status (complete when every paper asked for has its line and none is a transport error)
+        and times into the manifest; write it."""
         manifest = self.manifest
         manifest.wall_seconds = round(manifest.wall_seconds + time.perf_counter() - self._started, 3)
         self.totals.write_to(manifest)
-        manifest.status = "complete" if set(self.totals.latest) >= set(manifest.paper_ids) else "incomplete"
+        # Complete when every paper asked for has an answer or a model failure; transport errors are retried.
+        answered = {pid for pid, failure in self.totals.latest.items() if failure != FailureClass.transport_error.value}
+        manifest.status = "complete" if answered >= set(manifest.paper_ids) else "incomplete"
         manifest.finished_at = now()
         self.save()
         return manifest

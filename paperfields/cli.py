@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 import warnings
 from pathlib import Path
@@ -38,6 +39,9 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 warnings.showwarning = _show_warning  # a library warning reads like our errors, without a source line
+# Each failed attempt is recorded in its paper's line (error, failure class) and summed up after the
+# run; instructor's own per-attempt log lines would only break the progress bar.
+logging.getLogger("instructor").setLevel(logging.CRITICAL)
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -280,6 +284,14 @@ def run(
             f"failures {manifest.failures_by_class or '{}'}; {manifest.model_requests} model requests, {manifest.cache_hits} cache hits; "
             f"{manifest.wall_seconds:.0f} s wall; folder {run_dir}"
         )
+        unanswered = manifest.failures_by_class.get("transport_error", 0)
+        if unanswered and unanswered == manifest.papers_done:
+            first = next((l.error for l in read_predictions(run_dir / "predictions.jsonl") if l.error), "")
+            fail(f"no paper got an answer from {backend} ({first}); check the server and --base-url, then run the same command "
+                 "again: papers without an answer are asked again", 1)
+        if unanswered:
+            console.print(f"warning: {unanswered} paper(s) got no answer (transport_error); run the same command again to retry them",
+                          style="yellow", highlight=False, markup=False)
         scores = score_run(run_dir, gold_path) if score else None
         if as_json:
             import json

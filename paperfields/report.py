@@ -20,7 +20,7 @@ from markupsafe import Markup
 from paperfields.extract.corpus import Paper
 from paperfields.extract.runner import Manifest, PredictionLine
 from paperfields.scoring.gold import GoldRecord
-from paperfields.scoring.score import HEADLINE_FIELDS, RunScores, f1, score_paper
+from paperfields.scoring.score import HEADLINE_FIELDS, RunScores, paper_f1, score_paper
 
 SPAN_FIELDS = ("method_name", "method_full_name", "tasks", "datasets", "models", "metrics", "baselines")
 _PRIORITY = {"both": 3, "quote": 2, "gold": 1, "pred": 0}
@@ -142,7 +142,8 @@ def paper_rows(line: Optional[PredictionLine], gold: GoldRecord) -> list[dict[st
     record = line.record if line else None
     counts = score_paper(record, gold)
     g = gold.record.model_dump(mode="json")
-    return [{"field": f, "gold": _show(g[f]), "pred": _show((record or {}).get(f)), "f1": f1(*counts[f])} for f in HEADLINE_FIELDS]
+    return [{"field": f, "gold": _show(g[f]), "pred": _show((record or {}).get(f)), "f1": paper_f1(counts[f], record is not None)}
+            for f in HEADLINE_FIELDS]
 
 
 def render_report(manifest: Manifest, scores: RunScores, lines: list[PredictionLine], gold: list[GoldRecord], papers: list[Paper],

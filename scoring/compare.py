@@ -16,7 +16,7 @@ import numpy as np
 from pydantic import BaseModel
 from scipy import stats
 
-from paperfields.scoring.score import BOOTSTRAP_SEED, HEADLINE_FIELDS, REPORTED_FIELDS, f1
+from paperfields.scoring.score import BOOTSTRAP_SEED, HEADLINE_FIELDS, REPORTED_FIELDS, paper_f1
 
 COMPARE_RESAMPLES = 10000
 
@@ -38,6 +38,12 @@ def _per_paper(run_dir: Path) -> dict[str, dict[str, Any]]:
     if not path.is_file():
         raise FileNotFoundError(f"{path}: run not scored yet (run `paperfields score {run_dir.name}`)")
     return {row["paper_id"]: row for row in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
+
+
+def _field_f1(row: dict[str, Any], field: str) -> float:
+    """A paper's F1 on a field from its paper_scores.jsonl row (0 for a failed paper; rows of
+    scorer versions before 2.2 have no ``answered`` and count as answered)."""
+    return paper_f1(tuple(row["fields"][field]), row.get("answered", True))
 
 
 def paired_bootstrap(a: np.ndarray, b: np.ndarray) -> tuple[tuple[float, float], float]:
@@ -67,8 +73,8 @@ def compare_runs(run_a: Path, run_b: Path, top: int = 5) -> tuple[list[FieldComp
             a = np.array([pa[i]["overall"] for i in shared])
             b = np.array([pb[i]["overall"] for i in shared])
         else:
-            a = np.array([f1(*pa[i]["fields"][field]) for i in shared])
-            b = np.array([f1(*pb[i]["fields"][field]) for i in shared])
+            a = np.array([_field_f1(pa[i], field) for i in shared])
+            b = np.array([_field_f1(pb[i], field) for i in shared])
         ci, p = paired_bootstrap(a, b)
         rows.append(FieldComparison(field=field, a=round(a.mean(), 4), b=round(b.mean(), 4), diff=round(b.mean() - a.mean(), 4),
                                     ci95=(round(ci[0], 4), round(ci[1], 4)), p_value=round(p, 4),
@@ -76,6 +82,6 @@ def compare_runs(run_a: Path, run_b: Path, top: int = 5) -> tuple[list[FieldComp
     papers = sorted(shared, key=lambda i: -abs(pb[i]["overall"] - pa[i]["overall"]))
     differing = []
     for i in papers:
-        fields = [f for f in HEADLINE_FIELDS if f1(*pa[i]["fields"][f]) != f1(*pb[i]["fields"][f])]
+        fields = [f for f in HEADLINE_FIELDS if _field_f1(pa[i], f) != _field_f1(pb[i], f)]
         differing.append({"paper_id": i, "a": pa[i]["overall"], "b": pb[i]["overall"], "fields": fields})
     return rows, [d for d in differing if d["fields"] or d["a"] != d["b"]][:top]

@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from paperfields.extract.corpus import load_corpus
+from paperfields.extract.backends.base import FailureClass
 from paperfields.extract.runner import RunError, load_manifest, read_predictions
 from paperfields.scoring.gold import gold_fingerprint, load_gold
 from paperfields.scoring.score import GROUNDED_FIELDS, HEADLINE_FIELDS, RunScores, score_predictions, write_scores
@@ -40,7 +41,8 @@ def score_run(run_dir: Path, gold_path: Path, corpus_path: Path | None = None) -
         predictions, gold, failures, manifest.run_id, manifest.config.split, gold_fingerprint(gold_path),
         abstracts={p.id: p.text for p in corpus}, repairs=dict(repairs),
     )
-    scores.papers_done = len({line.paper_id for line in lines} & {g.id for g in gold})
+    # a transport error is no answer yet (a rerun asks again): the run is unfinished until it has one
+    scores.papers_done = len({line.paper_id for line in lines if line.failure != FailureClass.transport_error} & {g.id for g in gold})
     n = max(1, len(lines))
     scores.seconds_per_paper = round(manifest.model_seconds_total / n, 2)
     scores.tokens_per_paper = round((manifest.usage.input_tokens + manifest.usage.output_tokens) / n, 1)

@@ -2,12 +2,14 @@
 
 Pure functions: :func:`score_paper` maps (prediction, gold) to per-field counts and
 :func:`diagnose_paper` adds labels, abstention, grounding and result-attribute agreement;
-:func:`score_predictions` pools them. A failed paper (no parsed record) is scored as an empty
-prediction: every gold item is missed; it is also counted apart in the validity layer.
+:func:`score_predictions` pools them. A failed paper (no parsed record: no answer) misses every gold
+item in the counts, and its per-paper F1 is 0 on every field, also where gold is empty: abstaining
+needs an answer, so a run that never answers scores 0 (not the share of empty gold fields). Failures
+are also counted apart in the validity layer.
 
 Per field and paper the counts are (tp, fp, fn). The headline per-field F1 is the mean over papers
-of per-paper F1, where a paper with nothing in gold and nothing predicted scores 1 (a correct
-abstention); micro (pooled) precision, recall and F1 are reported beside it. Single-label fields
+of per-paper F1, where an answered paper with nothing in gold and nothing predicted scores 1 (a
+correct abstention); micro (pooled) precision, recall and F1 are reported beside it. Single-label fields
 (``research_area``, ``training_free``, null being a class of the latter) give tp=1 when right and
 fp=fn=1 when wrong, so their F1 is accuracy. ``method_name`` and ``method_full_name`` are strict
 (exact after normalization, with gold alternates); ``*_soft`` variants use the phrase rule of
@@ -41,7 +43,7 @@ from paperfields.scoring.match import (
 )
 from paperfields.scoring.normalize import normalize, numbers_in, same_number
 
-SCORER_VERSION = "2.1"
+SCORER_VERSION = "2.2"  # 2.2: a failed paper (no answer) scores 0 on every field, also where gold is empty
 BOOTSTRAP_SEED = 20260
 BOOTSTRAP_RESAMPLES = 2000
 SOFT_THRESHOLD = 0.85
@@ -226,9 +228,15 @@ class RunScores(BaseModel):
     higher_is_better: dict[str, bool] = Field(default_factory=lambda: dict(HIGHER_IS_BETTER))
 
 
-def paper_overall(counts: dict[str, tuple[int, int, int]]) -> float:
-    """One paper's overall score: mean of its per-field F1 over HEADLINE_FIELDS."""
-    return float(np.mean([f1(*counts[f]) for f in HEADLINE_FIELDS]))
+def paper_f1(counts: tuple[int, int, int], answered: bool = True) -> float:
+    """One paper's F1 on one field: :func:`f1` of its counts, or 0.0 when the paper has no answer
+    (a failure), even if gold is empty there."""
+    return f1(*counts) if answered else 0.0
+
+
+def paper_overall(counts: dict[str, tuple[int, int, int]], answered: bool = True) -> float:
+    """One paper's overall score: mean of its per-field F1 over HEADLINE_FIELDS (0.0 without an answer)."""
+    return float(np.mean([paper_f1(counts[f], answered) for f in HEADLINE_FIELDS]))
 
 
 def bootstrap_ci(values: list[float] | np.ndarray) -> tuple[float, float]:
@@ -243,15 +251,18 @@ def bootstrap_ci(values: list[float] | np.ndarray) -> tuple[float, float]:
     return (round(float(res.confidence_interval.low), 4), round(float(res.confidence_interval.high), 4))
 
 
-def aggregate(per_paper: list[dict[str, tuple[int, int, int]]], diagnostics: Optional[list[dict[str, Any]]] = None) -> dict[str, FieldAggregate]:
+def aggregate(per_paper: list[dict[str, tuple[int, int, int]]], diagnostics: Optional[list[dict[str, Any]]] = None,
+              answered: Optional[list[bool]] = None) -> dict[str, FieldAggregate]:
     """Pool per-paper counts into per-field aggregates (mean per-paper F1 with CI, micro P/R/F1,
-    invented-value rate when diagnostics are given)."""
+    invented-value rate when diagnostics are given). ``answered[i]`` False marks paper i as a
+    failure (per-paper F1 0, see :func:`paper_f1`); all answered by default."""
+    answered = answered if answered is not None else [True] * len(per_paper)
     fields: dict[str, FieldAggregate] = {}
     for field in REPORTED_FIELDS:
         counts = np.array([paper[field] for paper in per_paper]).reshape(-1, 3)
         tp, fp, fn = (int(x) for x in counts.sum(axis=0))
         precision, recall, micro = prf(tp, fp, fn)
-        per = [f1(*c) for c in counts]
+        per = [paper_f1(tuple(c), ok) for c, ok in zip(counts, answered)]
         invented = None
         if diagnostics is not None and field in diagnostics[0]["invented"]:
             flags = [d["invented"][field] for d in diagnostics if d["invented"][field] is not None]
@@ -304,13 +315,14 @@ def score_predictions(
         raise ValueError(f"no gold papers in split '{split}'")
     abstracts = abstracts or {}
     per_paper = [score_paper(predictions.get(g.id), g) for g in papers]
+    answered = [predictions.get(g.id) is not None for g in papers]
     diagnostics = [diagnose_paper(predictions.get(g.id), g, abstracts.get(g.id, "")) for g in papers]
     detail = [
-        {"paper_id": g.id, "overall": round(paper_overall(c), 4), "failure": failures.get(g.id),
+        {"paper_id": g.id, "overall": round(paper_overall(c, ok), 4), "answered": ok, "failure": failures.get(g.id),
          "fields": {k: list(v) for k, v in c.items()}, **d}
-        for g, c, d in zip(papers, per_paper, diagnostics)
+        for g, c, ok, d in zip(papers, per_paper, answered, diagnostics)
     ]
-    fields = aggregate(per_paper, diagnostics)
+    fields = aggregate(per_paper, diagnostics, answered)
     valid = sum(1 for g in papers if predictions.get(g.id) is not None)
     ids = {g.id for g in papers}
     grounding: dict[str, dict[str, Optional[float]]] = {}
@@ -326,7 +338,7 @@ def score_predictions(
         failures_by_class=dict(sorted(Counter(f for pid, f in failures.items() if pid in ids).items())),
         repairs=dict(sorted((repairs or {}).items())),
         overall_f1=round(float(np.mean([fields[f].f1 for f in HEADLINE_FIELDS])), 4),
-        overall_ci95=bootstrap_ci([paper_overall(c) for c in per_paper]),
+        overall_ci95=bootstrap_ci([paper_overall(c, ok) for c, ok in zip(per_paper, answered)]),
         fields=fields,
         classes={
             "research_area": class_scores([tuple(d["labels"]["research_area"]) for d in diagnostics], [a.value for a in ResearchArea], multi=False),

@@ -112,3 +112,27 @@ def test_cache_and_api_key_never_written(stub, tmp_path):
         if path.is_file():
             assert key.encode() not in path.read_bytes(), path
             assert b"sk-plant" not in path.read_bytes(), path
+
+
+def test_a_server_that_never_answers_fails_the_run_naming_it(tmp_path):
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    runs = tmp_path / "runs"
+    env = dict(os.environ, PAPERFIELDS_RESPONSE_CACHE=str(tmp_path / "cache.sqlite"))
+    base = [sys.executable, "-m", "paperfields.cli", "run", "-b", "openai/m", "--limit", "2", "--runs-dir", str(runs), "--run-id", "r"]
+    proc = subprocess.run(base + ["--base-url", dead], capture_output=True, text=True, env=env)
+    assert proc.returncode == 1
+    assert f"no paper got an answer from openai/m" in proc.stderr and dead in proc.stderr
+    assert "API call failed" not in proc.stderr  # instructor's per-attempt log lines stay out of the terminal
+    manifest = json.loads((runs / "r" / "manifest.json").read_text())
+    assert manifest["status"] == "incomplete" and manifest["failures_by_class"] == {"transport_error": 2}
+    assert not (runs / "r" / "scores.json").exists()
+    bad = subprocess.run(base + ["--base-url", "not-a-url"], capture_output=True, text=True, env=env)
+    assert bad.returncode == 2 and "is not an http(s) URL" in bad.stderr
+    with StubServer() as server:  # a working server under a new run id (the base URL is part of the run config)
+        again = subprocess.run(base[:-1] + ["r2", "--base-url", server.url], capture_output=True, text=True, env=env)
+    assert again.returncode == 0, again.stderr
+    assert json.loads((runs / "r2" / "manifest.json").read_text())["papers_valid"] == 2

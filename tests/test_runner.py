@@ -175,7 +175,7 @@ def test_transport_errors_are_asked_again_on_resume_and_the_later_line_counts(tm
     backend = Flaky({papers[1].text, papers[3].text})
     run_dir = tmp_path / "run"
     first = asyncio.run(run_extraction(papers, backend, Strategy("zero_shot"), _config(), run_dir))
-    assert first.failures_by_class == {"transport_error": 2} and first.papers_valid == 2 and first.status == "complete"
+    assert first.failures_by_class == {"transport_error": 2} and first.papers_valid == 2 and first.status == "incomplete"
     backend.down.clear()
     backend.requests.clear()
     second = asyncio.run(run_extraction(papers, backend, Strategy("zero_shot"), _config(), run_dir))
@@ -218,3 +218,34 @@ def test_readers_warn_about_a_cut_off_last_line(tmp_path, corpus):
     assert f"warning: {run_dir / 'predictions.jsonl'}:3: last line is cut off" in proc.stderr
     with pytest.warns(RuntimeWarning, match="last line is cut off"):
         assert len(read_predictions(run_dir / "predictions.jsonl")) == 2
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"datasets": "SWE-Bench Lite"}, "record.datasets"),
+    ({"research_area": "astrology"}, "record.research_area"),
+    ({"method_name": 5}, "record.method_name"),
+    ({"results": [{"metric": "accuracy", "value": "lots"}]}, "record.results.0.value"),
+])
+def test_a_hand_written_record_that_is_not_a_paper_record_is_an_error_naming_line_and_field(tmp_path, corpus, change, field):
+    run_dir = tmp_path / "hand"
+    asyncio.run(run_extraction(corpus[:3], get_backend("fake/a"), Strategy("zero_shot"), _config(), run_dir))
+    pred = run_dir / "predictions.jsonl"
+    lines = pred.read_text().splitlines()
+    second = json.loads(lines[1])
+    second["record"] = {"method_name": "X", **change}
+    lines[1] = json.dumps(second)
+    pred.write_text("\n".join(lines) + "\n")
+    with pytest.raises(RunError, match=rf"{pred}:2: bad prediction line: .*field '{field}'"):
+        read_predictions(pred)
+    proc = subprocess.run(_cli("score", "hand", "--runs-dir", str(tmp_path)), capture_output=True, text=True)
+    assert proc.returncode != 0 and f"{pred}:2" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_hand_written_number_as_text_is_read_as_the_number(tmp_path, corpus):
+    run_dir = tmp_path / "hand"
+    asyncio.run(run_extraction(corpus[:1], get_backend("fake/a"), Strategy("zero_shot"), _config(), run_dir))
+    pred = run_dir / "predictions.jsonl"
+    line = json.loads(pred.read_text())
+    line["record"] = {"results": [{"metric": "accuracy", "value": "12.5", "unit": "percent", "kind": "absolute"}]}
+    pred.write_text(json.dumps(line) + "\n")
+    assert read_predictions(pred)[0].record["results"][0]["value"] == 12.5

@@ -71,6 +71,18 @@ def test_failed_paper_counts_as_empty_prediction(gold):
     assert counts["research_area"] == (0, 0, 1)
 
 
+def test_a_run_that_never_answers_scores_zero_not_the_share_of_empty_gold_fields(gold):
+    # Before scorer 2.2 a failed paper got F1 1.0 on every field whose gold is empty (0.41 overall).
+    failures = {g.id: "transport_error" for g in gold}
+    scores, detail = score_predictions({}, gold, failures, "dead", "test", "t")
+    assert scores.overall_f1 == 0.0 and scores.overall_ci95 == (0.0, 0.0)
+    assert all(scores.fields[f].f1 == 0.0 for f in scores.fields)
+    assert all(row["overall"] == 0.0 and row["answered"] is False for row in detail)
+    # An answered empty record still earns its correct abstentions.
+    empty, _ = score_predictions({g.id: {} for g in gold}, gold, {}, "empty", "test", "t")
+    assert empty.fields["code_url"].f1 == pytest.approx(sum(g.record.code_url is None for g in gold if g.split == "test") / 60, abs=1e-4)
+
+
 def test_aggregate_micro_and_macro_differ():
     # Paper A: 1 of 1 found. Paper B: 0 of 3 found, 1 invented.
     per_paper = [{f: (0, 0, 0) for f in REPORTED_FIELDS} for _ in range(2)]

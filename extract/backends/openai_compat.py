@@ -13,6 +13,7 @@ import contextvars
 import functools
 import json
 import os
+import re
 import time
 from typing import Any, Optional
 
@@ -111,6 +112,8 @@ class OpenAIBackend:
         self.base_url = base_url
         # md_json reads a fenced or <think>-prefixed reply in one attempt, which local servers often send.
         self.mode = mode or ("md_json" if base_url else "tools")
+        if base_url is not None and not re.match(r"https?://[^/\s]+", base_url):
+            raise BackendError(f"--base-url '{base_url}' is not an http(s) URL (e.g. http://127.0.0.1:8000/v1)")
         if self.mode not in MODES:
             raise BackendError(f"unknown instructor mode '{self.mode}'; choose one of {', '.join(MODES)}")
         api_key = os.environ.get("OPENAI_API_KEY")
@@ -128,6 +131,7 @@ class OpenAIBackend:
         self.client = instructor.from_openai(client, mode=getattr(instructor.Mode, self.mode.upper()))
         self.reasks = reasks
         self.grammar = grammar
+        self._server = f"server {base_url or 'https://api.openai.com/v1'}"  # named in transport errors
 
     async def generate(self, request: GenerationRequest) -> Generation:
         responses: list[Any] = []
@@ -167,11 +171,11 @@ class OpenAIBackend:
                 on_response(exc.last_completion)
             failure = Generation(failure=FailureClass.truncated, error="reply cut off at max_tokens (finish_reason=length)")
         except self._openai.APIError as exc:
-            failure = Generation(failure=FailureClass.transport_error, error=f"{type(exc).__name__}: {str(exc)[:300]}")
+            failure = Generation(failure=FailureClass.transport_error, error=f"{type(exc).__name__}: {str(exc)[:300]} ({self._server})")
         except self._errors.InstructorError as exc:
             cause = _transport_cause(exc, self._openai.APIError)
             if cause is not None:
-                failure = Generation(failure=FailureClass.transport_error, error=f"{type(cause).__name__}: {str(cause)[:300]}")
+                failure = Generation(failure=FailureClass.transport_error, error=f"{type(cause).__name__}: {str(cause)[:300]} ({self._server})")
             # Validation re-asks exhausted (or an unparsable reply): classify the last reply ourselves,
             # and keep it when our more lenient parser accepts it (raw newlines, LaTeX backslashes).
             else:
