@@ -167,16 +167,16 @@ def _split_papers(split: str, corpus_path: Path, gold_path: Path):
 
 
 def _print_leaderboard(runs_dir: Path, highlight: Optional[str] = None) -> None:
-    from paperfields.scoring.runs import collect_scores
+    from paperfields.scoring.runs import collect_scores, papers_cell
 
     scores = collect_scores(runs_dir)
     table = Table(title="PaperFields leaderboard (higher is better)")
-    for col in ("run", "valid", "overall F1 [95% CI]", "name", "area", "datasets", "models", "metrics", "results", "s/paper"):
+    for col in ("run", "papers", "valid", "overall F1 [95% CI]", "name", "area", "datasets", "models", "metrics", "results", "s/paper"):
         table.add_column(col)
     for s in scores:
         style = "bold" if s.run_id == highlight else None
         table.add_row(
-            s.run_id, f"{s.valid_rate:.0%}", f"{s.overall_f1:.3f} [{s.overall_ci95[0]:.3f}, {s.overall_ci95[1]:.3f}]",
+            s.run_id, papers_cell(s, scores), f"{s.valid_rate:.0%}", f"{s.overall_f1:.3f} [{s.overall_ci95[0]:.3f}, {s.overall_ci95[1]:.3f}]",
             *(f"{s.fields[f].f1:.3f}" for f in ("method_name", "research_area", "datasets", "models", "metrics", "results")),
             f"{s.seconds_per_paper:.1f}", style=style,
         )

@@ -3,6 +3,7 @@ Chromium), the board regenerates byte for byte, mixed versions are refused, plot
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -189,3 +190,17 @@ def test_compare_paired_bootstrap_on_committed_runs():
     assert overall["ci95"][0] <= overall["diff"] <= overall["ci95"][1] and overall["p_value"] < 0.05
     same = subprocess.run([sys.executable, "-m", "paperfields.cli", "compare", a, a, "--json"], capture_output=True, text=True)
     assert all(r["diff"] == 0 and r["p_value"] == 1.0 for r in _json.loads(same.stdout)["fields"])
+
+
+def test_partial_and_unfinished_runs_are_marked_and_listed_after_full_runs(tmp_path):
+    runs = _committed_runs(tmp_path)
+    full = json.loads((runs / "local_qwen2.5-coder-0.5b__zero_shot__test" / "scores.json").read_text())
+    for name, papers, done, f1 in (("tiny", 6, 6, 0.99), ("half", 60, 30, 0.95)):
+        (runs / name).mkdir()
+        (runs / name / "scores.json").write_text(json.dumps(dict(full, run_id=name, papers=papers, papers_done=done, overall_f1=f1)))
+    scores = collect_scores(runs)
+    order = [s.run_id for s in scores]
+    assert order[-2:] == ["tiny", "half"]  # better F1 than every full run, but not comparable with them
+    assert order[0] == "rules_baseline__zero_shot__test"
+    board = leaderboard_markdown(scores)
+    assert "| 6 of 60 (partial) |" in board and "| 30/60 (unfinished) |" in board
