@@ -326,7 +326,8 @@ def _run_dir(run: str, runs_dir: Optional[Path]) -> Path:
 @app.command("score")
 def score_cmd(
     runs: list[str] = typer.Argument(..., help="Run ids (folders under results/runs) or run folder paths."),
-    gold_path: Path = typer.Option(None, "--gold", help="Gold JSONL [default: gold/gold.jsonl]."),
+    gold_path: Path = typer.Option(None, "--gold", help="Gold JSONL [default: gold/gold.jsonl]. Scores against another gold file are printed only: the run's scores.json (what the leaderboard reads) is left alone."),
+    corpus_path: Path = typer.Option(None, "--corpus", help="Corpus JSONL with the abstracts (for grounding) [default: corpus.jsonl beside the gold file, else gold/corpus.jsonl]."),
     runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
     as_json: bool = typer.Option(False, "--json", help="Print each run's scores as a JSON line (for scripts)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
@@ -334,9 +335,15 @@ def score_cmd(
     """Re-score stored runs against gold (no model is called); writes scores.json and paper_scores.jsonl."""
     from paperfields.scoring.runs import score_run
 
+    benchmark_gold = paths.gold_dir() / "gold.jsonl"
+    gold = gold_path or benchmark_gold
+    own_gold = gold.resolve() != benchmark_gold.resolve()
+    if corpus_path is None:
+        beside = gold.parent / "corpus.jsonl"
+        corpus_path = beside if beside.is_file() else paths.gold_dir() / "corpus.jsonl"
     for name in runs:
         try:
-            scores = score_run(_run_dir(name, runs_dir), gold_path or paths.gold_dir() / "gold.jsonl")
+            scores = score_run(_run_dir(name, runs_dir), gold, corpus_path, write=not own_gold)
         except _known_errors() as exc:
             fail(str(exc))
         if as_json:

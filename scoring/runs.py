@@ -19,8 +19,8 @@ class MixedVersionsError(ValueError):
     """Runs scored with different schema, scorer or gold versions cannot share one board."""
 
 
-def score_run(run_dir: Path, gold_path: Path, corpus_path: Path | None = None) -> RunScores:
-    """Score the run in ``run_dir`` against ``gold_path`` and write its scores files.
+def score_run(run_dir: Path, gold_path: Path, corpus_path: Path | None = None, write: bool = True) -> RunScores:
+    """Score the run in ``run_dir`` against ``gold_path`` and (``write``) write its scores files.
 
     ``corpus_path`` (default: ``corpus.jsonl`` beside the gold file) supplies the abstracts for
     grounding. Raises RunError (bad run folder or prediction line, or no paper of the run has gold) or
@@ -49,7 +49,8 @@ def score_run(run_dir: Path, gold_path: Path, corpus_path: Path | None = None) -
     scores.dollars_total = manifest.dollars_total
     scores.backend = manifest.config.backend
     scores.strategy = manifest.config.strategy
-    write_scores(run_dir, scores, detail)
+    if write:
+        write_scores(run_dir, scores, detail)
     return scores
 
 

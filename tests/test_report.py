@@ -204,3 +204,18 @@ def test_partial_and_unfinished_runs_are_marked_and_listed_after_full_runs(tmp_p
     assert order[0] == "rules_baseline__zero_shot__test"
     board = leaderboard_markdown(scores)
     assert "| 6 of 60 (partial) |" in board and "| 30/60 (unfinished) |" in board
+
+
+def test_scoring_against_another_gold_file_prints_and_leaves_the_runs_scores_alone(tmp_path):
+    runs = _committed_runs(tmp_path)
+    run_dir = runs / "rules_baseline__zero_shot__test"
+    before = (run_dir / "scores.json").read_bytes()
+    other = tmp_path / "elsewhere" / "gold.jsonl"  # no corpus.jsonl beside it: the benchmark corpus is used
+    other.parent.mkdir()
+    other.write_text("".join((ROOT / "gold" / "gold.jsonl").read_text().splitlines(keepends=True)[:70]))
+    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "score", str(run_dir), "--gold", str(other), "--json"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    printed = json.loads(proc.stdout)
+    assert printed["papers"] == sum(1 for line in other.read_text().splitlines() if json.loads(line)["split"] == "test")
+    assert (run_dir / "scores.json").read_bytes() == before
