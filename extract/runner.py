@@ -272,9 +272,12 @@ class _RunFolder:
         run_dir.mkdir(parents=True, exist_ok=True)
         self.run_dir = run_dir
         self.pred_path = run_dir / "predictions.jsonl"
+        has_lines = self.pred_path.is_file() and self.pred_path.stat().st_size > 0
         if (run_dir / "manifest.json").exists():
             manifest = load_manifest(run_dir)
-            if manifest.config != config:
+            if manifest.config != config and not has_lines:  # nothing was extracted under the old config: start afresh
+                manifest = Manifest(run_id=run_dir.name, config=config, started_at=now(), papers_total=0)
+            elif manifest.config != config:
                 old, new = manifest.config.model_dump(), config.model_dump()
                 diff = [k for k in new if old.get(k) != new.get(k)]
                 raise RunError(
@@ -389,5 +392,8 @@ async def run_extraction(
                     samples.append(await _generate(backend, request, cache, identity))
                 run.write(paper.id, strategy.finalize(paper, samples), on_paper)
 
-        await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(todo) or 1)))))
-    return run.finish()
+        try:
+            await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(todo) or 1)))))
+        finally:  # interrupted too (Ctrl-C cancels us): the manifest gets the totals so far, status incomplete
+            manifest = run.finish()
+    return manifest

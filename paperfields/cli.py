@@ -225,6 +225,8 @@ def run(
         if limit is not None:
             papers = papers[: max(0, limit)]
         strat = Strategy(strategy, split=split)
+        if papers:
+            strat.messages(papers[0])  # a template error (unknown variable) stops here, before any run folder exists
         if strat.template.temperature is not None and temperature == 0.0:
             temperature = strat.template.temperature
         if not (quiet or as_json):

@@ -249,3 +249,39 @@ def test_a_hand_written_number_as_text_is_read_as_the_number(tmp_path, corpus):
     line["record"] = {"results": [{"metric": "accuracy", "value": "12.5", "unit": "percent", "kind": "absolute"}]}
     pred.write_text(json.dumps(line) + "\n")
     assert read_predictions(pred)[0].record["results"][0]["value"] == 12.5
+
+
+def test_a_folder_with_no_prediction_yet_takes_a_new_config(tmp_path, corpus):
+    run_dir = tmp_path / "run"
+    asyncio.run(run_extraction([], get_backend("fake/a"), Strategy("zero_shot"), _config(), run_dir))
+    assert (run_dir / "manifest.json").exists() and not (run_dir / "predictions.jsonl").read_text()
+    manifest = asyncio.run(run_extraction(corpus[:1], get_backend("fake/a"), Strategy("zero_shot"), _config(params={"temperature": 0.7}), run_dir))
+    assert manifest.config.params.temperature == 0.7 and manifest.papers_done == 1
+
+
+def test_an_interrupted_run_leaves_its_totals_in_the_manifest(tmp_path):
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen(_cli("run", "--backend", "fake/slow", "--limit", "20", "--runs-dir", str(runs), "--no-score"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    pred = runs / "fake_slow__zero_shot__test" / "predictions.jsonl"
+    deadline = time.time() + 60
+    while time.time() < deadline and (not pred.exists() or len(pred.read_text().splitlines()) < 3):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=30) == 130
+    manifest = load_manifest(runs / "fake_slow__zero_shot__test")
+    assert manifest.status == "incomplete" and manifest.papers_done == len(read_predictions(pred)) >= 3
+
+
+def test_a_template_error_stops_the_run_before_any_folder_exists(tmp_path):
+    import shutil
+
+    root = Path(__file__).resolve().parent.parent
+    for folder in ("gold", "prompts"):
+        shutil.copytree(root / folder, tmp_path / folder)
+    (tmp_path / "prompts" / "typo.toml").write_text('name = "typo"\nversion = "1"\nsystem = "x"\nuser = "{{ paper.txet }}"\n')
+    runs = tmp_path / "runs"
+    proc = subprocess.run(_cli("run", "-b", "fake/x", "-s", "typo", "--runs-dir", str(runs)), capture_output=True, text=True,
+                          env=dict(os.environ, PAPERFIELDS_ROOT=str(tmp_path)))
+    assert proc.returncode == 2 and "typo.toml: template uses an unknown variable" in proc.stderr
+    assert not runs.exists()
