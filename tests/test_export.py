@@ -50,6 +50,8 @@ def test_prediction_split_rescores_to_committed_scores(exported, tmp_path):
     fields = list(gold[0].record.model_dump())
     for run in runs:
         committed = json.loads((run / "scores.json").read_text())
+        if committed["papers_done"] < committed["papers"]:
+            continue  # an unfinished run's missing papers score 0 but have no row in the predictions split
         split = preds[run.name.replace("-", "_").replace(".", "_")]
         predictions = {r["id"]: ({k: r[k] for k in fields} if r["valid"] else None) for r in split}
         failures = {r["id"]: r["failure"] for r in split if r["failure"]}
