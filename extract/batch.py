@@ -301,6 +301,7 @@ async def run_batch(
     poll_interval_s: float = 30.0,
     on_paper: Optional[Callable[[PredictionLine], None]] = None,
     on_status: Optional[Callable[[BatchState], None]] = None,
+    on_start: Optional[Callable[[int], None]] = None,
 ) -> Manifest:
     """Extract every paper not yet in ``run_dir`` through one OpenAI Batch API job; return the manifest.
 
@@ -309,8 +310,9 @@ async def run_batch(
     missing, minus the requests the cache answers, are submitted as a new job, polled every
     ``poll_interval_s`` seconds until completed, failed, expired or cancelled, and ingested. A
     request in the error file or with a non-200 status, and a submitted request missing from both
-    files, is a ``transport_error``. ``on_paper`` is called after each line is written,
-    ``on_status`` when the job's status or request counts change. A finished run makes no request.
+    files, is a ``transport_error``. ``on_start`` is called once with how many papers are already
+    done, ``on_paper`` after each line is written, ``on_status`` when the job's status or request
+    counts change. A finished run makes no request.
     Raises RunError (``config.batch`` false, another config in the folder, a bad ``batch.json``, a
     request file over the Batch API's limits: ``MAX_BATCH_REQUESTS``, ``MAX_BATCH_BYTES``),
     BackendError (not an ``openai/`` backend) and the openai SDK's errors (upload or batch refused).
@@ -319,6 +321,8 @@ async def run_batch(
         raise RunError("run_batch needs a config with batch=True (its dollars and cache entries differ from a one-by-one run)")
     model = _model(config.backend)
     run = _RunFolder(papers, config, run_dir)
+    if on_start:
+        on_start(run.already_done)
     if run.finished:
         return run.manifest  # nothing to do: a finished run's manifest stays untouched
     identity = config.model_dump(include={"backend", "base_url", "mode", "grammar"}) | {"batch": True}

@@ -292,8 +292,8 @@ class _RunFolder:
         for line in iter_predictions(self.pred_path, repair=True):
             self.totals.add(line)
         asked = set(manifest.paper_ids)
-        # Not yet done, or done with a transport error (the model never answered): do it (again).
-        self.todo = [p for p in papers if self.totals.latest.get(p.id, FailureClass.transport_error.value) == FailureClass.transport_error.value]
+        self.todo = [p for p in papers if not self.done(p.id)]
+        self.already_done = len(papers) - len(self.todo)
         self.finished = not self.todo and asked >= {p.id for p in papers} and manifest.status == "complete"
         self._new_ids = [p.id for p in papers if p.id not in asked]
         self._out: Optional[IO[str]] = None
@@ -318,7 +318,11 @@ class _RunFolder:
             self._out = None
 
     def done(self, paper_id: str) -> bool:
-        """True when ``paper_id`` already has its line (other than a transport error, which is redone)."""
+        """True when ``paper_id``'s latest line holds an answer or a model failure.
+
+        The one rule for "done": a paper with no line, or whose latest line is a transport error (the
+        model never answered), is asked (again).
+        """
         return self.totals.latest.get(paper_id, FailureClass.transport_error.value) != FailureClass.transport_error.value
 
     def write(self, paper_id: str, gen: Generation, on_paper: Optional[Callable[[PredictionLine], None]] = None) -> PredictionLine:
@@ -342,9 +346,7 @@ class _RunFolder:
         manifest = self.manifest
         manifest.wall_seconds = round(manifest.wall_seconds + time.perf_counter() - self._started, 3)
         self.totals.write_to(manifest)
-        # Complete when every paper asked for has an answer or a model failure; transport errors are retried.
-        answered = {pid for pid, failure in self.totals.latest.items() if failure != FailureClass.transport_error.value}
-        manifest.status = "complete" if answered >= set(manifest.paper_ids) else "incomplete"
+        manifest.status = "complete" if all(self.done(pid) for pid in manifest.paper_ids) else "incomplete"
         manifest.finished_at = now()
         self.save()
         return manifest
@@ -359,17 +361,21 @@ async def run_extraction(
     concurrency: int = 1,
     on_paper: Optional[Callable[[PredictionLine], None]] = None,
     cache: Optional[ResponseCache] = None,
+    on_start: Optional[Callable[[int], None]] = None,
 ) -> Manifest:
     """Extract every paper not yet in ``run_dir``; return the finished manifest.
 
     Papers already finished are skipped, so a rerun, or a run with more papers (a larger
     ``--limit``), continues the same folder.
-    ``on_paper`` is called after each paper's line is written (for progress bars). With ``cache``,
+    ``on_start`` is called once, before any work, with how many of ``papers`` are already done;
+    ``on_paper`` after each paper's line is written (both for progress bars). With ``cache``,
     a request seen before (same backend identity, messages, parameters, schema) is answered from it
     without calling the model. Raises
     RunError if ``run_dir`` holds a run with another config.
     """
     run = _RunFolder(papers, config, run_dir)
+    if on_start:
+        on_start(run.already_done)
     if run.finished:
         return run.manifest  # nothing to do: leave a finished run's manifest (and its provenance) untouched
     todo = run.todo

@@ -251,14 +251,11 @@ def run(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
             TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console, disable=quiet or as_json,
         ) as progress:
-            from paperfields.extract.backends.base import FailureClass
-            from paperfields.extract.runner import read_predictions
-
-            already = {line.paper_id for line in read_predictions(run_dir / "predictions.jsonl")
-                       if line.failure != FailureClass.transport_error} if run_dir.exists() else set()
-            done_before = sum(1 for p in papers if p.id in already)
-            task = progress.add_task(run_dir.name, total=len(papers), completed=done_before, status="")
+            task = progress.add_task(run_dir.name, total=len(papers), completed=0, status="")
             failed = 0
+
+            def on_start(already_done: int) -> None:
+                progress.update(task, completed=already_done)
 
             def on_paper(line) -> None:
                 nonlocal failed
@@ -277,9 +274,9 @@ def run(
                     counts = state.request_counts
                     progress.update(task, status=f"batch {state.batch_id} {state.status} {counts.get('completed', 0)}/{counts.get('total', '?')}")
 
-                manifest = asyncio.run(run_batch(papers, strat, config, run_dir, engine.raw_client, response_cache, poll_interval, on_paper, on_status))
+                manifest = asyncio.run(run_batch(papers, strat, config, run_dir, engine.raw_client, response_cache, poll_interval, on_paper, on_status, on_start))
             else:
-                manifest = asyncio.run(run_extraction(papers, engine, strat, config, run_dir, concurrency, on_paper, response_cache))
+                manifest = asyncio.run(run_extraction(papers, engine, strat, config, run_dir, concurrency, on_paper, response_cache, on_start))
         say = (lambda *a, **k: None) if quiet or as_json else console.print
         say(
             f"run {manifest.run_id}: {manifest.papers_done}/{manifest.papers_total} papers, {manifest.papers_valid} valid, "
@@ -288,6 +285,8 @@ def run(
         )
         unanswered = manifest.failures_by_class.get("transport_error", 0)
         if unanswered and unanswered == manifest.papers_done:
+            from paperfields.extract.runner import read_predictions
+
             first = next((l.error for l in read_predictions(run_dir / "predictions.jsonl") if l.error), "")
             fail(f"no paper got an answer from {backend} ({first}); check the server and --base-url, then run the same command "
                  "again: papers without an answer are asked again", 1)

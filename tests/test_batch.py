@@ -189,8 +189,9 @@ def test_rerun_makes_no_request_and_the_cache_answers_a_new_folder(tmp_path, stu
     _run(papers[:3], tmp_path / "run", stub, client, cache)
     made = len(stub.requests)
     before = (tmp_path / "run" / "manifest.json").read_bytes()
-    again = _run(papers[:3], tmp_path / "run", stub, client, cache)
-    assert len(stub.requests) == made and (tmp_path / "run" / "manifest.json").read_bytes() == before and again.status == "complete"
+    started: list[int] = []
+    again = _run(papers[:3], tmp_path / "run", stub, client, cache, on_start=started.append)
+    assert started == [3] and len(stub.requests) == made and (tmp_path / "run" / "manifest.json").read_bytes() == before and again.status == "complete"
     # Same config in a new folder: every request is answered from the cache, nothing is submitted.
     other = _run(papers[:3], tmp_path / "other", stub, client, cache)
     assert len(stub.requests) == made and other.cache_hits == 3 and other.model_requests == 0 and other.batch_ids == []

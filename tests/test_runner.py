@@ -178,7 +178,9 @@ def test_transport_errors_are_asked_again_on_resume_and_the_later_line_counts(tm
     assert first.failures_by_class == {"transport_error": 2} and first.papers_valid == 2 and first.status == "incomplete"
     backend.down.clear()
     backend.requests.clear()
-    second = asyncio.run(run_extraction(papers, backend, Strategy("zero_shot"), _config(), run_dir))
+    started: list[int] = []  # what the progress bar starts from: papers with an answer, not the transport errors
+    second = asyncio.run(run_extraction(papers, backend, Strategy("zero_shot"), _config(), run_dir, on_start=started.append))
+    assert started == [2]
     assert sorted(r.paper_text for r in backend.requests) == sorted([papers[1].text, papers[3].text])  # only the failed two
     assert second.failures_by_class == {} and second.papers_valid == 4 and second.papers_done == 4
     raw_lines = (run_dir / "predictions.jsonl").read_text().splitlines()
@@ -186,8 +188,8 @@ def test_transport_errors_are_asked_again_on_resume_and_the_later_line_counts(tm
     latest = read_predictions(run_dir / "predictions.jsonl")
     assert [l.paper_id for l in latest] == [p.id for p in papers] and all(l.failure is None for l in latest)
     backend.requests.clear()
-    third = asyncio.run(run_extraction(papers, backend, Strategy("zero_shot"), _config(), run_dir))
-    assert backend.requests == [] and third.papers_valid == 4
+    third = asyncio.run(run_extraction(papers, backend, Strategy("zero_shot"), _config(), run_dir, on_start=started.append))
+    assert backend.requests == [] and third.papers_valid == 4 and started == [2, 4]
 
 
 def test_run_on_a_corpus_of_ones_own(tmp_path):
