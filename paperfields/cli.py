@@ -135,7 +135,7 @@ def gold_agreement(
 @gold_app.command("sample-pairs")
 def gold_sample_pairs(
     runs: list[str] = typer.Argument(..., help="Run ids or folders whose predictions supply the pairs."),
-    n: int = typer.Option(160, help="How many pairs."),
+    n: int = typer.Option(160, min=1, help="How many pairs."),
     out_path: Path = typer.Option(..., "--out", help="JSONL of pairs to judge by hand (no scorer verdicts in it)."),
     runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
 ) -> None:
@@ -145,8 +145,14 @@ def gold_sample_pairs(
     from paperfields.scoring.gold import load_gold
     from paperfields.scoring.validity import sample_pairs
 
-    pairs = sample_pairs([_run_dir(r, runs_dir) for r in runs], load_gold(paths.gold_dir() / "gold.jsonl"), n)
-    out_path.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n" for p in pairs), encoding="utf-8")
+    try:
+        pairs = sample_pairs([_run_dir(r, runs_dir) for r in runs], load_gold(paths.gold_dir() / "gold.jsonl"), n)
+        if not pairs:
+            fail(f"no (prediction, gold) item pairs in {', '.join(runs)}: their predictions hold no list item for a paper in the gold", 1)
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        out_path.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n" for p in pairs), encoding="utf-8")
+    except _known_errors() as exc:
+        fail(str(exc))
     console.print(f"wrote {len(pairs)} pairs to {out_path}; add \"same\": true/false to each and save as gold/scorer_judgments.jsonl")
 
 

@@ -139,3 +139,32 @@ def test_every_bad_line_is_reported_not_just_the_first(root, tmp_path):
     proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "gold", "check", "--gold", str(path)], capture_output=True, text=True)
     assert proc.returncode == 1
     assert f"{path}:3: not valid JSON" in proc.stderr + proc.stdout and f"{path}:10: field 'record.research_area'" in proc.stderr + proc.stdout
+
+
+def test_sample_pairs_draws_near_misses_and_reports_bad_runs_cleanly(tmp_path, gold):
+    from typer.testing import CliRunner
+
+    from paperfields.cli import app
+
+    paper = next(g for g in gold if g.record.datasets)
+    record = paper.record.model_dump()
+    exact = record["datasets"][0]
+    record["datasets"] = [exact, exact + " v2"]  # one identical to gold (no pair), one near miss (a pair)
+    run = tmp_path / "runs" / "r"
+    run.mkdir(parents=True)
+    (run / "predictions.jsonl").write_text(json.dumps({"paper_id": paper.id, "record": record}) + "\n")
+    out = tmp_path / "new" / "folder" / "pairs.jsonl"
+    args = ["gold", "sample-pairs", "r", "--runs-dir", str(tmp_path / "runs"), "--out", str(out)]
+    done = CliRunner().invoke(app, args)
+    assert done.exit_code == 0, done.output
+    pairs = [json.loads(l) for l in out.read_text().splitlines()]
+    assert {"paper_id": paper.id, "field": "datasets", "prediction": exact + " v2", "gold": exact} in pairs
+    assert not any(p["prediction"] == p["gold"] for p in pairs) and all("same" not in p for p in pairs)
+    # A cut-off line in the middle is an error naming file and line, not a traceback.
+    (run / "predictions.jsonl").write_text('{"paper_id": \n' + json.dumps({"paper_id": paper.id, "record": record}) + "\n")
+    bad = CliRunner().invoke(app, args)
+    assert bad.exit_code == 2 and f"{run / 'predictions.jsonl'}:1: bad prediction line" in bad.output and bad.exception.__class__ is SystemExit
+    # A run without any usable item gives no pairs: an error, not an empty file to judge.
+    (run / "predictions.jsonl").write_text(json.dumps({"paper_id": paper.id, "record": None, "failure": "truncated"}) + "\n")
+    empty = CliRunner().invoke(app, args)
+    assert empty.exit_code == 1 and "no (prediction, gold) item pairs in r" in empty.output
