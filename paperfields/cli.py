@@ -238,7 +238,12 @@ def run(
         if not (quiet or as_json):
             console.print(f"loading backend {backend} ...")
         if backend.startswith("rules/") and split != "test":
-            fail("rules/baseline builds its gazetteer from the dev split, so it may only score the test split")
+            from paperfields.scoring.gold import load_gold
+
+            dev = {g.id for g in load_gold(gold_path) if g.split == "dev"}
+            if not own_corpus or any(p.id in dev for p in papers):
+                fail("rules/baseline builds its gazetteer from the dev split, so it may only run on the test split "
+                     "or on a corpus of your own without dev papers")
         if run_id is not None and (not run_id.strip() or "/" in run_id or run_id.startswith(".")):
             fail(f"--run-id '{run_id}' must be a plain folder name (no '/', not starting with '.')")
         if batch and not backend.startswith("openai/"):

@@ -138,7 +138,7 @@ def test_rerun_of_a_finished_run_leaves_its_manifest_untouched(tmp_path, corpus)
 
 @pytest.mark.parametrize("args, message", [
     (["--run-id", "../escape"], "must be a plain folder name"),
-    (["-b", "rules/baseline", "--split", "dev"], "may only score the test split"),
+    (["-b", "rules/baseline", "--split", "dev"], "may only run on the test split"),
     (["--max-tokens", "0"], "Invalid value for '--max-tokens'"),
     (["--limit", "0"], "Invalid value for '--limit'"),
 ])
@@ -207,6 +207,21 @@ def test_run_on_a_corpus_of_ones_own(tmp_path):
     assert manifest.config.corpus == "big.jsonl" and manifest.papers_done == 2 and manifest.status == "complete"
     scored = subprocess.run(_cli("score", "fake_x__zero_shot__all", "--runs-dir", str(runs)), capture_output=True, text=True)
     assert scored.returncode != 0 and "nothing to score" in scored.stderr and "Traceback" not in scored.stderr
+    # The rules baseline learned its gazetteer from the dev split: it runs on a corpus without dev papers ...
+    rules = subprocess.run(_cli("run", "-b", "rules/baseline", "--corpus", str(corpus), "--split", "all", "--no-score", "--runs-dir", str(runs)),
+                           capture_output=True, text=True)
+    assert rules.returncode == 0, rules.stderr
+    first = read_predictions(runs / "rules_baseline__zero_shot__all" / "predictions.jsonl")[0]
+    assert first.record["method_name"] == "FooNet" and [(r["metric"], r["value"]) for r in first.record["results"]] == [("accuracy", 91.2)]
+    # ... and refuses one holding a dev paper.
+    gold_dir = Path(__file__).parent.parent / "gold"
+    dev_id = next(json.loads(l)["id"] for l in (gold_dir / "gold.jsonl").read_text().splitlines() if json.loads(l)["split"] == "dev")
+    dev_line = next(l for l in (gold_dir / "corpus.jsonl").read_text().splitlines() if json.loads(l)["id"] == dev_id)
+    with_dev = tmp_path / "with_dev.jsonl"
+    with_dev.write_text(corpus.read_text() + dev_line + "\n")
+    refused = subprocess.run(_cli("run", "-b", "rules/baseline", "--corpus", str(with_dev), "--split", "all", "--no-score", "--runs-dir", str(runs)),
+                             capture_output=True, text=True)
+    assert refused.returncode == 2 and "without dev papers" in refused.stderr
 
 
 def test_readers_warn_about_a_cut_off_last_line(tmp_path, corpus):
