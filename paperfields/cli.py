@@ -172,11 +172,12 @@ def _split_papers(split: str, corpus_path: Path, gold_path: Path):
     return chosen
 
 
-def _print_leaderboard(runs_dir: Path, highlight: Optional[str] = None) -> None:
+def _print_leaderboard(runs_dir: Path, highlight: Optional[str] = None, split: Optional[str] = None) -> None:
     from paperfields.scoring.runs import collect_scores, papers_cell
 
-    scores = collect_scores(runs_dir)
-    table = Table(title="PaperFields leaderboard (higher is better)")
+    scores = [s for s in collect_scores(runs_dir) if split is None or s.split == split]
+    title = "PaperFields leaderboard (higher is better)" + (f", {split} split" if split else "")
+    table = Table(title=title)
     for col in ("run", "papers", "valid", "overall F1 [95% CI]", "name", "area", "datasets", "models", "metrics", "results", "s/paper"):
         table.add_column(col)
     for s in scores:
@@ -311,7 +312,10 @@ def run(
             print(json.dumps({"manifest": manifest.model_dump(mode="json"), "scores": scores.model_dump(mode="json") if scores else None}))
         elif scores is not None and not quiet:
             console.print(f"scored: overall F1 {scores.overall_f1:.3f} [{scores.overall_ci95[0]:.3f}, {scores.overall_ci95[1]:.3f}]")
-            _print_leaderboard(runs_dir, highlight=manifest.run_id)
+            try:
+                _print_leaderboard(runs_dir, highlight=manifest.run_id, split=scores.split)
+            except _known_errors() as exc:  # another run's files: this run is saved and scored all the same
+                console.print(f"warning: no leaderboard: {exc}", style="yellow", highlight=False, markup=False)
     except _known_errors() as exc:
         fail(str(exc))
     except KeyboardInterrupt:
@@ -517,13 +521,13 @@ def leaderboard(
     from paperfields.scoring.runs import MixedVersionsError, collect_scores, leaderboard_csv, leaderboard_markdown
 
     runs_dir = runs_dir or paths.results_dir() / "runs"
-    scores = collect_scores(runs_dir)
-    if not scores:
-        fail(f"no scored runs under {runs_dir} (run `paperfields run` or `paperfields score RUN` first)")
     try:
+        scores = collect_scores(runs_dir)
+        if not scores:
+            fail(f"no scored runs under {runs_dir} (run `paperfields run` or `paperfields score RUN` first)")
         text = leaderboard_markdown(scores)
         table = leaderboard_csv(scores)
-    except MixedVersionsError as exc:
+    except (MixedVersionsError, *_known_errors()) as exc:
         fail(str(exc))
     target = out_path or paths.results_dir() / "leaderboard.md"
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 from paperfields.extract.corpus import load_corpus
-from paperfields.scoring.gold import GoldRecord, load_gold
+from paperfields.scoring.gold import GoldError, GoldRecord, load_gold
 from paperfields.scoring.score import HEADLINE_FIELDS, REPORTED_FIELDS, RunScores, score_predictions
 
 
@@ -35,8 +35,17 @@ def agreement(first: list[GoldRecord], second: list[GoldRecord], abstracts: dict
 
 
 def agreement_markdown(first_path: Path, second_path: Path, corpus_path: Path) -> str:
-    """``gold/AGREEMENT.md``: per-field agreement, kappa, and every disagreement to adjudicate."""
+    """``gold/AGREEMENT.md``: per-field agreement, kappa, and every disagreement to adjudicate.
+
+    Raises GoldError naming the file: a bad gold or judgments line, an empty second labeling, or a
+    second-labeling paper with no first record.
+    """
     first, second = load_gold(first_path), load_gold(second_path)
+    if not second:
+        raise GoldError(f"{second_path}: no records; the second labeling needs at least one paper")
+    unknown = sorted({g.id for g in second} - {g.id for g in first})
+    if unknown:
+        raise GoldError(f"{second_path}: paper ids with no record in {first_path}: {', '.join(unknown)}")
     abstracts = {p.id: p.text for p in load_corpus(corpus_path)}
     scores, detail = agreement(first, second, abstracts)
     by_first = {g.id: g for g in first}
@@ -65,7 +74,7 @@ def agreement_markdown(first_path: Path, second_path: Path, corpus_path: Path) -
     if judgments_path.is_file():
         from paperfields.scoring.validity import load_judgments, validity_report
 
-        report = validity_report(load_judgments(judgments_path), first)
+        report = validity_report(load_judgments(judgments_path, {g.id for g in first}), first)
         c = report["confusion"]
         lines += [
             "", "## Scorer validity", "",
@@ -88,6 +97,8 @@ def agreement_markdown(first_path: Path, second_path: Path, corpus_path: Path) -
                 why = KNOWN_DISAGREEMENTS.get((r["field"], r["prediction"], r["gold"]), "not yet explained")
                 lines.append(f"- {r['paper_id']} `{r['field']}`: {r['prediction']!r} vs gold {r['gold']!r}: human {'same' if r['same'] else 'different'}, "
                              f"scorer {'same' if r['scorer'] else 'different'}. Judge: {r.get('note', '')} Scorer: {why}.")
+    else:
+        lines += ["", "## Scorer validity", "", f"Not reported: there is no `{judgments_path.name}` beside the gold file (made with `paperfields gold sample-pairs`, judged by hand)."]
     lines += ["", "## Disagreements", "", "Per paper and field, first labeling vs second (only fields that differ).", ""]
     by_second = {g.id: g for g in second}
     for row in detail:

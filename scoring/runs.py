@@ -24,9 +24,11 @@ def score_run(run_dir: Path, gold_path: Path, corpus_path: Path | None = None, w
 
     ``corpus_path`` (default: ``corpus.jsonl`` beside the gold file) supplies the abstracts for
     grounding. Raises RunError (bad run folder or prediction line, or no paper of the run has gold) or
-    GoldError (bad gold line).
+    GoldError (bad gold line); RunError also when ``predictions.jsonl`` is missing.
     """
     manifest = load_manifest(run_dir)
+    if not (run_dir / "predictions.jsonl").is_file():
+        raise RunError(f"{run_dir / 'predictions.jsonl'}: no such file; the run's predictions are gone, so there is nothing to score")
     lines = read_predictions(run_dir / "predictions.jsonl")
     predictions = {line.paper_id: line.record for line in lines}
     failures = {line.paper_id: line.failure.value for line in lines if line.failure}
@@ -57,9 +59,18 @@ def score_run(run_dir: Path, gold_path: Path, corpus_path: Path | None = None, w
 def collect_scores(runs_dir: Path) -> list[RunScores]:
     """``scores.json`` of every run folder under ``runs_dir``: runs over the whole split first (best
     overall F1 first), then unfinished runs and runs over fewer papers (``--limit``), which are not
-    comparable with them."""
-    found = [RunScores.model_validate_json(p.read_text(encoding="utf-8")) for p in sorted(runs_dir.glob("*/scores.json"))]
+    comparable with them. Raises RunError naming the file when a ``scores.json`` cannot be read."""
+    found = [_read_scores(p) for p in sorted(runs_dir.glob("*/scores.json"))]
     return sorted(found, key=lambda s: (not is_full(s, found), -s.overall_f1, s.run_id))
+
+
+def _read_scores(path: Path) -> RunScores:
+    try:
+        return RunScores.model_validate_json(path.read_bytes())
+    except ValueError as exc:  # pydantic's ValidationError (bad JSON or fields, non-UTF-8) is a ValueError
+        first = exc.errors()[0]["msg"] if hasattr(exc, "errors") else str(exc)
+        raise RunError(f"{path}: not a readable scores file ({first}); re-score the run with "
+                       f"`paperfields score {path.parent.name}` or move the folder out of the runs folder") from None
 
 
 def is_full(s: RunScores, scores: list[RunScores]) -> bool:

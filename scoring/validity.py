@@ -18,6 +18,7 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from paperfields.extract.runner import read_predictions
+from paperfields.scoring.gold import GoldError
 from paperfields.scoring.gold import GoldRecord
 from paperfields.scoring.match import NAME, forms, similarity
 from paperfields.scoring.normalize import normalize
@@ -100,13 +101,34 @@ def validity_report(judgments: list[dict[str, Any]], gold: list[GoldRecord]) -> 
             "confusion": confusion, "disagreements": [r for r in rows if r["scorer"] != r["same"]]}
 
 
-def load_judgments(path: Path) -> list[dict[str, Any]]:
-    """Read ``scorer_judgments.jsonl``: paper_id, field, prediction, gold, same (bool), note."""
+def load_judgments(path: Path, gold_ids: set[str] | None = None) -> list[dict[str, Any]]:
+    """Read ``scorer_judgments.jsonl``: paper_id, field, prediction, gold, same (bool), note.
+
+    Raises GoldError naming file, line and field: not UTF-8, not a JSON object, a missing or mistyped
+    field, ``field`` not one of ``PAIR_FIELDS``, or (given ``gold_ids``) a paper_id not in the gold.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise GoldError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     out = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if line.strip():
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
             row = json.loads(line)
-            if not isinstance(row.get("same"), bool):
-                raise ValueError(f"{path}:{number}: field 'same' must be true or false")
-            out.append(row)
+        except json.JSONDecodeError as exc:
+            raise GoldError(f"{path}:{number}: not JSON ({exc.msg})") from None
+        if not isinstance(row, dict):
+            raise GoldError(f"{path}:{number}: not a JSON object")
+        for key in ("paper_id", "field", "prediction", "gold"):
+            if not isinstance(row.get(key), str):
+                raise GoldError(f"{path}:{number}: field '{key}' must be a string")
+        if row["field"] not in PAIR_FIELDS:
+            raise GoldError(f"{path}:{number}: field 'field': '{row['field']}' is not one of {', '.join(PAIR_FIELDS)}")
+        if not isinstance(row.get("same"), bool):
+            raise GoldError(f"{path}:{number}: field 'same' must be true or false")
+        if gold_ids is not None and row["paper_id"] not in gold_ids:
+            raise GoldError(f"{path}:{number}: field 'paper_id': '{row['paper_id']}' has no gold record")
+        out.append(row)
     return out

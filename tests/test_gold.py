@@ -168,3 +168,48 @@ def test_sample_pairs_draws_near_misses_and_reports_bad_runs_cleanly(tmp_path, g
     (run / "predictions.jsonl").write_text(json.dumps({"paper_id": paper.id, "record": None, "failure": "truncated"}) + "\n")
     empty = CliRunner().invoke(app, args)
     assert empty.exit_code == 1 and "no (prediction, gold) item pairs in r" in empty.output
+
+
+@pytest.mark.parametrize("line, message", [
+    ('{"paper_id": "p1", "field": "datasets"', ":2: not JSON"),
+    ('["a list"]', ":2: not a JSON object"),
+    ('{"paper_id": "pnope", "field": "datasets", "prediction": "a", "gold": "b", "same": true}', ":2: field 'paper_id': 'pnope' has no gold record"),
+    ('{"paper_id": "PID", "field": "colour", "prediction": "a", "gold": "b", "same": true}', ":2: field 'field': 'colour' is not one of"),
+    ('{"paper_id": "PID", "field": "datasets", "prediction": 3, "gold": "b", "same": true}', ":2: field 'prediction' must be a string"),
+    ('{"paper_id": "PID", "field": "datasets", "prediction": "a", "gold": "b", "same": "yes"}', ":2: field 'same' must be true or false"),
+])
+def test_bad_scorer_judgment_lines_name_file_line_and_field(root, tmp_path, gold, line, message):
+    from paperfields.scoring.validity import load_judgments
+
+    path = tmp_path / "scorer_judgments.jsonl"
+    good = (root / "gold" / "scorer_judgments.jsonl").read_text().splitlines()[0]
+    path.write_text(good + "\n" + line.replace("PID", gold[0].id) + "\n")
+    with pytest.raises(GoldError) as err:
+        load_judgments(path, {g.id for g in gold})
+    assert str(err.value).startswith(f"{path}{message}")
+    path.write_bytes(b'{"paper_id": "\xff"}\n')
+    with pytest.raises(GoldError, match=f"{path}: not UTF-8"):
+        load_judgments(path)
+
+
+def test_agreement_refuses_an_empty_or_unknown_second_labeling_and_says_when_validity_is_missing(root, tmp_path):
+    from paperfields.scoring.agreement import agreement_markdown
+
+    gold_path, corpus_path = root / "gold" / "gold.jsonl", root / "gold" / "corpus.jsonl"
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    with pytest.raises(GoldError, match=f"{empty}: no records"):
+        agreement_markdown(gold_path, empty, corpus_path)
+    first_lines = gold_path.read_text().splitlines()
+    stranger = json.loads(first_lines[0]) | {"id": "p0000000000"}
+    unknown = tmp_path / "unknown.jsonl"
+    unknown.write_text(json.dumps(stranger) + "\n")
+    with pytest.raises(GoldError, match="paper ids with no record in .*: p0000000000"):
+        agreement_markdown(gold_path, unknown, corpus_path)
+    # A gold folder without scorer judgments: the report says validity is not reported, instead of leaving it out.
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "gold.jsonl").write_text(gold_path.read_text())
+    text = agreement_markdown(alone / "gold.jsonl", root / "gold" / "second_annotation.jsonl", corpus_path)
+    assert "Not reported: there is no `scorer_judgments.jsonl` beside the gold file" in text
+    assert "Not reported" not in agreement_markdown(gold_path, root / "gold" / "second_annotation.jsonl", corpus_path)

@@ -105,6 +105,28 @@ def test_run_without_score_then_score_and_leaderboard_cli(tmp_path):
     assert "| 1 | fake_empty__zero_shot__test | fake/empty |" in board.read_text()
 
 
+def test_a_broken_scores_file_or_missing_predictions_is_an_error_naming_the_file(tmp_path):
+    runs = tmp_path / "runs"
+    assert subprocess.run(_cli("run", "-b", "fake/a", "--limit", "2", "--runs-dir", str(runs)), capture_output=True).returncode == 0
+    broken = runs / "other" / "scores.json"
+    broken.parent.mkdir()
+    for content in (b'{"broken', b"{}", b"\xff\xfe"):
+        broken.write_bytes(content)
+        board = subprocess.run(_cli("leaderboard", "--runs-dir", str(runs), "--no-plots", "--out", str(tmp_path / "b.md")), capture_output=True, text=True)
+        assert board.returncode == 2 and f"{broken}: not a readable scores file" in board.stderr and "Traceback" not in board.stderr
+        assert "paperfields score other" in board.stderr
+    # A run still finishes, is saved and scored; only the board it prints at the end is left out, with a warning.
+    ran = subprocess.run(_cli("run", "-b", "fake/b", "--limit", "2", "--runs-dir", str(runs)), capture_output=True, text=True)
+    assert ran.returncode == 0 and "warning: no leaderboard" in ran.stdout + ran.stderr and (runs / "fake_b__zero_shot__test" / "scores.json").exists()
+    # Scoring a run whose predictions are gone is an error, and its scores.json is left as it was.
+    run_dir = runs / "fake_a__zero_shot__test"
+    before = (run_dir / "scores.json").read_bytes()
+    (run_dir / "predictions.jsonl").unlink()
+    scored = subprocess.run(_cli("score", "fake_a__zero_shot__test", "--runs-dir", str(runs)), capture_output=True, text=True)
+    assert scored.returncode == 2 and f"{run_dir / 'predictions.jsonl'}: no such file" in scored.stderr
+    assert (run_dir / "scores.json").read_bytes() == before
+
+
 def test_unknown_provider_lists_known_ones():
     proc = subprocess.run(_cli("run", "-b", "nosuch/model", "--limit", "1", "--no-score"), capture_output=True, text=True)
     assert proc.returncode == 2
@@ -302,3 +324,13 @@ def test_a_template_error_stops_the_run_before_any_folder_exists(tmp_path):
                           env=dict(os.environ, PAPERFIELDS_ROOT=str(tmp_path)))
     assert proc.returncode == 2 and "typo.toml: template uses an unknown variable" in proc.stderr
     assert not runs.exists()
+
+
+def test_the_board_printed_after_a_run_holds_only_runs_of_its_split(tmp_path):
+    runs = tmp_path / "runs"
+    wide = os.environ | {"COLUMNS": "250"}  # so rich does not cut run ids short
+    test_run = subprocess.run(_cli("run", "-b", "fake/a", "--limit", "1", "--runs-dir", str(runs)), capture_output=True, text=True, env=wide)
+    assert test_run.returncode == 0 and "fake_a__zero_shot__test" in test_run.stdout
+    dev_run = subprocess.run(_cli("run", "-b", "fake/a", "--split", "dev", "--limit", "1", "--runs-dir", str(runs)), capture_output=True, text=True, env=wide)
+    assert dev_run.returncode == 0, dev_run.stderr
+    assert "dev split" in dev_run.stdout and "fake_a__zero_shot__dev" in dev_run.stdout and "fake_a__zero_shot__test" not in dev_run.stdout
