@@ -10,6 +10,7 @@ cut off by a crash is dropped and its paper redone. A different config in the sa
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import datetime as dt
 import json
 import re
@@ -54,7 +55,11 @@ class RunConfig(BaseModel):
     schema_version: str = SCHEMA_VERSION
     params: GenerationParams = GenerationParams()
     batch: bool = Field(default=False, description="requests sent as one OpenAI Batch API job (--batch), not one by one")
-    corpus: Optional[str] = Field(default=None, description="file name of a corpus other than the benchmark's gold/corpus.jsonl (--corpus)")
+    corpus: Optional[str] = Field(
+        default=None,
+        description="a corpus other than the benchmark's gold/corpus.jsonl (--corpus): its file name and a fingerprint of "
+                    "its papers, '<name> papers:<12 hex of sha256 of the sorted paper ids>', so two corpora never share a run folder",
+    )
 
 
 class PredictionLine(Generation):
@@ -123,6 +128,13 @@ def git_commit(root: Path | None = None) -> Optional[str]:
         return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         return None
+
+
+def corpus_identity(path: Path, papers: list[Paper]) -> str:
+    """``RunConfig.corpus`` for a corpus of one's own: ``'<file name> papers:<12 hex>'``, the hex from the
+    sha256 of its sorted paper ids (ids hash the text), so a same-named file with other abstracts differs."""
+    digest = hashlib.sha256("\n".join(sorted(p.id for p in papers)).encode()).hexdigest()[:12]
+    return f"{path.name} papers:{digest}"
 
 
 def default_run_id(backend: str, strategy: str, split: str, batch: bool = False) -> str:

@@ -219,7 +219,7 @@ def run(
     Interrupted runs resume: run the same command again and finished papers are skipped.
     """
     from paperfields.extract.backends import GenerationParams, get_backend
-    from paperfields.extract.runner import RunConfig, default_run_id, run_extraction
+    from paperfields.extract.runner import RunConfig, corpus_identity, default_run_id, run_extraction
     from paperfields.extract.strategies import Strategy
     from paperfields.scoring.runs import score_run
 
@@ -229,6 +229,7 @@ def run(
         benchmark_corpus = paths.gold_dir() / "corpus.jsonl"
         own_corpus = corpus_path is not None and corpus_path.resolve() != benchmark_corpus.resolve()
         papers = _split_papers(split, corpus_path or benchmark_corpus, gold_path)
+        corpus_id = corpus_identity(corpus_path, papers) if own_corpus else None  # before --limit: a larger limit continues the run
         if limit is not None:
             papers = papers[: max(0, limit)]
         strat = Strategy(strategy, split=split)
@@ -256,7 +257,7 @@ def run(
             backend=backend, base_url=base_url, mode=None if batch else getattr(engine, "mode", None), grammar=grammar, strategy=strategy,
             prompt_version=strat.template.version, prompt_sha256=strat.sha256, example_ids=strat.example_ids(), split=split,
             params=GenerationParams(temperature=temperature, max_tokens=max_tokens), batch=batch,
-            corpus=corpus_path.name if own_corpus else None,
+            corpus=corpus_id,
         )
         run_dir = runs_dir / (run_id or default_run_id(backend, strategy, split, batch))
         with Progress(

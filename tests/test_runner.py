@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -226,7 +227,21 @@ def test_run_on_a_corpus_of_ones_own(tmp_path):
                         capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
     manifest = load_manifest(runs / "fake_x__zero_shot__all")
-    assert manifest.config.corpus == "big.jsonl" and manifest.papers_done == 2 and manifest.status == "complete"
+    assert re.fullmatch(r"big\.jsonl papers:[0-9a-f]{12}", manifest.config.corpus) and manifest.papers_done == 2 and manifest.status == "complete"
+    # Another file of the same name with other abstracts is another corpus: it may not continue this run.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "mine.txt").write_text("Other abstracts\n\nWe present QuxNet, a model.\n")
+    assert subprocess.run(_cli("corpus", "build", str(elsewhere / "mine.txt"), "--out", str(elsewhere / "big.jsonl")), capture_output=True).returncode == 0
+    other = subprocess.run(_cli("run", "-b", "fake/x", "--corpus", str(elsewhere / "big.jsonl"), "--split", "all", "--no-score", "--runs-dir", str(runs)),
+                           capture_output=True, text=True)
+    assert other.returncode == 2 and "differs in: corpus" in other.stderr
+    assert len(read_predictions(runs / "fake_x__zero_shot__all" / "predictions.jsonl")) == 2
+    # The same corpus run first with --limit 1, then without: one run, continued.
+    limited = _cli("run", "-b", "fake/y", "--corpus", str(corpus), "--split", "all", "--no-score", "--runs-dir", str(runs))
+    assert subprocess.run([*limited, "--limit", "1"], capture_output=True).returncode == 0
+    assert subprocess.run(limited, capture_output=True).returncode == 0
+    assert load_manifest(runs / "fake_y__zero_shot__all").papers_done == 2
     scored = subprocess.run(_cli("score", "fake_x__zero_shot__all", "--runs-dir", str(runs)), capture_output=True, text=True)
     assert scored.returncode != 0 and "nothing to score" in scored.stderr and "Traceback" not in scored.stderr
     # The rules baseline learned its gazetteer from the dev split: it runs on a corpus without dev papers ...
