@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 from html import escape
 from pathlib import Path
 from typing import Any, Optional
@@ -169,20 +168,19 @@ def render_report(manifest: Manifest, scores: RunScores, lines: list[PredictionL
 
 
 def write_report(run_dir: Path, gold_path: Path, corpus_path: Path, out: Optional[Path] = None) -> Path:
-    """Write ``report.html`` for a scored run folder; returns its path."""
+    """Write ``report.html`` for a scored run folder; returns its path. Raises RunError when the run is
+    not scored, its scores files are unreadable or stale (predictions changed since scoring)."""
     from paperfields.extract.corpus import load_corpus
     from paperfields.extract.runner import load_manifest, read_predictions
     from paperfields.scoring.gold import load_gold
+    from paperfields.scoring.runs import load_scored_run
 
-    scores_path = run_dir / "scores.json"
-    if not scores_path.is_file():
-        raise FileNotFoundError(f"{scores_path}: run not scored yet (run `paperfields score {run_dir.name}`)")
     manifest = load_manifest(run_dir)
-    scores = RunScores.model_validate_json(scores_path.read_text(encoding="utf-8"))
-    detail = {row["paper_id"]: row for row in map(json.loads, (run_dir / "paper_scores.jsonl").read_text(encoding="utf-8").splitlines())}
+    scores, detail = load_scored_run(run_dir)
     asked = set(manifest.paper_ids)
     gold = [g for g in load_gold(gold_path) if g.id in asked]
     html = render_report(manifest, scores, read_predictions(run_dir / "predictions.jsonl"), gold, load_corpus(corpus_path), detail)
     target = out or run_dir / "report.html"
+    target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(html, encoding="utf-8")
     return target

@@ -8,7 +8,6 @@ resampled differences on the other side of zero from the observed one (capped at
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ import numpy as np
 from pydantic import BaseModel
 from scipy import stats
 
+from paperfields.scoring.runs import load_scored_run
 from paperfields.scoring.score import BOOTSTRAP_SEED, HEADLINE_FIELDS, REPORTED_FIELDS, paper_f1
 
 COMPARE_RESAMPLES = 10000
@@ -34,10 +34,7 @@ class FieldComparison(BaseModel):
 
 
 def _per_paper(run_dir: Path) -> dict[str, dict[str, Any]]:
-    path = run_dir / "paper_scores.jsonl"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: run not scored yet (run `paperfields score {run_dir.name}`)")
-    return {row["paper_id"]: row for row in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
+    return load_scored_run(run_dir)[1]
 
 
 def _field_f1(row: dict[str, Any], field: str) -> float:
@@ -62,7 +59,8 @@ def paired_bootstrap(a: np.ndarray, b: np.ndarray) -> tuple[tuple[float, float],
 def compare_runs(run_a: Path, run_b: Path, top: int = 5) -> tuple[list[FieldComparison], list[dict[str, Any]]]:
     """Per-field paired comparison of two scored runs on the papers both scored, and up to ``top``
     papers that differ (in overall score or in a headline field's F1), largest overall difference
-    first; papers both runs scored alike are never listed. Raises ValueError when they share no paper."""
+    first; papers both runs scored alike are never listed. Raises ValueError when they share no paper
+    and RunError when a run is not scored, its scores files are unreadable or stale."""
     pa, pb = _per_paper(run_a), _per_paper(run_b)
     shared = sorted(set(pa) & set(pb))
     if not shared:

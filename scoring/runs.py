@@ -5,6 +5,9 @@ Nothing here calls a model: a run is scored from its ``predictions.jsonl`` and `
 
 from __future__ import annotations
 
+import hashlib
+import json
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -29,6 +32,7 @@ def score_run(run_dir: Path, gold_path: Path, corpus_path: Path | None = None, w
     manifest = load_manifest(run_dir)
     if not (run_dir / "predictions.jsonl").is_file():
         raise RunError(f"{run_dir / 'predictions.jsonl'}: no such file; the run's predictions are gone, so there is nothing to score")
+    scored_sha256 = predictions_sha256(run_dir)
     lines = read_predictions(run_dir / "predictions.jsonl")
     predictions = {line.paper_id: line.record for line in lines}
     failures = {line.paper_id: line.failure.value for line in lines if line.failure}
@@ -51,20 +55,68 @@ def score_run(run_dir: Path, gold_path: Path, corpus_path: Path | None = None, w
     scores.dollars_total = manifest.dollars_total
     scores.backend = manifest.config.backend
     scores.strategy = manifest.config.strategy
+    scores.predictions_sha256 = scored_sha256
     if write:
         write_scores(run_dir, scores, detail)
     return scores
 
 
+def predictions_sha256(run_dir: Path) -> str:
+    """sha256 (hex) of ``run_dir/predictions.jsonl``'s bytes: what ``scores.json`` records as scored."""
+    return hashlib.sha256((run_dir / "predictions.jsonl").read_bytes()).hexdigest()
+
+
+def stale_reason(run_dir: Path, scores: RunScores) -> str | None:
+    """Why the run's stored scores no longer describe its predictions, or None when they still do
+    (also None for scores written before the fingerprint was recorded: nothing to check)."""
+    if scores.predictions_sha256 is None:
+        return None
+    if not (run_dir / "predictions.jsonl").is_file():
+        return f"{run_dir / 'predictions.jsonl'} is gone"
+    if predictions_sha256(run_dir) != scores.predictions_sha256:
+        return f"{run_dir / 'predictions.jsonl'} changed since the run was scored"
+    return None
+
+
+def load_scored_run(run_dir: Path) -> tuple[RunScores, dict[str, dict]]:
+    """A scored run's ``scores.json`` and its ``paper_scores.jsonl`` rows by paper id, for the commands
+    that show stored scores (compare, report). Raises RunError naming the file: not scored yet, a bad
+    line, or scores that are stale (the predictions changed since scoring; re-score to fix)."""
+    scores = _read_scores(run_dir / "scores.json")
+    stale = stale_reason(run_dir, scores)
+    if stale:
+        raise RunError(f"{run_dir.name}: its scores are stale: {stale}; re-score it with `paperfields score {run_dir}`")
+    path = run_dir / "paper_scores.jsonl"
+    if not path.is_file():
+        raise RunError(f"{path}: no such file; re-score the run with `paperfields score {run_dir}`")
+    rows: dict[str, dict] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+        try:
+            row = json.loads(line)
+            rows[row["paper_id"]] = row
+        except (ValueError, KeyError, TypeError) as exc:
+            raise RunError(f"{path}:{number}: bad paper scores line ({type(exc).__name__}: {exc}); "
+                           f"re-score the run with `paperfields score {run_dir}`") from None
+    return scores, rows
+
+
 def collect_scores(runs_dir: Path) -> list[RunScores]:
     """``scores.json`` of every run folder under ``runs_dir``: runs over the whole split first (best
     overall F1 first), then unfinished runs and runs over fewer papers (``--limit``), which are not
-    comparable with them. Raises RunError naming the file when a ``scores.json`` cannot be read."""
-    found = [_read_scores(p) for p in sorted(runs_dir.glob("*/scores.json"))]
+    comparable with them. Raises RunError naming the file when a ``scores.json`` cannot be read;
+    warns (UserWarning) for each run whose scores are stale."""
+    found = []
+    for path in sorted(runs_dir.glob("*/scores.json")):
+        found.append(_read_scores(path))
+        stale = stale_reason(path.parent, found[-1])
+        if stale:
+            warnings.warn(f"the scores of {path.parent.name} are stale: {stale}; re-score it with `paperfields score {path.parent}`", stacklevel=2)
     return sorted(found, key=lambda s: (not is_full(s, found), -s.overall_f1, s.run_id))
 
 
 def _read_scores(path: Path) -> RunScores:
+    if not path.is_file():
+        raise RunError(f"{path}: run not scored yet (run `paperfields score {path.parent}`)")
     try:
         return RunScores.model_validate_json(path.read_bytes())
     except ValueError as exc:  # pydantic's ValidationError (bad JSON or fields, non-UTF-8) is a ValueError

@@ -225,6 +225,8 @@ class RunScores(BaseModel):
     dollars_total: Optional[float] = Field(default=None, description="USD for the run; None when the price is unknown")
     backend: str = ""
     strategy: str = ""
+    predictions_sha256: Optional[str] = Field(
+        default=None, description="sha256 of the predictions.jsonl bytes that were scored; when the file changes, these scores are stale")
     higher_is_better: dict[str, bool] = Field(default_factory=lambda: dict(HIGHER_IS_BETTER))
 
 

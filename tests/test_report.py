@@ -222,3 +222,34 @@ def test_scoring_against_another_gold_file_prints_and_leaves_the_runs_scores_alo
     printed = json.loads(proc.stdout)
     assert printed["papers"] == sum(1 for line in other.read_text().splitlines() if json.loads(line)["split"] == "test")
     assert (run_dir / "scores.json").read_bytes() == before
+
+
+def test_compare_and_report_refuse_stale_scores_and_the_board_warns(tmp_path):
+    from paperfields.extract.runner import RunError
+    from paperfields.report import write_report
+    from paperfields.scoring.compare import compare_runs
+    from paperfields.scoring.runs import collect_scores
+
+    runs = _committed_runs(tmp_path)
+    a, b = runs / "rules_baseline__zero_shot__test", runs / "local_qwen2.5-coder-0.5b__zero_shot__test"
+    assert compare_runs(a, b)[0][0].field == "overall"  # committed scores match their predictions
+    # Predictions edited after scoring: the stored paper scores no longer describe them.
+    lines = (b / "predictions.jsonl").read_text().splitlines()
+    (b / "predictions.jsonl").write_text("\n".join(lines[1:]) + "\n")
+    with pytest.raises(RunError, match="scores are stale: .*predictions.jsonl changed since the run was scored; re-score"):
+        compare_runs(a, b)
+    with pytest.raises(RunError, match="scores are stale"):
+        write_report(b, ROOT / "gold" / "gold.jsonl", ROOT / "gold" / "corpus.jsonl", tmp_path / "r.html")
+    with pytest.warns(UserWarning, match=f"the scores of {b.name} are stale"):
+        collect_scores(runs)
+    # Re-scored, it compares again.
+    assert subprocess.run([sys.executable, "-m", "paperfields.cli", "score", str(b)], capture_output=True).returncode == 0
+    assert compare_runs(a, b)[0][0].field == "overall"
+    # A cut-off paper_scores.jsonl is an error naming file and line, not a traceback.
+    rows = (a / "paper_scores.jsonl").read_text().splitlines()
+    (a / "paper_scores.jsonl").write_text("\n".join(rows[:2] + [rows[2][:40]]) + "\n")
+    cli = subprocess.run([sys.executable, "-m", "paperfields.cli", "compare", str(a), str(b)], capture_output=True, text=True)
+    assert cli.returncode == 2 and f"{a / 'paper_scores.jsonl'}:3: bad paper scores line" in cli.stderr and "Traceback" not in cli.stderr
+    # report --out into a folder that does not exist yet
+    target = write_report(b, ROOT / "gold" / "gold.jsonl", ROOT / "gold" / "corpus.jsonl", tmp_path / "new" / "dir" / "r.html")
+    assert target.is_file() and "<html" in target.read_text()[:200].lower()
