@@ -176,10 +176,11 @@ def write_report(run_dir: Path, gold_path: Path, corpus_path: Path, out: Optiona
     from paperfields.scoring.runs import load_scored_run
 
     manifest = load_manifest(run_dir)
+    lines = read_predictions(run_dir / "predictions.jsonl")  # a bad line is named before any staleness
     scores, detail = load_scored_run(run_dir)
     asked = set(manifest.paper_ids)
     gold = [g for g in load_gold(gold_path) if g.id in asked]
-    html = render_report(manifest, scores, read_predictions(run_dir / "predictions.jsonl"), gold, load_corpus(corpus_path), detail)
+    html = render_report(manifest, scores, lines, gold, load_corpus(corpus_path), detail)
     target = out or run_dir / "report.html"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(html, encoding="utf-8")

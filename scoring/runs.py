@@ -178,10 +178,17 @@ def _mean_invented(s: RunScores) -> str:
     return f"{sum(rates) / len(rates):.0%}" if rates else "-"
 
 
+def overall_micro_f1(s: RunScores) -> float:
+    """Mean over HEADLINE_FIELDS of each field's micro F1 (counts pooled over papers), rounded to 4
+    places. Unlike ``overall_f1`` (a mean of per-paper F1, where an empty prediction on empty gold
+    scores 1) it gives an abstention no credit. Higher is better."""
+    return round(sum(s.fields[f].micro_f1 for f in HEADLINE_FIELDS) / len(HEADLINE_FIELDS), 4)
+
+
 def leaderboard_markdown(scores: list[RunScores]) -> str:
     """The leaderboard as Markdown, sorted by overall F1. Raises MixedVersionsError on mixed versions."""
     check_versions(scores)
-    head = ["rank", "run", "backend", "strategy", "split", "papers", "valid", "failures", "overall F1 [95% CI]"]
+    head = ["rank", "run", "backend", "strategy", "split", "papers", "valid", "failures", "overall F1 [95% CI]", "overall micro F1"]
     head += [SHORT[f] for f in HEADLINE_FIELDS]
     head += ["results: value", "results: full", "invented", "grounded", "s/paper", "tokens/paper", "$/run"]
     lines = [
@@ -200,6 +207,12 @@ def leaderboard_markdown(scores: list[RunScores]) -> str:
         "their missing papers score 0) and partial runs (fewer papers than the others, `--limit`) are listed",
         "last: they are not comparable with the runs above them.",
         "",
+        "`overall micro F1` is the macro mean over the same 12 fields of micro F1 (true positives, false",
+        "positives and false negatives pooled over papers), which gives no credit for abstaining. The",
+        "`rules/empty` run answers the schema's default record (empty lists, nulls, area `other`) for every",
+        "paper: its overall F1 is what saying nothing earns, because most papers have empty gold on some",
+        "fields; a model run should beat it on both columns.",
+        "",
         "| " + " | ".join(head) + " |",
         "|" + "---|" * len(head),
     ]
@@ -207,7 +220,7 @@ def leaderboard_markdown(scores: list[RunScores]) -> str:
         failures = ", ".join(f"{k} {v}" for k, v in s.failures_by_class.items()) or "-"
         papers = papers_cell(s, scores)
         row = [str(rank), s.run_id, s.backend, s.strategy, s.split, papers, f"{s.valid_rate:.0%}", failures,
-               f"{s.overall_f1:.3f} [{s.overall_ci95[0]:.3f}, {s.overall_ci95[1]:.3f}]"]
+               f"{s.overall_f1:.3f} [{s.overall_ci95[0]:.3f}, {s.overall_ci95[1]:.3f}]", f"{overall_micro_f1(s):.3f}"]
         row += [f"{s.fields[f].f1:.3f}" for f in HEADLINE_FIELDS]
         row += [f"{s.fields['results_value'].f1:.3f}", f"{s.fields['results_full'].f1:.3f}", _mean_invented(s), _pooled_grounding(s)]
         row += [f"{s.seconds_per_paper:.1f}", f"{s.tokens_per_paper:.0f}", "?" if s.dollars_total is None else f"{s.dollars_total:.4f}"]
@@ -230,7 +243,8 @@ def leaderboard_csv(scores: list[RunScores]) -> str:
     rows = []
     for rank, s in enumerate(scores, start=1):
         row = {"rank": rank, "run_id": s.run_id, "backend": s.backend, "strategy": s.strategy, "split": s.split, "papers": s.papers,
-               "valid_rate": s.valid_rate, "overall_f1": s.overall_f1, "overall_ci95_low": s.overall_ci95[0], "overall_ci95_high": s.overall_ci95[1]}
+               "valid_rate": s.valid_rate, "overall_f1": s.overall_f1, "overall_ci95_low": s.overall_ci95[0], "overall_ci95_high": s.overall_ci95[1],
+               "overall_micro_f1": overall_micro_f1(s)}
         for field in HEADLINE_FIELDS + ("results_value", "results_full"):
             row[f"{field}_f1"] = s.fields[field].f1
         row.update({f"failures_{k}": v for k, v in s.failures_by_class.items()})

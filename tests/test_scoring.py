@@ -116,3 +116,20 @@ def test_scorer_agrees_with_hand_judged_pairs_and_known_disagreements_are_explai
     from paperfields.scoring.validity import KNOWN_DISAGREEMENTS
 
     assert {(d["field"], d["prediction"], d["gold"]) for d in report["disagreements"]} == set(KNOWN_DISAGREEMENTS)
+
+
+def test_overall_micro_f1_gives_abstention_no_credit(gold):
+    from paperfields.scoring.runs import overall_micro_f1
+
+    test = [g for g in gold if g.split == "test"]
+    perfect, _ = score_predictions({g.id: g.record.model_dump(mode="json") for g in test}, test, {}, "self", "test", "t")
+    assert overall_micro_f1(perfect) == 1.0
+    # The schema's default record: per-paper F1 rewards its abstentions, micro F1 only its hits.
+    empty, _ = score_predictions({g.id: PaperRecord().model_dump(mode="json") for g in test}, test, {}, "empty", "test", "t")
+    others = sum(g.record.research_area == "other" for g in test)
+    assert empty.fields["research_area"].micro_f1 == pytest.approx(others / 60, abs=1e-4)  # 'other' is its only true positive
+    assert all(empty.fields[f].micro_f1 == 0.0 for f in ("datasets", "models", "metrics", "baselines", "tasks", "results", "code_url"))
+    unstated = sum(g.record.training_free is None for g in test)  # training_free null ("not stated") is a class of its own
+    assert empty.fields["training_free"].micro_f1 == pytest.approx(unstated / 60, abs=1e-4)
+    assert overall_micro_f1(empty) == pytest.approx((others + unstated) / 60 / 12, abs=1e-4)
+    assert empty.overall_f1 > 0.4  # what abstaining earns under the per-paper mean

@@ -108,18 +108,27 @@ def extract_record(text: str) -> dict[str, Any]:
 
 
 class RulesBackend:
-    """Deterministic, model-free extraction from the paper text."""
+    """Deterministic, model-free extraction from the paper text.
+
+    ``rules/baseline`` runs :func:`extract_record`. ``rules/empty`` answers the schema's default
+    record (empty lists, nulls, research_area ``other``) for every paper: the score a model gets by saying nothing, which is above zero
+    because an abstention is right on a field whose gold is empty. A model run should beat both.
+    """
+
+    MODELS = ("baseline", "empty")
 
     def __init__(self, model: str) -> None:
-        if model != "baseline":
-            raise BackendError(f"unknown rules model '{model}'; known: baseline")
-        self.name = "rules/baseline"
+        if model not in self.MODELS:
+            raise BackendError(f"unknown rules model '{model}'; known: {', '.join(self.MODELS)}")
+        self.name = f"rules/{model}"
+        self.model = model
 
     async def generate(self, request: GenerationRequest) -> Generation:
         start = time.perf_counter()
         if request.paper_text is None:
-            raise BackendError("rules/baseline needs the paper text in the request")
-        gen = Generation(record=extract_record(request.paper_text), raw_text=None, finish_reason="stop", usage=Usage())
+            raise BackendError(f"{self.name} needs the paper text in the request")
+        record = PaperRecord().model_dump(mode="json") if self.model == "empty" else extract_record(request.paper_text)
+        gen = Generation(record=record, raw_text=None, finish_reason="stop", usage=Usage())
         gen.latency_s = time.perf_counter() - start
         return gen
 
