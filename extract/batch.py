@@ -39,7 +39,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from pydantic import BaseModel, Field, ValidationError
 
-from paperfields.extract.backends.base import BackendError, FailureClass, Generation, GenerationRequest, Usage, parse_reply
+from paperfields.extract.backends.base import BackendError, FailureClass, Generation, GenerationRequest, Usage, parse_reply, redact_secrets
 from paperfields.extract.cache import ResponseCache, cache_key
 from paperfields.extract.corpus import Paper
 from paperfields.extract.runner import Manifest, PredictionLine, RunConfig, RunError, _RunFolder
@@ -180,9 +180,13 @@ def generation_from_output(line: dict[str, Any], response_model: type[BaseModel]
         detail = error or body.get("error") or {}
         message = detail.get("message") if isinstance(detail, dict) else str(detail)
         code = (detail.get("code") if isinstance(detail, dict) else None) or status
-        return Generation(failure=FailureClass.transport_error, error=f"batch request failed ({code}): {message or 'no response'}"[:300])
-    choices = body.get("choices") or [{}]
-    message = choices[0].get("message") or {}
+        return Generation(failure=FailureClass.transport_error,
+                          error=redact_secrets(f"batch request failed ({code}): {message or 'no response'}")[:300])
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict) or not isinstance(choices[0].get("message"), dict):
+        # No model reply in the body: a transport error (asked again on resume), not the model's empty reply.
+        return Generation(failure=FailureClass.transport_error, error="batch response body is not a chat completion (no choices with a message)")
+    message = choices[0]["message"]
     refusal = message.get("refusal")
     gen = parse_reply(message.get("content") or refusal, choices[0].get("finish_reason"), response_model)
     if refusal and gen.record is None and gen.failure != FailureClass.truncated:

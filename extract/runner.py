@@ -24,7 +24,7 @@ from typing import IO, Any, Callable, Iterator, Optional
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 import paperfields
-from paperfields.extract.backends.base import Backend, FailureClass, Generation, GenerationParams, GenerationRequest, Usage
+from paperfields.extract.backends.base import Backend, FailureClass, Generation, GenerationParams, GenerationRequest, Usage, redact_secrets
 from paperfields.extract.backends.prices import dollars, price_for
 from paperfields.extract.cache import ResponseCache, cache_key
 from paperfields.extract.corpus import Paper
@@ -215,7 +215,7 @@ async def _generate(backend: Backend, request: GenerationRequest, cache: Optiona
     try:
         gen = await backend.generate(request)
     except Exception as exc:  # a backend bug must not lose the other papers' work
-        gen = Generation(failure=FailureClass.transport_error, error=f"{type(exc).__name__}: {exc}")
+        gen = Generation(failure=FailureClass.transport_error, error=redact_secrets(f"{type(exc).__name__}: {exc}")[:300])
     if cache is not None:
         cache.put(key, gen)
     return gen

@@ -21,9 +21,13 @@ VALID = json.dumps({"method_name": "StubNet", "research_area": "reasoning", "con
 
 
 def reply(content: Optional[str] = VALID, finish_reason: str = "stop", status: int = 200, headers: Optional[dict] = None,
-          delay: float = 0.0, prompt_tokens: int = 100, completion_tokens: int = 20) -> dict[str, Any]:
+          delay: float = 0.0, prompt_tokens: int = 100, completion_tokens: int = 20, body: Optional[str] = None,
+          content_type: str = "application/json") -> dict[str, Any]:
+    """One scripted answer. ``body`` replaces the whole HTTP body verbatim (for a server, or a proxy in
+    front of it, that answers something other than a chat completion or the usual error JSON)."""
     return {"content": content, "finish_reason": finish_reason, "status": status, "headers": headers or {}, "delay": delay,
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens}}
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
+            "body": body, "content_type": content_type}
 
 
 class StubServer:
@@ -57,7 +61,9 @@ class StubServer:
                     spec = stub.script.pop(0) if stub.script else stub.default
                 if spec["delay"]:
                     time.sleep(spec["delay"])
-                if spec["status"] != 200:
+                if spec.get("body") is not None:
+                    payload = spec["body"].encode()
+                elif spec["status"] != 200:
                     payload = json.dumps({"error": {"message": f"scripted {spec['status']}", "type": "stub"}}).encode()
                 else:
                     payload = json.dumps({
@@ -68,7 +74,7 @@ class StubServer:
                     }).encode()
                 try:
                     self.send_response(spec["status"])
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", spec.get("content_type", "application/json"))
                     self.send_header("Content-Length", str(len(payload)))
                     for key, value in spec["headers"].items():
                         self.send_header(key, value)

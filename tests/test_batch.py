@@ -393,3 +393,22 @@ def test_committed_manifests_compare_equal_with_the_batch_field():
             assert config != RunConfig(**old, batch=True)
     assert before_the_field >= 1
     assert price_for(f"openai/{MODEL}").input == 0.15  # the table figure the discount halves
+
+
+@pytest.mark.parametrize("body", [{"choices": []}, {"choices": None}, {"object": "error page"}, {"choices": [{"finish_reason": "stop"}]}])
+def test_a_batch_line_without_a_chat_completion_is_a_transport_error(body):
+    from paperfields.extract.batch import generation_from_output
+
+    gen = generation_from_output({"custom_id": "p#0", "response": {"status_code": 200, "body": body}}, PaperRecord)
+    assert gen.failure.value == "transport_error" and "not a chat completion" in gen.error
+    # A real completion with empty content is still the model's empty reply.
+    empty = generation_from_output({"response": {"status_code": 200, "body": {"choices": [{"message": {"content": ""}, "finish_reason": "stop"}]}}}, PaperRecord)
+    assert empty.failure.value == "empty_reply"
+
+
+def test_a_batch_error_echoing_a_key_is_masked():
+    from paperfields.extract.batch import generation_from_output
+
+    line = {"response": {"status_code": 401, "body": {"error": {"message": "Incorrect API key provided: sk-planted-0123456789abc", "code": "invalid_api_key"}}}}
+    gen = generation_from_output(line, PaperRecord)
+    assert gen.failure.value == "transport_error" and "sk-planted" not in gen.error and "sk-***" in gen.error

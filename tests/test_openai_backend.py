@@ -41,6 +41,7 @@ CASES = [
     ("wrong types", [reply('{"tasks": "one task", "research_area": 7}')] * 2, "schema_invalid", 2, None),
     ("refusal", [reply("I'm sorry, but I can't help with that.")] * 2, "refusal", 2, None),
     ("empty content", [reply("")] * 2, "empty_reply", 2, None),
+    ("null content", [reply(None)] * 2, "empty_reply", 2, None),  # a real chat completion: the model said nothing
     ("truncated", [reply('{"method_name": "StubNet", "tasks": ["a', finish_reason="length")], "truncated", 1, None),
 ]
 
@@ -58,6 +59,26 @@ def test_reply_kinds(stub, name, script, failure, attempts, method_name):
     else:
         assert gen.record is None and gen.raw_text is not None or failure == "empty_reply"
     assert gen.transport_retries == 0
+
+
+NOT_A_CHAT_COMPLETION = [
+    ("html page, text/html", reply(body="<html>502 Bad Gateway</html>", content_type="text/html"), "502 Bad Gateway"),
+    ("html page, labelled JSON", reply(body="<html>502 Bad Gateway</html>"), "not valid JSON"),
+    ("no choices", reply(body=json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": []})), "no choices"),
+    ("another JSON object", reply(body=json.dumps({"detail": "upstream unavailable"})), "no choices"),
+    ("JSON null", reply(body="null"), "no usable body"),
+    ("empty body", reply(body="", content_type="text/plain"), "an empty body"),
+]
+
+
+@pytest.mark.parametrize("name, spec, detail", NOT_A_CHAT_COMPLETION, ids=[c[0] for c in NOT_A_CHAT_COMPLETION])
+def test_a_200_that_is_not_a_chat_completion_is_a_transport_error(stub, name, spec, detail):
+    stub.default = spec  # instructor may re-ask: every answer is the same non-completion
+    gen = _generate(stub, [])
+    assert gen.failure is not None and gen.failure.value == "transport_error", (gen.failure, gen.error)
+    assert "the server's reply was not a chat completion" in gen.error and detail in gen.error
+    assert f"server {stub.url}" in gen.error
+    assert gen.record is None
 
 
 def test_429_with_retry_after_is_retried_by_the_sdk(stub):
@@ -107,11 +128,77 @@ def test_cache_and_api_key_never_written(stub, tmp_path):
     # Another model never shares an entry.
     _run(stub, tmp_path, "other-model", "third", env)
     assert len(stub.requests) == 6
+    # The server rejects the key and echoes it (as OpenAI's 401 does): the error is kept, the key is not.
+    stub.default = reply(status=401, body=json.dumps({"error": {"message": f"Incorrect API key provided: {key}", "code": "invalid_api_key"}}))
+    cmd = [sys.executable, "-m", "paperfields.cli", "run", "-b", "openai/rejected", "--base-url", stub.url,
+           "--limit", "3", "--runs-dir", str(tmp_path / "runs"), "--run-id", "fourth"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 1 and key not in proc.stdout + proc.stderr
+    lines = [json.loads(line) for line in (tmp_path / "runs" / "fourth" / "predictions.jsonl").read_text().splitlines()]
+    assert [line["failure"] for line in lines] == ["transport_error"] * 3
+    assert "Incorrect API key provided: sk-***" in lines[0]["error"]
+    # A model reply quoting the key is cached (a refusal), with the key masked in its raw text.
+    stub.default = reply(f"I'm sorry, I cannot use {key} here.")
+    _run(stub, tmp_path, "quoting-model", "fifth", env)
+    lines = [json.loads(line) for line in (tmp_path / "runs" / "fifth" / "predictions.jsonl").read_text().splitlines()]
+    assert lines[0]["failure"] == "refusal" and lines[0]["raw_text"] == "I'm sorry, I cannot use sk-*** here."
     # The planted key appears in no file the runs wrote (predictions, manifests, scores, cache).
+    assert list((tmp_path / "cache").glob("responses.sqlite*"))
     for path in tmp_path.rglob("*"):
         if path.is_file():
             assert key.encode() not in path.read_bytes(), path
             assert b"sk-plant" not in path.read_bytes(), path
+
+
+@pytest.mark.parametrize("padding", range(200, 300, 9))
+def test_an_echoed_key_is_masked_even_where_the_error_is_cut(stub, monkeypatch, padding):
+    key = "vllm-Q7xZ3k9LmP2wR8tY"  # a local server's --api-key: not shaped like sk-, masked because it is ours
+    other = "sk-proj-Zz81Yy72Xx63Ww54"  # someone else's key in the same body: masked by its shape
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    message = f"{other} " + "." * padding + f" Incorrect API key provided: {key}"
+    gen = _generate(stub, [reply(status=401, body=json.dumps({"error": {"message": message}}))])
+    assert gen.failure.value == "transport_error" and "401" in gen.error and f"server {stub.url}" in gen.error
+    assert "sk-***" in gen.error
+    for secret in (key, other):
+        assert not any(secret[i:i + 6] in gen.error for i in range(len(secret) - 5)), gen.error
+
+
+def test_redact_secrets():
+    from paperfields.extract.backends.base import redact_secrets
+
+    assert redact_secrets("key sk-abc12345XYZ_-9 and sk-ant-api03-AbCdEf12, not sk-short", "") == "key sk-*** and sk-***, not sk-short"
+    assert redact_secrets("my-local-token-1 in the body", "my-local-token-1") == "sk-*** in the body"
+    assert redact_secrets("no-key and nokey", "no-key") == "no-key and nokey"  # too short to be a secret: left alone
+    assert redact_secrets(None, "anything-long") is None
+
+
+def test_a_200_that_is_not_a_chat_completion_is_not_cached_and_asked_again(stub, tmp_path):
+    cache = tmp_path / "cache.sqlite"
+    env = dict(os.environ, PAPERFIELDS_RESPONSE_CACHE=str(cache))
+    runs = tmp_path / "runs"
+    cmd = [sys.executable, "-m", "paperfields.cli", "run", "-b", "openai/m", "--base-url", stub.url, "--limit", "2",
+           "--runs-dir", str(runs), "--run-id"]
+    stub.default = reply(body="<html>502 Bad Gateway</html>", content_type="text/html")
+    proc = subprocess.run(cmd + ["r"], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    manifest = json.loads((runs / "r" / "manifest.json").read_text())
+    assert manifest["failures_by_class"] == {"transport_error": 2}
+    line = json.loads((runs / "r" / "predictions.jsonl").read_text().splitlines()[0])
+    assert "not a chat completion" in line["error"] and stub.url in line["error"]
+    from paperfields.extract.cache import ResponseCache
+
+    assert len(ResponseCache(cache)) == 0
+    # The server is fixed: a rerun of the same folder asks again, and a new folder is answered from the cache.
+    stub.default = reply()
+    asked = len(stub.requests)
+    again = subprocess.run(cmd + ["r"], capture_output=True, text=True, env=env, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert len(stub.requests) == asked + 2
+    assert json.loads((runs / "r" / "manifest.json").read_text())["papers_valid"] == 2
+    fresh = subprocess.run(cmd + ["r2"], capture_output=True, text=True, env=env, timeout=120)
+    assert fresh.returncode == 0, fresh.stderr
+    assert len(stub.requests) == asked + 2
+    assert json.loads((runs / "r2" / "manifest.json").read_text())["cache_hits"] == 2
 
 
 def test_a_server_that_never_answers_fails_the_run_naming_it(tmp_path):

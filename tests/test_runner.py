@@ -349,3 +349,16 @@ def test_the_board_printed_after_a_run_holds_only_runs_of_its_split(tmp_path):
     dev_run = subprocess.run(_cli("run", "-b", "fake/a", "--split", "dev", "--limit", "1", "--runs-dir", str(runs)), capture_output=True, text=True, env=wide)
     assert dev_run.returncode == 0, dev_run.stderr
     assert "dev split" in dev_run.stdout and "fake_a__zero_shot__dev" in dev_run.stdout and "fake_a__zero_shot__test" not in dev_run.stdout
+
+
+def test_a_backend_crash_echoing_a_key_is_stored_masked(tmp_path, corpus):
+    from paperfields.extract.backends.fake import FakeBackend
+
+    class Crashing(FakeBackend):
+        async def generate(self, request):
+            raise RuntimeError("auth failed for key sk-planted-0123456789abc")
+
+    manifest = asyncio.run(run_extraction(corpus[:1], Crashing("scripted"), Strategy("zero_shot"), _config(), tmp_path / "run"))
+    assert manifest.failures_by_class == {"transport_error": 1}
+    text = (tmp_path / "run" / "predictions.jsonl").read_text()
+    assert "sk-planted" not in text and "RuntimeError: auth failed for key sk-***" in text

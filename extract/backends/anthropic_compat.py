@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from paperfields.extract.backends.base import BackendError, FailureClass, Generation, GenerationRequest, Usage, parse_reply, register_provider
+from paperfields.extract.backends.base import redact_secrets
 
 
 class AnthropicBackend:
@@ -44,7 +45,9 @@ class AnthropicBackend:
         except errors.IncompleteOutputException:
             gen = Generation(failure=FailureClass.truncated, error="reply cut off at max_tokens")
         except self._anthropic.APIError as exc:
-            gen = Generation(failure=FailureClass.transport_error, error=f"{type(exc).__name__}: {str(exc)[:300]}")
+            # A 401 body may echo the key, and the runner writes errors to predictions.jsonl.
+            detail = redact_secrets(f"{type(exc).__name__}: {exc}", os.environ.get("ANTHROPIC_API_KEY"))[:300]
+            gen = Generation(failure=FailureClass.transport_error, error=detail)
         except errors.InstructorError as exc:
             last = getattr(exc, "last_completion", None)
             text = "".join(getattr(block, "text", "") for block in getattr(last, "content", []) or [])

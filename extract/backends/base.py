@@ -18,6 +18,26 @@ from pydantic import BaseModel, Field, ValidationError
 from paperfields.extract.schema import PaperRecord
 
 
+# OpenAI-style secret keys (sk-..., sk-proj-..., Anthropic's sk-ant-...), as servers echo them in 401 bodies.
+_SECRET_KEY = re.compile(r"sk-[A-Za-z0-9_\-]{8,}")
+MASK = "sk-***"
+
+
+def redact_secrets(text: Optional[str], *keys: Optional[str]) -> Optional[str]:
+    """``text`` with each of ``keys`` and anything shaped like an OpenAI secret key (``sk-`` and 8+
+    key characters) replaced by ``sk-***``; None stays None.
+
+    Keys shorter than 8 characters are not searched for: masking every "abc" would garble the text,
+    and so short a value is no secret worth the damage.
+    """
+    if not text:
+        return text
+    for key in keys:
+        if key and len(key) >= 8:
+            text = text.replace(key, MASK)
+    return _SECRET_KEY.sub(MASK, text)
+
+
 class BackendError(RuntimeError):
     """Misconfiguration: unknown provider, missing package, missing weights, bad option."""
 

@@ -3,8 +3,10 @@
 ``base_url`` points it at vLLM, Ollama, llama.cpp server, LM Studio or OpenRouter; ``grammar``
 sends the JSON schema in ``response_format`` (llama.cpp server then constrains decoding to it). Transport
 retries (429 honoring ``Retry-After``, 5xx, timeouts; exponential backoff with jitter) are the
-openai SDK's own; validation re-asks are instructor's, counted apart in ``attempts``. The API key
-is read from ``OPENAI_API_KEY`` and never stored.
+openai SDK's own; validation re-asks are instructor's, counted apart in ``attempts``. An HTTP 200
+whose body is not a chat completion (a proxy's HTML error page, ``"choices": []``) is a transport
+error, not the model's empty reply. The API key is read from ``OPENAI_API_KEY`` and never stored:
+it and anything shaped like an OpenAI secret key are masked in the error and raw text returned.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from paperfields.extract.backends.base import (
     GenerationRequest,
     Usage,
     parse_reply,
+    redact_secrets,
     register_provider,
 )
 from paperfields.extract.schema import all_required
@@ -63,6 +66,31 @@ def _instructor_model(model: type) -> type:
     return wrapped
 
 
+def _is_chat_completion(response: Any) -> bool:
+    """True for a ChatCompletion with at least one choice carrying a message.
+
+    The openai SDK hands back the raw body as a ``str`` when the server's Content-Type is not JSON,
+    ``None`` for a JSON ``null``, and a ChatCompletion built without validation (``choices=None``)
+    for any other JSON object; none of those is a reply from the model.
+    """
+    from openai.types.chat import ChatCompletion
+
+    if not isinstance(response, ChatCompletion):
+        return False
+    choices = response.choices
+    return isinstance(choices, list) and bool(choices) and getattr(choices[0], "message", None) is not None
+
+
+def _describe(response: Any) -> str:
+    """A short account of a reply that is not a chat completion, for the error text."""
+    if response is None:
+        return "no usable body"
+    if isinstance(response, str):
+        return f"body {response.strip()[:120]!r}" if response.strip() else "an empty body"
+    choices = getattr(response, "choices", None)
+    return "no choices" if not choices else "a choice without a message"
+
+
 def _reply_text(completion: Any) -> tuple[Optional[str], Optional[str]]:
     """Raw text and finish_reason of a chat completion (tool-call arguments in tools mode)."""
     try:
@@ -70,6 +98,8 @@ def _reply_text(completion: Any) -> tuple[Optional[str], Optional[str]]:
     except (AttributeError, IndexError, TypeError):
         return None, None
     message = choice.message
+    if message is None:
+        return None, choice.finish_reason
     text = message.content
     if not text and getattr(message, "tool_calls", None):
         text = message.tool_calls[0].function.arguments
@@ -79,7 +109,8 @@ def _reply_text(completion: Any) -> tuple[Optional[str], Optional[str]]:
 
 
 def _transport_cause(exc: BaseException, api_error: type) -> Optional[BaseException]:
-    """The openai transport error (timeout, connection, status) inside an instructor error, if any."""
+    """The first ``api_error`` in ``exc``'s cause/context chain, if any (the openai transport error,
+    timeout, connection or status, inside an instructor error)."""
     seen = set()
     while exc is not None and id(exc) not in seen:
         if isinstance(exc, api_error):
@@ -133,7 +164,17 @@ class OpenAIBackend:
         self.grammar = grammar
         self._server = f"server {base_url or 'https://api.openai.com/v1'}"  # named in transport errors
 
+    def _redact(self, text: Optional[str]) -> Optional[str]:
+        return redact_secrets(text, self.raw_client.api_key)
+
+    def _transport_failure(self, exc: BaseException) -> Generation:
+        # Masked before the cut, so a key split at character 300 cannot leave its head behind.
+        detail = self._redact(f"{type(exc).__name__}: {exc}")[:300]
+        return Generation(failure=FailureClass.transport_error, error=f"{detail} ({self._server})")
+
     async def generate(self, request: GenerationRequest) -> Generation:
+        """Ask the server once (plus the SDK's transport retries and instructor's re-asks) and
+        classify the outcome; API keys are masked in the returned error and raw text."""
         responses: list[Any] = []
         usages: list[Usage] = []
         http_requests: list[str] = []
@@ -171,15 +212,21 @@ class OpenAIBackend:
                 on_response(exc.last_completion)
             failure = Generation(failure=FailureClass.truncated, error="reply cut off at max_tokens (finish_reason=length)")
         except self._openai.APIError as exc:
-            failure = Generation(failure=FailureClass.transport_error, error=f"{type(exc).__name__}: {str(exc)[:300]} ({self._server})")
+            failure = self._transport_failure(exc)
         except self._errors.InstructorError as exc:
             cause = _transport_cause(exc, self._openai.APIError)
+            last = getattr(exc, "last_completion", None) or (responses[-1] if responses else None)
             if cause is not None:
-                failure = Generation(failure=FailureClass.transport_error, error=f"{type(cause).__name__}: {str(cause)[:300]} ({self._server})")
+                failure = self._transport_failure(cause)
+            elif not _is_chat_completion(last):
+                # The model never answered (a proxy's error page with status 200, "choices": []): a
+                # transport error, so it is neither cached nor counted as done, and a rerun asks again.
+                what = "a body that is not valid JSON" if _transport_cause(exc, json.JSONDecodeError) else _describe(last)
+                failure = Generation(failure=FailureClass.transport_error,
+                                     error=f"the server's reply was not a chat completion: {what} ({self._server})")
             # Validation re-asks exhausted (or an unparsable reply): classify the last reply ourselves,
             # and keep it when our more lenient parser accepts it (raw newlines, LaTeX backslashes).
             else:
-                last = getattr(exc, "last_completion", None) or (responses[-1] if responses else None)
                 failure = parse_reply(*_reply_text(last), request.response_model)
                 if failure.failure is None:
                     record, failure = None, None
@@ -195,6 +242,8 @@ class OpenAIBackend:
             gen = failure
             gen.raw_text = gen.raw_text if gen.raw_text is not None else text
             gen.finish_reason = gen.finish_reason or finish
+        # Servers echo the key in 401 bodies, and the runner writes error and raw text to predictions.jsonl.
+        gen.error, gen.raw_text = self._redact(gen.error), self._redact(gen.raw_text)
         gen.usage = usage
         gen.latency_s = latency
         gen.attempts = max(1, len(responses))
