@@ -147,6 +147,14 @@ def now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
 def iter_predictions(path: Path, repair: bool = False) -> Iterator[PredictionLine]:
     """Yield the lines of ``predictions.jsonl`` one at a time (memory does not grow with the run).
 
@@ -169,7 +177,11 @@ def iter_predictions(path: Path, repair: bool = False) -> Iterator[PredictionLin
                     cut_off = True
                     break
                 first = exc.errors()[0]
-                raise RunError(f"{path}:{number}: bad prediction line: field '{'.'.join(map(str, first['loc']))}': {first['msg']}") from None
+                where = ".".join(map(str, first["loc"]))
+                if first["type"] == "json_invalid":
+                    detail = "not valid JSON" if line.isascii() or _is_utf8(line) else "not UTF-8 text"
+                    raise RunError(f"{path}:{number}: bad prediction line: {detail} ({first['msg']})") from None
+                raise RunError(f"{path}:{number}: bad prediction line: field '{where}': {first['msg']}") from None
             good_bytes += len(line)
             yield parsed
         ends_open = good_bytes > 0 and not cut_off and not line.endswith(b"\n")

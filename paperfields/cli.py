@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -75,6 +76,8 @@ def corpus_build(
     except _known_errors() as exc:
         fail(str(exc))
     target = out_path or paths.gold_dir() / "corpus.jsonl"
+    if target.is_dir():
+        fail(f"--out {target} is a folder; give a file path such as {target / 'corpus.jsonl'}")
     if out_path is None and target.is_file() and not force:
         # Gold labels refer to the benchmark corpus's ids: never replace it by accident.
         with tempfile.TemporaryDirectory() as tmp:
@@ -83,7 +86,10 @@ def corpus_build(
         if not same:
             fail(f"{target} is the benchmark corpus (gold labels refer to its ids) and these {len(papers)} abstracts differ from it; "
                  "write a corpus of your own with --out PATH, or pass --force to replace it")
-    write_corpus(papers, target)
+    try:
+        write_corpus(papers, target)
+    except OSError as exc:
+        fail(f"cannot write {target}: {exc.strerror or exc}")
     console.print(f"wrote {len(papers)} abstracts from {len(files)} file(s) to {target}")
 
 
@@ -246,8 +252,8 @@ def run(
             if not own_corpus or any(p.id in dev for p in papers):
                 fail("rules/baseline builds its gazetteer from the dev split, so it may only run on the test split "
                      "or on a corpus of your own without dev papers")
-        if run_id is not None and (not run_id.strip() or "/" in run_id or run_id.startswith(".")):
-            fail(f"--run-id '{run_id}' must be a plain folder name (no '/', not starting with '.')")
+        if run_id is not None and not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.+=@-]*", run_id):
+            fail(f"--run-id {run_id!r} must be a plain folder name: letters, digits and _ . + = @ -, not starting with '.' or '-'")
         if batch and not backend.startswith("openai/"):
             fail(f"--batch works only with openai/ backends (it uses the OpenAI Batch API); got '{backend}'")
         if batch and (mode or grammar):
@@ -264,11 +270,12 @@ def run(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
             TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console, disable=quiet or as_json,
         ) as progress:
-            task = progress.add_task(run_dir.name, total=len(papers), completed=0, status="")
+            # hidden until the runner says how many papers are already done, so a resume never flashes 0/N
+            task = progress.add_task(run_dir.name, total=len(papers), completed=0, status="", visible=False)
             failed = 0
 
             def on_start(already_done: int) -> None:
-                progress.update(task, completed=already_done)
+                progress.update(task, completed=already_done, visible=True)
 
             def on_paper(line) -> None:
                 nonlocal failed

@@ -158,3 +158,18 @@ def test_build_without_out_never_replaces_the_benchmark_corpus_by_accident(tmp_p
     assert forced.returncode == 0 and (tmp_path / "gold" / "corpus.jsonl").read_text().count("\n") == 1
     rebuilt = build(str(mine))  # a rebuild giving the same bytes needs no --force
     assert rebuilt.returncode == 0 and "wrote 1 abstracts" in rebuilt.stderr
+
+
+def test_cli_build_into_a_folder_or_an_unwritable_place_is_a_clean_error(tmp_path):
+    import subprocess
+    import sys
+
+    path = _write(tmp_path, "seeds.txt", b"Header\n\nWe propose FooNet.\n")
+    build = lambda out: subprocess.run([sys.executable, "-m", "paperfields.cli", "corpus", "build", str(path), "--out", str(out)],
+                                       capture_output=True, text=True)
+    folder = build(tmp_path)
+    assert folder.returncode == 2 and f"--out {tmp_path} is a folder" in folder.stderr and "Traceback" not in folder.stderr
+    blocked = tmp_path / "file-not-folder"
+    blocked.write_text("")
+    unwritable = build(blocked / "c.jsonl")
+    assert unwritable.returncode == 2 and f"cannot write {blocked / 'c.jsonl'}" in unwritable.stderr and "Traceback" not in unwritable.stderr

@@ -89,7 +89,13 @@ def test_other_config_in_same_folder_is_refused(tmp_path, corpus):
 def test_corrupt_line_in_the_middle_names_file_and_line(tmp_path):
     path = tmp_path / "predictions.jsonl"
     path.write_text('{"paper_id": "a"}\nnot json\n{"paper_id": "b"}\n')
-    with pytest.raises(RunError, match=rf"{path}:2: bad prediction line"):
+    with pytest.raises(RunError, match=rf"{path}:2: bad prediction line: not valid JSON \("):
+        read_predictions(path)
+    path.write_bytes(b'{"paper_id": "a"}\n{"paper_id": "\xff"}\n{"paper_id": "b"}\n')
+    with pytest.raises(RunError, match=rf"{path}:2: bad prediction line: not UTF-8 text"):
+        read_predictions(path)
+    path.write_text('{"paper_id": "a"}\n{"paper_id": "b", "attempts": "many"}\n')
+    with pytest.raises(RunError, match=rf"{path}:2: bad prediction line: field 'attempts'"):
         read_predictions(path)
 
 
@@ -161,6 +167,9 @@ def test_rerun_of_a_finished_run_leaves_its_manifest_untouched(tmp_path, corpus)
 
 @pytest.mark.parametrize("args, message", [
     (["--run-id", "../escape"], "must be a plain folder name"),
+    (["--run-id=-x"], "must be a plain folder name"),
+    (["--run-id", "a*b"], "must be a plain folder name"),
+    (["--run-id", "two\nlines"], "must be a plain folder name"),
     (["-b", "rules/baseline", "--split", "dev"], "may only run on the test split"),
     (["--max-tokens", "0"], "Invalid value for '--max-tokens'"),
     (["--limit", "0"], "Invalid value for '--limit'"),
