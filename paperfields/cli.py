@@ -365,15 +365,23 @@ def score_cmd(
     if corpus_path is None:
         beside = gold.parent / "corpus.jsonl"
         corpus_path = beside if beside.is_file() else paths.gold_dir() / "corpus.jsonl"
+    from paperfields.extract.runner import load_manifest
+
     for name in runs:
         try:
-            scores = score_run(_run_dir(name, runs_dir), gold, corpus_path, write=not own_gold)
+            run_dir = _run_dir(name, runs_dir)
+            scores = score_run(run_dir, gold, corpus_path, write=not own_gold)
+            asked = load_manifest(run_dir).papers_total
         except _known_errors() as exc:
             fail(str(exc))
+        if scores.papers < asked:
+            console.print(f"warning: {gold} has gold for {scores.papers} of the run's {asked} papers; only those are scored",
+                          style="yellow", highlight=False, markup=False)
         if as_json:
             print(scores.model_dump_json())
         elif not quiet:
-            out.print(f"{scores.run_id}: overall F1 {scores.overall_f1:.3f} [{scores.overall_ci95[0]:.3f}, {scores.overall_ci95[1]:.3f}], valid {scores.valid_rate:.0%}")
+            out.print(f"{scores.run_id}: overall F1 {scores.overall_f1:.3f} [{scores.overall_ci95[0]:.3f}, {scores.overall_ci95[1]:.3f}], "
+                      f"valid {scores.valid_rate:.0%}, {scores.papers} papers")
 
 
 @app.command()

@@ -48,7 +48,8 @@ def gold_fingerprint(path: Path) -> str:
 
 
 def load_gold(path: Path, problems: Optional[list[str]] = None) -> list[GoldRecord]:
-    """Read gold JSONL. Raises GoldError naming ``file:line`` and the field for a bad line.
+    """Read gold JSONL. Raises GoldError naming ``file:line`` and the field for a bad line or a
+    duplicate id.
 
     With a ``problems`` list, every bad line is described there (``file:line: field 'x': ...``) and
     skipped instead, so a checker can report all of them at once.
@@ -57,15 +58,21 @@ def load_gold(path: Path, problems: Optional[list[str]] = None) -> list[GoldReco
         raise GoldError(f"{path}: no such gold file")
     text = decode_utf8(path.read_bytes(), path, GoldError)
     records: list[GoldRecord] = []
+    seen: dict[str, int] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            records.append(_gold_line(line, path, number))
+            record = _gold_line(line, path, number)
         except GoldError as exc:
             if problems is None:
                 raise
             problems.append(str(exc))
+            continue
+        if problems is None and record.id in seen:  # a checker reports duplicates itself (check_gold)
+            raise GoldError(f"{path}:{number}: id: duplicate id '{record.id}' (first on line {seen[record.id]})")
+        seen.setdefault(record.id, number)
+        records.append(record)
     return records
 
 

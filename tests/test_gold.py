@@ -64,8 +64,10 @@ def test_unknown_duplicate_and_missing_ids(root, tmp_path, corpus):
     unknown = dict(first, id="p0000000000")
     path = tmp_path / "gold.jsonl"
     path.write_text("\n".join([lines[0], lines[0], json.dumps(unknown)] + lines[2:]) + "\n")
-    problems = check_gold(load_gold(path), corpus, path)
+    problems = check_gold(load_gold(path, []), corpus, path)
     assert f"{path}:2: id: duplicate id '{first['id']}' (first on line 1)" in problems
+    with pytest.raises(GoldError, match=rf"{path}:2: id: duplicate id '{first['id']}' \(first on line 1\)"):
+        load_gold(path)  # what score --gold and the other readers use: a duplicate would count its paper twice
     assert f"{path}:3: id: unknown paper id 'p0000000000' (not in the corpus)" in problems
     second_id = json.loads(lines[1])["id"]
     assert any(p.startswith(f"{path}: id: paper '{second_id}'") and "has no gold record" in p for p in problems)

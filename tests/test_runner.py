@@ -106,6 +106,13 @@ def test_run_without_score_then_score_and_leaderboard_cli(tmp_path):
     assert scored.returncode == 0, scored.stderr
     scores = json.loads((runs / "fake_empty__zero_shot__test" / "scores.json").read_text())
     assert scores["papers"] == 3 and scores["valid_rate"] == 1.0 and scores["scorer_version"]
+    # Against a gold file covering only some of the run's papers: says how many were scored.
+    gold_lines = (Path(__file__).parent.parent / "gold" / "gold.jsonl").read_text().splitlines()
+    ids = json.loads((runs / "fake_empty__zero_shot__test" / "manifest.json").read_text())["paper_ids"]
+    subset = tmp_path / "subset.jsonl"
+    subset.write_text("".join(l + "\n" for l in gold_lines if json.loads(l)["id"] == ids[0]))
+    partial = subprocess.run(_cli("score", "fake_empty__zero_shot__test", "--runs-dir", str(runs), "--gold", str(subset)), capture_output=True, text=True)
+    assert partial.returncode == 0 and f"warning: {subset} has gold for 1 of the run's 3 papers" in partial.stderr and ", 1 papers" in partial.stdout
     board = tmp_path / "board.md"
     out = subprocess.run(_cli("leaderboard", "--runs-dir", str(runs), "--out", str(board)), capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
