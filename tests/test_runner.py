@@ -274,7 +274,14 @@ def test_run_on_a_corpus_of_ones_own(tmp_path):
     with_dev.write_text(corpus.read_text() + dev_line + "\n")
     refused = subprocess.run(_cli("run", "-b", "rules/baseline", "--corpus", str(with_dev), "--split", "all", "--no-score", "--runs-dir", str(runs)),
                              capture_output=True, text=True)
-    assert refused.returncode == 2 and "without dev papers" in refused.stderr
+    assert refused.returncode == 2 and "without dev papers" in refused.stderr and f"has the dev abstract {dev_id}" in refused.stderr
+    # The same dev abstract under an id of one's own, reflowed with extra spaces: still refused, by its text.
+    disguised = json.loads(dev_line) | {"id": "mine-1"}
+    disguised["text"] = "  " + disguised["text"].replace(" ", "  ", 3) + " "
+    (tmp_path / "disguised.jsonl").write_text(corpus.read_text() + json.dumps(disguised) + "\n")
+    hidden = subprocess.run(_cli("run", "-b", "rules/baseline", "--corpus", str(tmp_path / "disguised.jsonl"), "--split", "all", "--no-score",
+                                 "--runs-dir", str(runs)), capture_output=True, text=True)
+    assert hidden.returncode == 2 and "has the dev abstract mine-1" in hidden.stderr
 
 
 def test_readers_warn_about_a_cut_off_last_line(tmp_path, corpus):
