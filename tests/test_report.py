@@ -197,7 +197,7 @@ def test_partial_and_unfinished_runs_are_marked_and_listed_after_full_runs(tmp_p
     full = json.loads((runs / "local_qwen2.5-coder-0.5b__zero_shot__test" / "scores.json").read_text())
     for name, papers, done, f1 in (("tiny", 6, 6, 0.99), ("half", 60, 30, 0.95)):
         (runs / name).mkdir()
-        (runs / name / "scores.json").write_text(json.dumps(dict(full, run_id=name, papers=papers, papers_done=done, overall_f1=f1)))
+        (runs / name / "scores.json").write_text(json.dumps(dict(full, run_id=name, papers=papers, papers_done=done, overall_f1=f1, predictions_sha256=None)))
     scores = collect_scores(runs)
     order = [s.run_id for s in scores]
     full = [s.run_id for s in scores if s.papers_done == s.papers == 60]
