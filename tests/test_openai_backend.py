@@ -142,6 +142,19 @@ def test_cache_and_api_key_never_written(stub, tmp_path):
     _run(stub, tmp_path, "quoting-model", "fifth", env)
     lines = [json.loads(line) for line in (tmp_path / "runs" / "fifth" / "predictions.jsonl").read_text().splitlines()]
     assert lines[0]["failure"] == "refusal" and lines[0]["raw_text"] == "I'm sorry, I cannot use sk-*** here."
+    # A valid record whose fields carry the key: masked in the record too (it is cached and scored).
+    stub.default = reply(json.dumps({"method_name": key, "tasks": ["sk-otherSECRET99999", "summarization"]}))
+    _run(stub, tmp_path, "echoing-model", "sixth", env)
+    lines = [json.loads(line) for line in (tmp_path / "runs" / "sixth" / "predictions.jsonl").read_text().splitlines()]
+    assert lines[0]["failure"] is None and lines[0]["record"]["method_name"] == "sk-***"
+    assert lines[0]["record"]["tasks"] == ["sk-***", "summarization"]
+    # An HTML page with status 200 whose key sits across the 120-character cut of the error text.
+    stub.default = reply(body="<html>" + "x" * 105 + f" {key} </html>", content_type="text/html")  # a cut at 120 keeps "sk-plant"
+    cmd = [sys.executable, "-m", "paperfields.cli", "run", "-b", "openai/html", "--base-url", stub.url,
+           "--limit", "1", "--runs-dir", str(tmp_path / "runs"), "--run-id", "seventh"]
+    subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    error = json.loads((tmp_path / "runs" / "seventh" / "predictions.jsonl").read_text().splitlines()[0])["error"]
+    assert "not a chat completion" in error and "sk-plant" not in error and "sk-***" in error
     # The planted key appears in no file the runs wrote (predictions, manifests, scores, cache).
     assert list((tmp_path / "cache").glob("responses.sqlite*"))
     for path in tmp_path.rglob("*"):

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from paperfields.extract.backends.base import BackendError, FailureClass, Generation, GenerationRequest, Usage, parse_reply, register_provider
-from paperfields.extract.backends.base import redact_secrets
+from paperfields.extract.backends.base import redact_generation, redact_secrets
 
 
 class AnthropicBackend:
@@ -55,7 +55,7 @@ class AnthropicBackend:
             if gen.failure is None:
                 gen.failure, gen.record = FailureClass.schema_invalid, None
         gen.latency_s = time.perf_counter() - start
-        return gen
+        return redact_generation(gen, os.environ.get("ANTHROPIC_API_KEY"))
 
 
 @register_provider("anthropic")

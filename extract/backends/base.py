@@ -106,6 +106,15 @@ class Generation(BaseModel):
     notes: dict[str, Any] = Field(default_factory=dict, description="strategy extras: reasoning text, dropped quotes, sample counts")
 
 
+def redact_generation(gen: Generation, *keys: Optional[str]) -> Generation:
+    """``gen`` with :func:`redact_secrets` applied to every string in it (error, raw text, record,
+    notes): the runner writes all of it to ``predictions.jsonl`` and the response cache. Returns
+    ``gen`` itself when there is nothing to mask."""
+    dumped = gen.model_dump_json()
+    masked = redact_secrets(dumped, *keys)  # the mask has no JSON-special character: still valid JSON
+    return gen if masked == dumped else Generation.model_validate_json(masked)
+
+
 class Backend(Protocol):
     """The contract every backend implements."""
 

@@ -17,7 +17,7 @@ import json
 import os
 import re
 import time
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from paperfields.extract.backends.base import (
     BackendError,
@@ -26,6 +26,7 @@ from paperfields.extract.backends.base import (
     GenerationRequest,
     Usage,
     parse_reply,
+    redact_generation,
     redact_secrets,
     register_provider,
 )
@@ -81,12 +82,13 @@ def _is_chat_completion(response: Any) -> bool:
     return isinstance(choices, list) and bool(choices) and getattr(choices[0], "message", None) is not None
 
 
-def _describe(response: Any) -> str:
-    """A short account of a reply that is not a chat completion, for the error text."""
+def _describe(response: Any, redact: Callable[[str], str]) -> str:
+    """A short account of a reply that is not a chat completion, for the error text (``redact`` runs
+    before the body is cut, so a key across the cut cannot leave its head behind)."""
     if response is None:
         return "no usable body"
     if isinstance(response, str):
-        return f"body {response.strip()[:120]!r}" if response.strip() else "an empty body"
+        return f"body {redact(response.strip())[:120]!r}" if response.strip() else "an empty body"
     choices = getattr(response, "choices", None)
     return "no choices" if not choices else "a choice without a message"
 
@@ -221,7 +223,7 @@ class OpenAIBackend:
             elif not _is_chat_completion(last):
                 # The model never answered (a proxy's error page with status 200, "choices": []): a
                 # transport error, so it is neither cached nor counted as done, and a rerun asks again.
-                what = "a body that is not valid JSON" if _transport_cause(exc, json.JSONDecodeError) else _describe(last)
+                what = "a body that is not valid JSON" if _transport_cause(exc, json.JSONDecodeError) else _describe(last, self._redact)
                 failure = Generation(failure=FailureClass.transport_error,
                                      error=f"the server's reply was not a chat completion: {what} ({self._server})")
             # Validation re-asks exhausted (or an unparsable reply): classify the last reply ourselves,
@@ -242,8 +244,8 @@ class OpenAIBackend:
             gen = failure
             gen.raw_text = gen.raw_text if gen.raw_text is not None else text
             gen.finish_reason = gen.finish_reason or finish
-        # Servers echo the key in 401 bodies, and the runner writes error and raw text to predictions.jsonl.
-        gen.error, gen.raw_text = self._redact(gen.error), self._redact(gen.raw_text)
+        # Servers echo the key in 401 bodies, and the runner writes the whole generation to disk.
+        gen = redact_generation(gen, self.raw_client.api_key)
         gen.usage = usage
         gen.latency_s = latency
         gen.attempts = max(1, len(responses))
