@@ -58,7 +58,7 @@ class RunConfig(BaseModel):
     corpus: Optional[str] = Field(
         default=None,
         description="a corpus other than the benchmark's gold/corpus.jsonl (--corpus): its file name and a fingerprint of "
-                    "its papers, '<name> papers:<12 hex of sha256 of the sorted paper ids>', so two corpora never share a run folder",
+                    "its papers, '<name> papers:<12 hex of sha256 of the (id, text) pairs>', so two corpora never share a run folder",
     )
 
 
@@ -132,8 +132,9 @@ def git_commit(root: Path | None = None) -> Optional[str]:
 
 def corpus_identity(path: Path, papers: list[Paper]) -> str:
     """``RunConfig.corpus`` for a corpus of one's own: ``'<file name> papers:<12 hex>'``, the hex from the
-    sha256 of its sorted paper ids (ids hash the text), so a same-named file with other abstracts differs."""
-    digest = hashlib.sha256("\n".join(sorted(p.id for p in papers)).encode()).hexdigest()[:12]
+    sha256 of its papers' (id, text) pairs in id order, so a same-named file with other abstracts differs
+    even when a JSONL corpus reuses the ids; file order does not matter."""
+    digest = hashlib.sha256(json.dumps(sorted((p.id, p.text) for p in papers)).encode()).hexdigest()[:12]
     return f"{path.name} papers:{digest}"
 
 

@@ -254,14 +254,14 @@ def run(
             from paperfields.extract.corpus import load_corpus
 
             dev_ids = {g.id for g in load_gold(gold_path) if g.split == "dev"}
-            # by text too, whitespace and case aside: an id of one's own or a reflowed line must not hide a dev abstract
-            plain = lambda text: " ".join(text.split()).casefold()
-            dev_texts = {plain(p.text) for p in load_corpus(benchmark_corpus) if p.id in dev_ids}
+            # by text too, whitespace (a reflowed line, "out-\nof-domain") and case aside: an id of one's own must not hide a dev abstract
+            plain = lambda text: "".join(text.split()).casefold()
+            dev_texts = {plain(p.text): p.id for p in load_corpus(benchmark_corpus) if p.id in dev_ids}
             leak = next((p for p in papers if p.id in dev_ids or plain(p.text) in dev_texts), None)
             if leak is not None:
                 fail(f"rules/baseline builds its gazetteer from the dev split, so it may only run on the test split or on a "
-                     f"corpus of your own without dev papers; {corpus_path} has the dev abstract {leak.id} "
-                     f"({leak.source}:{leak.line})")
+                     f"corpus of your own without dev papers; {corpus_path} has {leak.id} ({leak.source}:{leak.line}), "
+                     f"which is the dev abstract {dev_texts.get(plain(leak.text), leak.id)}")
         if run_id is not None and not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.+=@-]*", run_id):
             fail(f"--run-id {run_id!r} must be a plain folder name: letters, digits and _ . + = @ -, not starting with '.' or '-'")
         if batch and not backend.startswith("openai/"):

@@ -252,6 +252,12 @@ def test_run_on_a_corpus_of_ones_own(tmp_path):
     other = subprocess.run(_cli("run", "-b", "fake/x", "--corpus", str(elsewhere / "big.jsonl"), "--split", "all", "--no-score", "--runs-dir", str(runs)),
                            capture_output=True, text=True)
     assert other.returncode == 2 and "differs in: corpus" in other.stderr
+    # A JSONL corpus of the same name that keeps the ids but changes the texts is another corpus too.
+    same_ids = [json.loads(l) for l in corpus.read_text().splitlines()]
+    (elsewhere / "big.jsonl").write_text("".join(json.dumps(p | {"text": p["text"] + " Revised."}) + "\n" for p in same_ids))
+    reworded = subprocess.run(_cli("run", "-b", "fake/x", "--corpus", str(elsewhere / "big.jsonl"), "--split", "all", "--no-score", "--runs-dir", str(runs)),
+                              capture_output=True, text=True)
+    assert reworded.returncode == 2 and "differs in: corpus" in reworded.stderr
     assert len(read_predictions(runs / "fake_x__zero_shot__all" / "predictions.jsonl")) == 2
     # The same corpus run first with --limit 1, then without: one run, continued.
     limited = _cli("run", "-b", "fake/y", "--corpus", str(corpus), "--split", "all", "--no-score", "--runs-dir", str(runs))
@@ -274,14 +280,14 @@ def test_run_on_a_corpus_of_ones_own(tmp_path):
     with_dev.write_text(corpus.read_text() + dev_line + "\n")
     refused = subprocess.run(_cli("run", "-b", "rules/baseline", "--corpus", str(with_dev), "--split", "all", "--no-score", "--runs-dir", str(runs)),
                              capture_output=True, text=True)
-    assert refused.returncode == 2 and "without dev papers" in refused.stderr and f"has the dev abstract {dev_id}" in refused.stderr
+    assert refused.returncode == 2 and "without dev papers" in refused.stderr and f"which is the dev abstract {dev_id}" in refused.stderr
     # The same dev abstract under an id of one's own, reflowed with extra spaces: still refused, by its text.
     disguised = json.loads(dev_line) | {"id": "mine-1"}
-    disguised["text"] = "  " + disguised["text"].replace(" ", "  ", 3) + " "
+    disguised["text"] = "  " + disguised["text"].replace(" ", "  ", 3).replace(" ", "\n", 1).replace("-", "-\n", 1) + " "
     (tmp_path / "disguised.jsonl").write_text(corpus.read_text() + json.dumps(disguised) + "\n")
     hidden = subprocess.run(_cli("run", "-b", "rules/baseline", "--corpus", str(tmp_path / "disguised.jsonl"), "--split", "all", "--no-score",
                                  "--runs-dir", str(runs)), capture_output=True, text=True)
-    assert hidden.returncode == 2 and "has the dev abstract mine-1" in hidden.stderr
+    assert hidden.returncode == 2 and f"has mine-1 (" in hidden.stderr and f"which is the dev abstract {dev_id}" in hidden.stderr
 
 
 def test_readers_warn_about_a_cut_off_last_line(tmp_path, corpus):
