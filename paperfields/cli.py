@@ -50,6 +50,17 @@ def fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+def _write_text(target: Path, text: str) -> None:
+    """Write an output file (its folders made), or fail with a clear message naming it."""
+    if target.is_dir():
+        fail(f"--out {target} is a folder; give a file path such as {target / 'out.md'}")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        fail(f"cannot write {target}: {exc.strerror or exc}")
+
+
 def _known_errors() -> tuple[type[Exception], ...]:
     from paperfields.extract.backends.base import BackendError
     from paperfields.extract.corpus import CorpusError
@@ -133,7 +144,7 @@ def gold_agreement(
     except _known_errors() as exc:
         fail(str(exc))
     target = out_path or gold_dir / "AGREEMENT.md"
-    target.write_text(text, encoding="utf-8")
+    _write_text(target, text)
     out.print("\n".join(text.splitlines()[9:30]))
     console.print(f"wrote {target}")
 
@@ -179,17 +190,18 @@ def _split_papers(split: str, corpus_path: Path, gold_path: Path):
 
 
 def _print_leaderboard(runs_dir: Path, highlight: Optional[str] = None, split: Optional[str] = None) -> None:
-    from paperfields.scoring.runs import collect_scores, papers_cell
+    from paperfields.scoring.runs import collect_scores, overall_micro_f1, papers_cell
 
     scores = [s for s in collect_scores(runs_dir) if split is None or s.split == split]
     title = "PaperFields leaderboard (higher is better)" + (f", {split} split" if split else "")
     table = Table(title=title)
-    for col in ("run", "papers", "valid", "overall F1 [95% CI]", "name", "area", "datasets", "models", "metrics", "results", "s/paper"):
+    for col in ("run", "papers", "valid", "overall F1 [95% CI]", "micro F1", "name", "area", "datasets", "models", "metrics", "results", "s/paper"):
         table.add_column(col)
     for s in scores:
         style = "bold" if s.run_id == highlight else None
         table.add_row(
             s.run_id, papers_cell(s, scores), f"{s.valid_rate:.0%}", f"{s.overall_f1:.3f} [{s.overall_ci95[0]:.3f}, {s.overall_ci95[1]:.3f}]",
+            f"{overall_micro_f1(s):.3f}",
             *(f"{s.fields[f].f1:.3f}" for f in ("method_name", "research_area", "datasets", "models", "metrics", "results")),
             f"{s.seconds_per_paper:.1f}", style=style,
         )
@@ -391,7 +403,7 @@ def score_cmd(
             print(scores.model_dump_json())
         elif not quiet:
             out.print(f"{scores.run_id}: overall F1 {scores.overall_f1:.3f} [{scores.overall_ci95[0]:.3f}, {scores.overall_ci95[1]:.3f}], "
-                      f"valid {scores.valid_rate:.0%}, {scores.papers} papers")
+                      f"valid {scores.valid_rate:.0%}, papers {scores.papers}")
 
 
 @app.command()
@@ -406,7 +418,7 @@ def compare(
     from paperfields.scoring.compare import compare_runs
 
     try:
-        rows, papers = compare_runs(_run_dir(run_a, runs_dir), _run_dir(run_b, runs_dir), top)
+        rows, papers = compare_runs(_run_dir(run_a, runs_dir), _run_dir(run_b, runs_dir), top, paths.gold_dir() / "gold.jsonl")
     except (ValueError, *_known_errors()) as exc:
         fail(str(exc))
     if as_json:
@@ -551,14 +563,13 @@ def leaderboard(
         scores = collect_scores(runs_dir)
         if not scores:
             fail(f"no scored runs under {runs_dir} (run `paperfields run` or `paperfields score RUN` first)")
-        text = leaderboard_markdown(scores)
-        table = leaderboard_csv(scores)
+        text = leaderboard_markdown(scores, paths.gold_dir() / "gold.jsonl")
+        table = leaderboard_csv(scores, paths.gold_dir() / "gold.jsonl")
     except (MixedVersionsError, *_known_errors()) as exc:
         fail(str(exc))
     target = out_path or paths.results_dir() / "leaderboard.md"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
-    target.with_suffix(".csv").write_text(table, encoding="utf-8")
+    _write_text(target, text)
+    _write_text(target.with_suffix(".csv"), table)
     written = [target, target.with_suffix(".csv")]
     if plots:
         from paperfields.plots import write_plots

@@ -177,7 +177,7 @@ def write_report(run_dir: Path, gold_path: Path, corpus_path: Path, out: Optiona
 
     manifest = load_manifest(run_dir)
     lines = read_predictions(run_dir / "predictions.jsonl")  # a bad line is named before any staleness
-    scores, detail = load_scored_run(run_dir)
+    scores, detail = load_scored_run(run_dir, gold_path)
     asked = set(manifest.paper_ids)
     gold = [g for g in load_gold(gold_path) if g.id in asked]
     html = render_report(manifest, scores, lines, gold, load_corpus(corpus_path), detail)

@@ -15,6 +15,7 @@ import numpy as np
 from pydantic import BaseModel
 from scipy import stats
 
+from paperfields.extract.runner import RunError
 from paperfields.scoring.runs import load_scored_run
 from paperfields.scoring.score import BOOTSTRAP_SEED, HEADLINE_FIELDS, REPORTED_FIELDS, paper_f1
 
@@ -33,8 +34,6 @@ class FieldComparison(BaseModel):
     papers_differing: int
 
 
-def _per_paper(run_dir: Path) -> dict[str, dict[str, Any]]:
-    return load_scored_run(run_dir)[1]
 
 
 def _field_f1(row: dict[str, Any], field: str) -> float:
@@ -56,12 +55,17 @@ def paired_bootstrap(a: np.ndarray, b: np.ndarray) -> tuple[tuple[float, float],
     return (float(res.confidence_interval.low), float(res.confidence_interval.high)), float(min(1.0, 2 * other_side))
 
 
-def compare_runs(run_a: Path, run_b: Path, top: int = 5) -> tuple[list[FieldComparison], list[dict[str, Any]]]:
+def compare_runs(run_a: Path, run_b: Path, top: int = 5, gold_path: Path | None = None) -> tuple[list[FieldComparison], list[dict[str, Any]]]:
     """Per-field paired comparison of two scored runs on the papers both scored, and up to ``top``
     papers that differ (in overall score or in a headline field's F1), largest overall difference
     first; papers both runs scored alike are never listed. Raises ValueError when they share no paper
-    and RunError when a run is not scored, its scores files are unreadable or stale."""
-    pa, pb = _per_paper(run_a), _per_paper(run_b)
+    and RunError when a run is not scored, its scores files are unreadable or stale (given
+    ``gold_path``: scored against another version of it), or the two were scored with different
+    scorer or gold versions."""
+    (sa, pa), (sb, pb) = load_scored_run(run_a, gold_path), load_scored_run(run_b, gold_path)
+    if (sa.scorer_version, sa.gold_version) != (sb.scorer_version, sb.gold_version):
+        raise RunError(f"{run_a.name} was scored with scorer {sa.scorer_version} and gold {sa.gold_version}, {run_b.name} with "
+                       f"scorer {sb.scorer_version} and gold {sb.gold_version}: re-score both with `paperfields score` to compare them")
     shared = sorted(set(pa) & set(pb))
     if not shared:
         raise ValueError(f"{run_a.name} and {run_b.name} share no scored paper")

@@ -15,7 +15,8 @@ from paperfields.extract.corpus import load_corpus
 from paperfields.extract.backends.base import FailureClass
 from paperfields.extract.runner import RunError, load_manifest, read_predictions
 from paperfields.scoring.gold import gold_fingerprint, load_gold
-from paperfields.scoring.score import GROUNDED_FIELDS, HEADLINE_FIELDS, RunScores, score_predictions, write_scores
+from paperfields.extract.schema import SCHEMA_VERSION
+from paperfields.scoring.score import GROUNDED_FIELDS, HEADLINE_FIELDS, SCORER_VERSION, RunScores, score_predictions, write_scores
 
 
 class MixedVersionsError(ValueError):
@@ -78,12 +79,15 @@ def stale_reason(run_dir: Path, scores: RunScores) -> str | None:
     return None
 
 
-def load_scored_run(run_dir: Path) -> tuple[RunScores, dict[str, dict]]:
+def load_scored_run(run_dir: Path, gold_path: Path | None = None) -> tuple[RunScores, dict[str, dict]]:
     """A scored run's ``scores.json`` and its ``paper_scores.jsonl`` rows by paper id, for the commands
     that show stored scores (compare, report). Raises RunError naming the file: not scored yet, a bad
-    line, or scores that are stale (the predictions changed since scoring; re-score to fix)."""
+    line, fewer or more rows than ``scores.json`` counts, or stale scores (the predictions changed
+    since scoring, or, given ``gold_path``, the run was scored against another version of that gold)."""
     scores = _read_scores(run_dir / "scores.json")
     stale = stale_reason(run_dir, scores)
+    if stale is None and gold_path is not None and scores.gold_version != gold_fingerprint(gold_path):
+        stale = f"it was scored against gold {scores.gold_version}, and {gold_path} is now {gold_fingerprint(gold_path)}"
     if stale:
         raise RunError(f"{run_dir.name}: its scores are stale: {stale}; re-score it with `paperfields score {run_dir}`")
     path = run_dir / "paper_scores.jsonl"
@@ -97,6 +101,9 @@ def load_scored_run(run_dir: Path) -> tuple[RunScores, dict[str, dict]]:
         except (ValueError, KeyError, TypeError) as exc:
             raise RunError(f"{path}:{number}: bad paper scores line ({type(exc).__name__}: {exc}); "
                            f"re-score the run with `paperfields score {run_dir}`") from None
+    if len(rows) != scores.papers:
+        raise RunError(f"{path}: {len(rows)} paper rows, but {run_dir / 'scores.json'} counts {scores.papers} papers; "
+                       f"re-score the run with `paperfields score {run_dir}`")
     return scores, rows
 
 
@@ -138,9 +145,11 @@ def papers_cell(s: RunScores, scores: list[RunScores]) -> str:
     return str(s.papers) if s.papers >= most else f"{s.papers} of {most} (partial)"
 
 
-def check_versions(scores: list[RunScores]) -> None:
-    """Raise MixedVersionsError naming the runs to re-score when versions differ across runs, or
-    naming the runs to move elsewhere when they score different splits."""
+def check_versions(scores: list[RunScores], gold_path: Path | None = None) -> None:
+    """Raise MixedVersionsError naming the runs to move elsewhere when they score different splits,
+    or the runs to re-score when their (schema, scorer, gold) versions are not the current ones: this
+    code's schema and scorer, and ``gold_path``'s fingerprint (without it, the most common gold
+    version; then runs that all agree pass)."""
     splits = Counter(s.split for s in scores)
     if len(splits) > 1:
         main = splits.most_common(1)[0][0]
@@ -149,11 +158,12 @@ def check_versions(scores: list[RunScores]) -> None:
             f"(or use --runs-dir): {' '.join(s.run_id for s in scores if s.split != main)}"
         )
     versions = Counter((s.schema_version, s.scorer_version, s.gold_version) for s in scores)
-    if len(versions) > 1:
-        newest = max(versions, key=lambda v: (v[1], v[2], versions[v]))
-        stale = [s.run_id for s in scores if (s.schema_version, s.scorer_version, s.gold_version) != newest]
+    current_gold = gold_fingerprint(gold_path) if gold_path is not None else versions.most_common(1)[0][0][2]
+    current = (SCHEMA_VERSION, SCORER_VERSION, current_gold)
+    stale = [s.run_id for s in scores if (s.schema_version, s.scorer_version, s.gold_version) != current]
+    if stale and (len(versions) > 1 or gold_path is not None):
         raise MixedVersionsError(
-            f"runs were scored with different (schema, scorer, gold) versions: {sorted(versions)}; "
+            f"runs were scored with (schema, scorer, gold) versions {sorted(versions)}, and the current ones are {current}; "
             f"re-score these with `paperfields score`: {' '.join(stale)}"
         )
 
@@ -181,13 +191,14 @@ def _mean_invented(s: RunScores) -> str:
 def overall_micro_f1(s: RunScores) -> float:
     """Mean over HEADLINE_FIELDS of each field's micro F1 (counts pooled over papers), rounded to 4
     places. Unlike ``overall_f1`` (a mean of per-paper F1, where an empty prediction on empty gold
-    scores 1) it gives an abstention no credit. Higher is better."""
+    scores 1) it gives an empty list or a null name no credit; ``training_free`` null ("not stated") is
+    still a class that can be right. Higher is better."""
     return round(sum(s.fields[f].micro_f1 for f in HEADLINE_FIELDS) / len(HEADLINE_FIELDS), 4)
 
 
-def leaderboard_markdown(scores: list[RunScores]) -> str:
-    """The leaderboard as Markdown, sorted by overall F1. Raises MixedVersionsError on mixed versions."""
-    check_versions(scores)
+def leaderboard_markdown(scores: list[RunScores], gold_path: Path | None = None) -> str:
+    """The leaderboard as Markdown, sorted by overall F1. Raises MixedVersionsError as :func:`check_versions`."""
+    check_versions(scores, gold_path)
     head = ["rank", "run", "backend", "strategy", "split", "papers", "valid", "failures", "overall F1 [95% CI]", "overall micro F1"]
     head += [SHORT[f] for f in HEADLINE_FIELDS]
     head += ["results: value", "results: full", "invented", "grounded", "s/paper", "tokens/paper", "$/run"]
@@ -208,10 +219,11 @@ def leaderboard_markdown(scores: list[RunScores]) -> str:
         "last: they are not comparable with the runs above them.",
         "",
         "`overall micro F1` is the macro mean over the same 12 fields of micro F1 (true positives, false",
-        "positives and false negatives pooled over papers), which gives no credit for abstaining. The",
-        "`rules/empty` run answers the schema's default record (empty lists, nulls, area `other`) for every",
-        "paper: its overall F1 is what saying nothing earns, because most papers have empty gold on some",
-        "fields; a model run should beat it on both columns.",
+        "positives and false negatives pooled over papers), which gives an empty list or a missing name no",
+        "credit (`training_free` null, \"not stated\", stays a class of its own). The `rules/empty` run answers",
+        "the schema's default record (empty lists, nulls, area `other`) for every paper: its overall F1 is",
+        "what saying nothing earns, because most papers have empty gold on some fields; a model run should",
+        "beat it on both columns.",
         "",
         "| " + " | ".join(head) + " |",
         "|" + "---|" * len(head),
@@ -235,11 +247,11 @@ def leaderboard_markdown(scores: list[RunScores]) -> str:
     return "\n".join(lines)
 
 
-def leaderboard_csv(scores: list[RunScores]) -> str:
+def leaderboard_csv(scores: list[RunScores], gold_path: Path | None = None) -> str:
     """The leaderboard as CSV (pandas), one row per run, same order and numbers as the Markdown."""
     import pandas as pd
 
-    check_versions(scores)
+    check_versions(scores, gold_path)
     rows = []
     for rank, s in enumerate(scores, start=1):
         row = {"rank": rank, "run_id": s.run_id, "backend": s.backend, "strategy": s.strategy, "split": s.split, "papers": s.papers,

@@ -354,8 +354,10 @@ def score_predictions(
 
 
 def write_scores(run_dir: Path, scores: RunScores, detail: list[dict[str, Any]]) -> None:
-    """Write ``scores.json`` (aggregate) and ``paper_scores.jsonl`` (one row per paper)."""
-    (run_dir / "scores.json").write_text(scores.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    with (run_dir / "paper_scores.jsonl").open("w", encoding="utf-8") as fh:
-        for row in detail:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    """Write ``paper_scores.jsonl`` (one row per paper), then ``scores.json`` (aggregate), each
+    through a temporary file and a rename, so a crash never leaves a half-written scores file."""
+    for name, text in (("paper_scores.jsonl", "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in detail)),
+                       ("scores.json", scores.model_dump_json(indent=2) + "\n")):
+        tmp = run_dir / (name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(run_dir / name)

@@ -105,7 +105,8 @@ def load_judgments(path: Path, gold_ids: set[str] | None = None) -> list[dict[st
     """Read ``scorer_judgments.jsonl``: paper_id, field, prediction, gold, same (bool), note.
 
     Raises GoldError naming file, line and field: not UTF-8, not a JSON object, a missing or mistyped
-    field, ``field`` not one of ``PAIR_FIELDS``, or (given ``gold_ids``) a paper_id not in the gold.
+    field, ``field`` not one of ``PAIR_FIELDS``, (given ``gold_ids``) a paper_id not in the gold, or
+    no judgment at all.
     """
     try:
         text = path.read_text(encoding="utf-8")
@@ -131,4 +132,6 @@ def load_judgments(path: Path, gold_ids: set[str] | None = None) -> list[dict[st
         if gold_ids is not None and row["paper_id"] not in gold_ids:
             raise GoldError(f"{path}:{number}: field 'paper_id': '{row['paper_id']}' has no gold record")
         out.append(row)
+    if not out:
+        raise GoldError(f"{path}: no judgments; judge the pairs from `paperfields gold sample-pairs` or remove the file")
     return out

@@ -192,6 +192,9 @@ def test_bad_scorer_judgment_lines_name_file_line_and_field(root, tmp_path, gold
     path.write_bytes(b'{"paper_id": "\xff"}\n')
     with pytest.raises(GoldError, match=f"{path}: not UTF-8"):
         load_judgments(path)
+    path.write_text("\n")
+    with pytest.raises(GoldError, match=f"{path}: no judgments"):
+        load_judgments(path)
 
 
 def test_agreement_refuses_an_empty_or_unknown_second_labeling_and_says_when_validity_is_missing(root, tmp_path):

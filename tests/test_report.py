@@ -253,3 +253,53 @@ def test_compare_and_report_refuse_stale_scores_and_the_board_warns(tmp_path):
     # report --out into a folder that does not exist yet
     target = write_report(b, ROOT / "gold" / "gold.jsonl", ROOT / "gold" / "corpus.jsonl", tmp_path / "new" / "dir" / "r.html")
     assert target.is_file() and "<html" in target.read_text()[:200].lower()
+
+
+def test_scores_from_another_gold_or_with_missing_rows_are_refused_naming_the_run_to_rescore(tmp_path):
+    from paperfields.extract.runner import RunError
+    from paperfields.scoring.compare import compare_runs
+    from paperfields.scoring.runs import check_versions
+
+    runs = _committed_runs(tmp_path)
+    a, b = runs / "rules_baseline__zero_shot__test", runs / "rules_empty__zero_shot__test"
+    gold = ROOT / "gold" / "gold.jsonl"
+    assert compare_runs(a, b, gold_path=gold)[0][0].field == "overall"
+    # Gold edited since: both runs are stale against it.
+    edited = tmp_path / "gold" / "gold.jsonl"
+    edited.parent.mkdir()
+    lines = gold.read_text().splitlines()
+    first = json.loads(lines[0])
+    first["record"]["research_area"] = "other" if first["record"]["research_area"] != "other" else "reasoning"
+    edited.write_text("\n".join([json.dumps(first)] + lines[1:]) + "\n")
+    shutil.copy(ROOT / "gold" / "corpus.jsonl", edited.parent / "corpus.jsonl")
+    with pytest.raises(RunError, match=r"scored against gold 1\.\d+\+[0-9a-f]{12}, and .* is now"):
+        compare_runs(a, b, gold_path=edited)
+    # Only one of them re-scored against the edited gold: compare refuses to mix, the board names the other.
+    from paperfields.scoring.runs import score_run
+
+    rescored = score_run(a, edited)
+    with pytest.raises(RunError, match="re-score both"):
+        compare_runs(a, b)
+    others = [s for s in collect_scores(runs) if s.run_id != a.name]
+    with pytest.raises(MixedVersionsError) as err:
+        check_versions([rescored] + others, edited)
+    assert a.name not in str(err.value).split("paperfields score`: ")[1] and b.name in str(err.value)
+    # A paper_scores.jsonl cut short (a crash mid-write) does not silently shrink the comparison.
+    score_run(a, gold)
+    rows = (b / "paper_scores.jsonl").read_text().splitlines()
+    (b / "paper_scores.jsonl").write_text("\n".join(rows[:5]) + "\n")
+    with pytest.raises(RunError, match=r"5 paper rows, but .*scores.json counts 60 papers"):
+        compare_runs(a, b, gold_path=gold)
+
+
+def test_output_paths_that_are_folders_or_unwritable_are_clean_errors(tmp_path):
+    runs = _committed_runs(tmp_path)
+    cli = lambda *args: subprocess.run([sys.executable, "-m", "paperfields.cli", *args], capture_output=True, text=True)
+    board = cli("leaderboard", "--runs-dir", str(runs), "--no-plots", "--out", str(tmp_path))
+    assert board.returncode == 2 and f"--out {tmp_path} is a folder" in board.stderr and "Traceback" not in board.stderr
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    agreement = cli("gold", "agreement", "--out", str(blocked / "AGREEMENT.md"))
+    assert agreement.returncode == 2 and f"cannot write {blocked / 'AGREEMENT.md'}" in agreement.stderr and "Traceback" not in agreement.stderr
+    nested = cli("gold", "agreement", "--out", str(tmp_path / "new" / "dir" / "AGREEMENT.md"))
+    assert nested.returncode == 0 and (tmp_path / "new" / "dir" / "AGREEMENT.md").read_text() == (ROOT / "gold" / "AGREEMENT.md").read_text()

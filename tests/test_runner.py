@@ -112,7 +112,7 @@ def test_run_without_score_then_score_and_leaderboard_cli(tmp_path):
     subset = tmp_path / "subset.jsonl"
     subset.write_text("".join(l + "\n" for l in gold_lines if json.loads(l)["id"] == ids[0]))
     partial = subprocess.run(_cli("score", "fake_empty__zero_shot__test", "--runs-dir", str(runs), "--gold", str(subset)), capture_output=True, text=True)
-    assert partial.returncode == 0 and f"warning: {subset} has gold for 1 of the run's 3 papers" in partial.stderr and ", 1 papers" in partial.stdout
+    assert partial.returncode == 0 and f"warning: {subset} has gold for 1 of the run's 3 papers" in partial.stderr and ", papers 1" in partial.stdout
     board = tmp_path / "board.md"
     out = subprocess.run(_cli("leaderboard", "--runs-dir", str(runs), "--out", str(board)), capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
