@@ -89,6 +89,8 @@ def export_dataset(out_dir: Path, gold_path: Path, corpus_path: Path, runs_dir: 
     Into a folder holding an earlier export, ``predictions/*.parquet`` files this export does not
     write (``runs_dir`` None, or a run since removed) are deleted, and an emptied ``predictions/``
     with them: the card would not list them, yet ``push`` would upload them. Nothing else is deleted.
+    Raises RunError (before writing any prediction) when a run's scores are stale: its predictions
+    changed since scoring, or it was scored against another version of ``gold_path``.
     """
     from datasets import Dataset
 
@@ -101,7 +103,12 @@ def export_dataset(out_dir: Path, gold_path: Path, corpus_path: Path, runs_dir: 
         written.append(path)
     runs = []
     if runs_dir is not None:
-        for run_dir in sorted(p.parent for p in runs_dir.glob("*/scores.json")):
+        from paperfields.scoring.runs import load_scored_run
+
+        run_dirs = sorted(p.parent for p in runs_dir.glob("*/scores.json"))
+        for run_dir in run_dirs:
+            load_scored_run(run_dir, gold_path)  # published predictions must be the ones the card's scores describe
+        for run_dir in run_dirs:
             path = out_dir / "predictions" / f"{split_name(run_dir.name)}.parquet"
             path.parent.mkdir(parents=True, exist_ok=True)
             Dataset.from_list(prediction_rows(run_dir), features=prediction_features()).to_parquet(str(path))

@@ -116,3 +116,18 @@ def test_export_without_predictions_into_an_earlier_export_removes_its_stale_pre
                              card_extras(ROOT / "gold", ROOT / "results"))
     assert sorted(p.name for p in (tmp_path / "ds2" / "predictions").iterdir()) == ["rules_baseline__zero_shot__test.parquet"]
     assert tmp_path / "ds2" / "predictions" / "rules_baseline__zero_shot__test.parquet" in written
+
+
+def test_export_refuses_a_run_whose_scores_are_stale(tmp_path):
+    import shutil
+
+    from paperfields.extract.runner import RunError
+
+    runs = tmp_path / "runs"
+    run = shutil.copytree(ROOT / "results" / "runs" / "rules_baseline__zero_shot__test", runs / "rules_baseline__zero_shot__test")
+    lines = (run / "predictions.jsonl").read_text().splitlines()
+    (run / "predictions.jsonl").write_text("\n".join(lines[:20]) + "\n")  # 40 papers gone since scoring
+    with pytest.raises(RunError, match="scores are stale: .*predictions.jsonl changed since the run was scored"):
+        export_dataset(tmp_path / "ds", ROOT / "gold" / "gold.jsonl", ROOT / "gold" / "corpus.jsonl", runs,
+                       card_extras(ROOT / "gold", ROOT / "results"))
+    assert not (tmp_path / "ds" / "predictions").exists()
