@@ -10,8 +10,8 @@ cut off by a crash is dropped and its paper redone. A different config in the sa
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import datetime as dt
+import hashlib
 import json
 import re
 import subprocess

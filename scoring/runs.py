@@ -14,8 +14,8 @@ from pathlib import Path
 from paperfields.extract.corpus import load_corpus
 from paperfields.extract.backends.base import FailureClass
 from paperfields.extract.runner import RunError, load_manifest, read_predictions
-from paperfields.scoring.gold import gold_fingerprint, load_gold
 from paperfields.extract.schema import SCHEMA_VERSION
+from paperfields.scoring.gold import gold_fingerprint, load_gold
 from paperfields.scoring.score import GROUNDED_FIELDS, HEADLINE_FIELDS, SCORER_VERSION, RunScores, score_predictions, write_scores
 
 
