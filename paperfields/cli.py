@@ -210,7 +210,7 @@ def _print_leaderboard(runs_dir: Path, highlight: Optional[str] = None, split: O
 
 @app.command()
 def run(
-    backend: str = typer.Option(DEFAULT_BACKEND, "--backend", "-b", help="provider/model: local/qwen2.5-coder-0.5b, local/qwen2.5-coder-1.5b, local/path/to/model.gguf, openai/<model>, anthropic/<model>, rules/baseline (model-free floor), rules/empty (abstains on every field), fake/<name> (tests)."),
+    backend: str = typer.Option(DEFAULT_BACKEND, "--backend", "-b", help="provider/model: local/qwen2.5-coder-0.5b, local/qwen2.5-coder-1.5b, local/path/to/model.gguf, openai/<model>, anthropic/<model>, rules/baseline (model-free floor), rules/empty (the default record for every paper: what abstaining scores), fake/<name> (tests)."),
     strategy: str = typer.Option("zero_shot", "--strategy", "-s", help="Prompt strategy, a prompts/<name>.toml file: zero_shot, few_shot, reasoning_first, evidence, self_consistency."),
     split: str = typer.Option("test", help="Papers to run: test, dev or all."),
     corpus_path: Optional[Path] = typer.Option(None, "--corpus", help="Corpus JSONL to extract (from 'paperfields corpus build --out') [default: gold/corpus.jsonl]. Its papers have no gold split unless they are benchmark papers: use --split all, and --no-score."),
