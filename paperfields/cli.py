@@ -189,10 +189,10 @@ def _split_papers(split: str, corpus_path: Path, gold_path: Path):
     return chosen
 
 
-def _print_leaderboard(runs_dir: Path, highlight: Optional[str] = None, split: Optional[str] = None) -> None:
+def _print_leaderboard(runs_dir: Path, highlight: Optional[str] = None, split: Optional[str] = None, scores: Optional[list] = None) -> None:
     from paperfields.scoring.runs import collect_scores, overall_micro_f1, papers_cell
 
-    scores = [s for s in collect_scores(runs_dir) if split is None or s.split == split]
+    scores = [s for s in (collect_scores(runs_dir) if scores is None else scores) if split is None or s.split == split]
     title = "PaperFields leaderboard (higher is better)" + (f", {split} split" if split else "")
     table = Table(title=title)
     for col in ("run", "papers", "valid", "overall F1 [95% CI]", "micro F1", "name", "area", "datasets", "models", "metrics", "results", "s/paper"):
@@ -580,7 +580,7 @@ def leaderboard(
 
         print(json.dumps([s.model_dump(mode="json") for s in scores], indent=1))
     elif not quiet:
-        _print_leaderboard(runs_dir)
+        _print_leaderboard(runs_dir, scores=scores)
         for path in written:
             console.print(f"wrote {path}")
 

@@ -242,6 +242,9 @@ def test_compare_and_report_refuse_stale_scores_and_the_board_warns(tmp_path):
         write_report(b, ROOT / "gold" / "gold.jsonl", ROOT / "gold" / "corpus.jsonl", tmp_path / "r.html")
     with pytest.warns(UserWarning, match=f"the scores of {b.name} are stale"):
         collect_scores(runs)
+    board = subprocess.run([sys.executable, "-m", "paperfields.cli", "leaderboard", "--runs-dir", str(runs), "--no-plots", "--out", str(tmp_path / "b.md")],
+                           capture_output=True, text=True)
+    assert board.returncode == 0 and board.stderr.count(f"warning: the scores of {b.name} are stale") == 1
     # Re-scored, it compares again.
     assert subprocess.run([sys.executable, "-m", "paperfields.cli", "score", str(b)], capture_output=True).returncode == 0
     assert compare_runs(a, b)[0][0].field == "overall"
