@@ -166,8 +166,7 @@ def gold_sample_pairs(
         pairs = sample_pairs([_run_dir(r, runs_dir) for r in runs], load_gold(paths.gold_dir() / "gold.jsonl"), n)
         if not pairs:
             fail(f"no (prediction, gold) item pairs in {', '.join(runs)}: their predictions hold no list item for a paper in the gold", 1)
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        out_path.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n" for p in pairs), encoding="utf-8")
+        _write_text(out_path, "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in pairs))
     except _known_errors() as exc:
         fail(str(exc))
     console.print(f"wrote {len(pairs)} pairs to {out_path}; add \"same\": true/false to each and save as gold/scorer_judgments.jsonl")

@@ -17,6 +17,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
+from paperfields.extract.corpus import decode_utf8
 from paperfields.extract.runner import read_predictions
 from paperfields.scoring.gold import GoldError
 from paperfields.scoring.gold import GoldRecord
@@ -108,10 +109,7 @@ def load_judgments(path: Path, gold_ids: set[str] | None = None) -> list[dict[st
     field, ``field`` not one of ``PAIR_FIELDS``, (given ``gold_ids``) a paper_id not in the gold, or
     no judgment at all.
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise GoldError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    text = decode_utf8(path.read_bytes(), path, GoldError)
     out = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():

@@ -190,7 +190,7 @@ def test_bad_scorer_judgment_lines_name_file_line_and_field(root, tmp_path, gold
         load_judgments(path, {g.id for g in gold})
     assert str(err.value).startswith(f"{path}{message}")
     path.write_bytes(b'{"paper_id": "\xff"}\n')
-    with pytest.raises(GoldError, match=f"{path}: not UTF-8"):
+    with pytest.raises(GoldError, match=f"{path}:1: bytes are not valid UTF-8"):
         load_judgments(path)
     path.write_text("\n")
     with pytest.raises(GoldError, match=f"{path}: no judgments"):
