@@ -43,7 +43,14 @@ class BackendError(RuntimeError):
 
 
 class FailureClass(str, Enum):
-    """Why a paper has no parsed record. Each is reported apart in the validity layer."""
+    """Why a paper has no parsed record. Each is reported apart in the validity layer.
+
+    ``transport_error`` means the model never answered (network, 429, 5xx, timeout): a rerun asks
+    again. ``request_rejected`` (the server refused the request itself: HTTP 400 for a bad schema or
+    an unsupported parameter) and ``context_overflow`` (the prompt does not fit the model's context
+    window) can never succeed unchanged: a rerun does not ask again. The others are the model's
+    answer and are final for the run's configuration.
+    """
 
     malformed_json = "malformed_json"
     schema_invalid = "schema_invalid"
@@ -51,6 +58,8 @@ class FailureClass(str, Enum):
     refusal = "refusal"
     empty_reply = "empty_reply"
     transport_error = "transport_error"
+    request_rejected = "request_rejected"
+    context_overflow = "context_overflow"
 
 
 class Usage(BaseModel):
