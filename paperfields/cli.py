@@ -154,7 +154,7 @@ def gold_sample_pairs(
     runs: list[str] = typer.Argument(..., help="Run ids or folders whose predictions supply the pairs."),
     n: int = typer.Option(160, min=1, help="How many pairs."),
     out_path: Path = typer.Option(..., "--out", help="JSONL of pairs to judge by hand (no scorer verdicts in it)."),
-    runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
+    runs_dir: Path = typer.Option(None, help="Where runs are stored [default: runs/ (yours), then results/runs (published)]."),
 ) -> None:
     """Draw (prediction, nearest gold) item pairs from real runs for a person to judge 'same thing or not'."""
     import json
@@ -188,23 +188,41 @@ def _split_papers(split: str, corpus_path: Path, gold_path: Path):
     return chosen
 
 
-def _print_leaderboard(runs_dir: Path, highlight: Optional[str] = None, split: Optional[str] = None, scores: Optional[list] = None) -> None:
-    from paperfields.scoring.runs import collect_scores, overall_micro_f1, papers_cell
+def _print_leaderboard(scores: list, highlight: Optional[str] = None, wide: bool = False, gold_path: Optional[Path] = None) -> None:
+    """The board in the terminal: ranked contenders, then references and partial runs (no rank). The
+    default columns fit 100 columns; ``wide`` adds per-field scores, failures and tokens."""
+    from paperfields.scoring.runs import DASH, board_rows, fmt, fmt_ci, mean_invented
 
-    scores = [s for s in (collect_scores(runs_dir) if scores is None else scores) if split is None or s.split == split]
-    title = "PaperFields leaderboard (higher is better)" + (f", {split} split" if split else "")
-    table = Table(title=title)
-    for col in ("run", "papers", "valid", "overall F1 [95% CI]", "micro F1", "name", "area", "datasets", "models", "metrics", "results", "s/paper"):
-        table.add_column(col)
-    for s in scores:
-        style = "bold" if s.run_id == highlight else None
-        table.add_row(
-            s.run_id, papers_cell(s, scores), f"{s.valid_rate:.0%}", f"{s.overall_f1:.3f} [{s.overall_ci95[0]:.3f}, {s.overall_ci95[1]:.3f}]",
-            f"{overall_micro_f1(s):.3f}",
-            *(f"{s.fields[f].f1:.3f}" for f in ("method_name", "research_area", "datasets", "models", "metrics", "results")),
-            f"{s.seconds_per_paper:.1f}", style=style,
-        )
+    rows = board_rows(scores, gold_path)
+    by_id = {s.run_id: s for s in scores}
+    split = scores[0].split if scores else ""
+    table = Table(title=f"PaperFields leaderboard, {split} split; headline: micro F1 per field, macro over fields (higher is better)",
+                  title_justify="left", box=None, pad_edge=False, padding=(0, 1), header_style="bold")
+    cols = ["#", "model", "strategy", "papers", "valid", "headline [95% CI]", "P/R", "s/paper"]
+    if wide:
+        cols += ["invented", "$", "per-paper F1", "name", "area", "datasets", "models", "metrics", "results"]
+    for col in cols:
+        table.add_column(col, no_wrap=col != "model", overflow="fold", justify="right" if col in ("#", "papers", "valid", "s/paper", "$") else "left")
+    section = None
+    for r in rows:
+        s = by_id[r["run_id"]]
+        if r["section"] != section and section is not None:
+            table.add_row()  # a blank line between contenders, references and partial runs
+        section = r["section"]
+        label = {"contender": DASH, "reference": "ref", "partial": "part"}[r["section"]] if r["rank"] is None else str(r["rank"])
+        model = s.backend or s.run_id
+        if s.run_id != f"{model.replace('/', '_')}__{s.strategy}__{s.split}":
+            model += f" ({s.run_id})"  # a run id of one's own says which run this is
+        papers = f"{s.papers_done}/{s.papers} done" if s.unfinished else f"{s.papers} of {s.papers_in_split}" if s.partial else str(s.papers)
+        cells = [label, model, s.strategy, papers, f"{s.valid_rate:.0%}", fmt_ci(s.headline, r["headline_ci95"]),
+                 f"{fmt(s.precision, 2)}/{fmt(s.recall, 2)}", f"{s.seconds_per_paper:.1f}"]
+        if wide:
+            cells += [DASH if mean_invented(s) is None else f"{mean_invented(s):.0%}", "?" if s.dollars_total is None else f"{s.dollars_total:.2f}",
+                      fmt(s.per_paper_f1)] + [fmt(s.fields[f].score) for f in ("method_name", "research_area", "datasets", "models", "metrics", "results")]
+        table.add_row(*cells, style="bold" if s.run_id == highlight else None)
     out.print(table)
+    out.print("# rank among complete contenders; ref: reference (rules/*, human labels); part: partial or unfinished (no rank, no CI).\n"
+              "P/R: micro precision/recall over all fields' items; –: undefined. --wide: more columns.", highlight=False, markup=False)
 
 
 @app.command()
@@ -221,8 +239,8 @@ def run(
     temperature: float = typer.Option(0.0, min=0.0, max=2.0, help="Sampling temperature."),
     threads: Optional[int] = typer.Option(None, min=1, help="local/ backends: CPU threads for llama.cpp [default: all cores]; does not change the output."),
     max_tokens: int = typer.Option(1536, min=1, help="Maximum output tokens per reply (a longer reply is a 'truncated' failure)."),
-    run_id: Optional[str] = typer.Option(None, help="Run folder name under results/runs [default: <provider>_<model>__<strategy>__<split>, plus __batch with --batch]."),
-    runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
+    run_id: Optional[str] = typer.Option(None, help="Run folder name under --runs-dir [default: <provider>_<model>__<strategy>__<split>, plus __batch with --batch]."),
+    runs_dir: Path = typer.Option(None, help="Where the run folder goes [default: runs/, git-ignored; the published runs are in results/runs, see `paperfields publish`]."),
     score: bool = typer.Option(True, help="Score the run and print the leaderboard when done."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no leaderboard; errors still print."),
     as_json: bool = typer.Option(False, "--json", help="Print the run's manifest (and scores) as JSON at the end, for scripts."),
@@ -240,7 +258,7 @@ def run(
     from paperfields.extract.strategies import Strategy
     from paperfields.scoring.runs import score_run
 
-    runs_dir = runs_dir or paths.results_dir() / "runs"
+    runs_dir = runs_dir or paths.user_runs_dir()
     gold_path = paths.gold_dir() / "gold.jsonl"
     try:
         benchmark_corpus = paths.gold_dir() / "corpus.jsonl"
@@ -340,9 +358,9 @@ def run(
 
             print(json.dumps({"manifest": manifest.model_dump(mode="json"), "scores": scores.model_dump(mode="json") if scores else None}))
         elif scores is not None and not quiet:
-            console.print(f"scored: overall F1 {scores.overall_f1:.3f} [{scores.overall_ci95[0]:.3f}, {scores.overall_ci95[1]:.3f}]")
+            console.print(_scores_line(scores), highlight=False, markup=False)
             try:
-                _print_leaderboard(runs_dir, highlight=manifest.run_id, split=scores.split)
+                _print_board_with(scores)
             except _known_errors() as exc:  # another run's files: this run is saved and scored all the same
                 console.print(f"warning: no leaderboard: {exc}", style="yellow", highlight=False, markup=False)
     except _known_errors() as exc:
@@ -358,22 +376,44 @@ def run(
         fail("interrupted; finished papers are saved, run the same command again to resume", 130)
 
 
+def _scores_line(scores) -> str:
+    """One line for a scored run: headline (with CI only for a complete run), P/R, valid, papers."""
+    from paperfields.scoring.runs import fmt, fmt_ci, papers_cell
+
+    ci = None if scores.partial or scores.unfinished else scores.headline_ci95
+    note = "" if ci else " (no CI: partial or unfinished run)" if scores.partial or scores.unfinished else ""
+    return (f"{scores.run_id}: headline {fmt_ci(scores.headline, ci)}{note}, P {fmt(scores.precision)}, R {fmt(scores.recall)}, "
+            f"per-paper F1 {fmt(scores.per_paper_f1)} (abstention credit), valid {scores.valid_rate:.0%}, papers {papers_cell(scores)}")
+
+
+def _print_board_with(scores) -> None:
+    """The published board of the run's split, with this run added (bold) unless it is a published one."""
+    from paperfields.scoring.runs import collect_scores
+
+    published = paths.published_runs_dir()
+    board = [s for s in (collect_scores(published) if published.is_dir() else []) if s.split == scores.split and s.run_id != scores.run_id]
+    _print_leaderboard(board + [scores], highlight=scores.run_id)
+
+
 def _run_dir(run: str, runs_dir: Optional[Path]) -> Path:
+    """A run's folder: ``run`` as a path, else under ``runs_dir`` when given, else under runs/ (your
+    runs) and then results/runs (the published ones)."""
     candidate = Path(run)
-    if candidate.is_dir():
+    if candidate.is_dir() and (candidate / "manifest.json").exists():
         return candidate
-    folder = (runs_dir or paths.results_dir() / "runs") / run
-    if not folder.is_dir():
-        fail(f"no run folder '{run}' (looked for {candidate} and {folder})")
-    return folder
+    places = [runs_dir] if runs_dir else [paths.user_runs_dir(), paths.published_runs_dir()]
+    for place in places:
+        if (place / run).is_dir():
+            return place / run
+    fail(f"no run folder '{run}' (looked for {candidate} and in {', '.join(str(p) for p in places)})")
 
 
 @app.command("score")
 def score_cmd(
-    runs: list[str] = typer.Argument(..., help="Run ids (folders under results/runs) or run folder paths."),
+    runs: list[str] = typer.Argument(..., help="Run ids (folders under runs/ or results/runs) or run folder paths."),
     gold_path: Path = typer.Option(None, "--gold", help="Gold JSONL [default: gold/gold.jsonl]. Scores against another gold file are printed only: the run's scores.json (what the leaderboard reads) is left alone."),
     corpus_path: Path = typer.Option(None, "--corpus", help="Corpus JSONL with the abstracts (for grounding) [default: corpus.jsonl beside the gold file, else gold/corpus.jsonl]."),
-    runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
+    runs_dir: Path = typer.Option(None, help="Where runs are stored [default: runs/ (yours), then results/runs (published)]."),
     as_json: bool = typer.Option(False, "--json", help="Print each run's scores as a JSON line (for scripts)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ) -> None:
@@ -401,8 +441,7 @@ def score_cmd(
         if as_json:
             print(scores.model_dump_json())
         elif not quiet:
-            out.print(f"{scores.run_id}: overall F1 {scores.overall_f1:.3f} [{scores.overall_ci95[0]:.3f}, {scores.overall_ci95[1]:.3f}], "
-                      f"valid {scores.valid_rate:.0%}, papers {scores.papers}")
+            out.print(_scores_line(scores), highlight=False, markup=False)
 
 
 @app.command()
@@ -410,7 +449,7 @@ def compare(
     run_a: str = typer.Argument(..., help="Baseline run (id or folder)."),
     run_b: str = typer.Argument(..., help="Run compared with it (id or folder)."),
     top: int = typer.Option(5, min=1, help="How many papers with the largest difference to list (papers scored alike are never listed)."),
-    runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
+    runs_dir: Path = typer.Option(None, help="Where runs are stored [default: runs/ (yours), then results/runs (published)]."),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON (for scripts)."),
 ) -> None:
     """Paired bootstrap per field (B - A, 95% CI, p-value) on the papers both runs scored, and the papers where they differ most."""
@@ -425,15 +464,18 @@ def compare(
 
         print(json.dumps({"a": run_a, "b": run_b, "fields": [r.model_dump() for r in rows], "papers": papers}))
         return
-    table = Table(title=f"B = {run_b}  vs  A = {run_a}  (paired bootstrap over papers; higher F1 is better)")
+    from paperfields.scoring.runs import DASH, fmt
+
+    table = Table(title=f"B = {run_b}  vs  A = {run_a}  (paired bootstrap over papers; pooled micro F1 / accuracy, higher is better)")
     for col in ("field", "A", "B", "B - A", "95% CI", "p", "papers differing"):
         table.add_column(col)
     for r in rows:
-        table.add_row(r.field, f"{r.a:.3f}", f"{r.b:.3f}", f"{r.diff:+.3f}", f"[{r.ci95[0]:+.3f}, {r.ci95[1]:+.3f}]", f"{r.p_value:.3f}", str(r.papers_differing))
+        ci = DASH if r.ci95 is None else f"[{r.ci95[0]:+.3f}, {r.ci95[1]:+.3f}]"
+        table.add_row(r.field, fmt(r.a), fmt(r.b), DASH if r.diff is None else f"{r.diff:+.3f}", ci, fmt(r.p_value), str(r.papers_differing))
     out.print(table)
     for p in papers:
-        fields = ", ".join(p["fields"]) or "overall score only (no field's F1 differs)"
-        out.print(f"{p['paper_id']}: A {p['a']:.3f}, B {p['b']:.3f}; differs in {fields}", highlight=False)
+        fields = ", ".join(p["fields"]) or "per-paper F1 only (no field's counts differ)"
+        out.print(f"{p['paper_id']}: per-paper F1 A {p['a']:.3f}, B {p['b']:.3f}; differs in {fields}", highlight=False)
     if not papers:
         out.print("no paper differs between the two runs", highlight=False)
 
@@ -442,7 +484,7 @@ def compare(
 def report(
     run: str = typer.Argument(..., help="Run id or folder (scored)."),
     out_path: Path = typer.Option(None, "--out", help="HTML file [default: <run folder>/report.html]."),
-    runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
+    runs_dir: Path = typer.Option(None, help="Where runs are stored [default: runs/ (yours), then results/runs (published)]."),
 ) -> None:
     """One self-contained HTML report of a run: summary, per-field plot, and per paper the highlighted abstract with gold vs prediction."""
     from paperfields.report import write_report
@@ -458,7 +500,7 @@ def report(
 def show(
     paper_id: str = typer.Argument(..., help="Paper id (see gold/corpus.jsonl)."),
     run: Optional[str] = typer.Option(None, help="Run id or folder whose prediction to show [default: only gold]."),
-    runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
+    runs_dir: Path = typer.Option(None, help="Where runs are stored [default: runs/ (yours), then results/runs (published)]."),
 ) -> None:
     """The abstract with gold and prediction side by side in the terminal, matches and misses marked."""
     from rich.text import Text
@@ -506,17 +548,18 @@ def show(
 @app.command()
 def export(
     out_dir: Path = typer.Argument(..., help="Folder to write the dataset into (Hub layout)."),
-    predictions: bool = typer.Option(True, help="Also export every committed scored run as a 'predictions' split (an earlier export's predictions/*.parquet not written again are removed)."),
-    runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
+    predictions: bool = typer.Option(True, help="Also export every published run (results/runs) as a 'predictions' split (an earlier export's predictions/*.parquet not written again are removed)."),
+    runs_dir: Path = typer.Option(None, help="The published runs to export [default: results/runs]."),
+    include_partial: list[str] = typer.Option([], "--include-partial", help="A partial or unfinished run to export all the same (repeatable); others are refused."),
 ) -> None:
-    """Write the corpus + gold (and committed predictions) as a Hugging Face dataset folder with a generated card."""
+    """Write the corpus + gold (and the published predictions) as a Hugging Face dataset folder with a generated card."""
     from paperfields.export import card_extras, export_dataset
 
     earlier = set((out_dir / "predictions").glob("*.parquet"))
     try:
         files = export_dataset(out_dir, paths.gold_dir() / "gold.jsonl", paths.gold_dir() / "corpus.jsonl",
-                               (runs_dir or paths.results_dir() / "runs") if predictions else None,
-                               card_extras(paths.gold_dir(), paths.results_dir()))
+                               (runs_dir or paths.published_runs_dir()) if predictions else None,
+                               card_extras(paths.gold_dir(), paths.results_dir()), include_partial=set(include_partial))
     except _known_errors() as exc:
         fail(str(exc))
     for f in files:
@@ -526,11 +569,43 @@ def export(
 
 
 @app.command()
+def publish(
+    run: str = typer.Argument(..., help="Run id (under runs/) or run folder to publish."),
+    allow_partial: bool = typer.Option(False, "--allow-partial", help="Publish a partial or unfinished run all the same (it is listed apart, never ranked)."),
+) -> None:
+    """Copy a finished, scored run into results/runs (the published set that the leaderboard, export and push use).
+
+    Then run `paperfields leaderboard` to regenerate the board and commit both."""
+    import shutil
+
+    from paperfields.scoring.runs import load_scored_run
+
+    source = _run_dir(run, None)
+    target = paths.published_runs_dir() / source.name
+    if source.resolve() == target.resolve():
+        fail(f"{source} is already published")
+    try:
+        scores, _ = load_scored_run(source, paths.gold_dir() / "gold.jsonl")
+    except _known_errors() as exc:
+        fail(str(exc))
+    if (scores.partial or scores.unfinished) and not allow_partial:
+        fail(f"{source.name} is {'unfinished' if scores.unfinished else 'partial'} ({scores.papers_done}/{scores.papers} papers done, "
+             f"{scores.papers} of {scores.papers_in_split} in the split): finish it with the same `paperfields run` command, "
+             "or publish it apart with --allow-partial")
+    if target.exists():
+        fail(f"{target} exists already; remove it first to replace it")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("*.tmp", "report.html", ".lock", "*.lock"))
+    console.print(f"published {source} -> {target}; now run `paperfields leaderboard` and commit both")
+
+
+@app.command()
 def push(
     repo_id: str = typer.Argument(..., help="Hub dataset repo, e.g. your-name/paperfields."),
     folder: Path = typer.Option(Path("dist/paperfields"), help="Folder written by `paperfields export`."),
     private: bool = typer.Option(False, help="Create the repo as private."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the files and the commit it would make; upload nothing."),
+    include_partial: list[str] = typer.Option([], "--include-partial", help="A partial or unfinished run to upload all the same (repeatable); others are refused."),
 ) -> None:
     """Upload an exported dataset folder to the Hugging Face Hub (token from HF_TOKEN or `huggingface-cli login`)."""
     import json
@@ -540,7 +615,7 @@ def push(
     if not (folder / "README.md").is_file():
         fail(f"{folder}: no exported dataset here (run `paperfields export {folder}` first)")
     try:
-        plan = push_dataset(folder, repo_id, private, dry_run)
+        plan = push_dataset(folder, repo_id, private, dry_run, set(include_partial))
     except RuntimeError as exc:
         fail(str(exc))
     out.print_json(json.dumps(plan))
@@ -548,38 +623,47 @@ def push(
 
 @app.command()
 def leaderboard(
-    runs_dir: Path = typer.Option(None, help="Where runs are stored [default: results/runs]."),
-    out_path: Path = typer.Option(None, "--out", help="Markdown file to write [default: results/leaderboard.md]."),
+    runs_dir: Path = typer.Option(None, help="The published runs [default: results/runs]; your own runs are in runs/ until `paperfields publish`."),
+    out_path: Path = typer.Option(None, "--out", help="Markdown file to write [default: results/leaderboard.md]; the .csv and PNG plots go beside it."),
     plots: bool = typer.Option(True, help="Also write the PNG plots next to the board."),
-    as_json: bool = typer.Option(False, "--json", help="Print the scores of every run as JSON (for scripts) instead of a table."),
+    write: bool = typer.Option(True, help="Write the board files; --no-write only prints."),
+    wide: bool = typer.Option(False, "--wide", help="More columns in the terminal: per-paper F1 and per-field scores."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object per run (rank, headline, headline_ci95, reference, papers, ...) instead of a table."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ) -> None:
-    """Regenerate results/leaderboard.md and .csv (and the PNG plots) from every scored run and print it."""
-    from paperfields.scoring.runs import MixedVersionsError, collect_scores, leaderboard_csv, leaderboard_markdown
+    """Regenerate results/leaderboard.md, .csv and the PNG plots from the published runs, and print the board.
 
-    runs_dir = runs_dir or paths.results_dir() / "runs"
+    Ranked by the headline (micro F1 per field, macro over fields); references (rules/*, human labels)
+    and partial or unfinished runs are listed apart with no rank."""
+    from paperfields.scoring.runs import MixedVersionsError, board_rows, collect_scores, leaderboard_csv, leaderboard_markdown
+
+    runs_dir = runs_dir or paths.published_runs_dir()
+    gold_path = paths.gold_dir() / "gold.jsonl"
     try:
-        scores = collect_scores(runs_dir)
+        scores = collect_scores(runs_dir) if runs_dir.is_dir() else []
         if not scores:
-            fail(f"no scored runs under {runs_dir} (run `paperfields run` or `paperfields score RUN` first)")
-        text = leaderboard_markdown(scores, paths.gold_dir() / "gold.jsonl")
-        table = leaderboard_csv(scores, paths.gold_dir() / "gold.jsonl")
+            fail(f"no scored runs under {runs_dir} (run `paperfields run`, then `paperfields publish RUN`)")
+        text = leaderboard_markdown(scores, gold_path)
+        table = leaderboard_csv(scores, gold_path)
+        rows = board_rows(scores, gold_path)
     except (MixedVersionsError, *_known_errors()) as exc:
         fail(str(exc))
-    target = out_path or paths.results_dir() / "leaderboard.md"
-    _write_text(target, text)
-    _write_text(target.with_suffix(".csv"), table)
-    written = [target, target.with_suffix(".csv")]
-    if plots:
-        from paperfields.plots import write_plots
+    written = []
+    if write:
+        target = out_path or paths.results_dir() / "leaderboard.md"
+        _write_text(target, text)
+        _write_text(target.with_suffix(".csv"), table)
+        written = [target, target.with_suffix(".csv")]
+        if plots:
+            from paperfields.plots import write_plots
 
-        written += write_plots(scores, target.parent)
+            written += write_plots(scores, target.parent)
     if as_json:
         import json
 
-        print(json.dumps([s.model_dump(mode="json") for s in scores], indent=1))
+        print(json.dumps(rows, indent=1))
     elif not quiet:
-        _print_leaderboard(runs_dir, scores=scores)
+        _print_leaderboard(scores, wide=wide, gold_path=gold_path)
         for path in written:
             console.print(f"wrote {path}")
 

@@ -83,14 +83,16 @@ def split_name(run_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", run_id)
 
 
-def export_dataset(out_dir: Path, gold_path: Path, corpus_path: Path, runs_dir: Optional[Path], card_extras: dict[str, str]) -> list[Path]:
+def export_dataset(out_dir: Path, gold_path: Path, corpus_path: Path, runs_dir: Optional[Path], card_extras: dict[str, str],
+                   include_partial: frozenset[str] | set[str] = frozenset()) -> list[Path]:
     """Write the dataset folder; returns the files written. Same inputs give the same bytes.
 
     Into a folder holding an earlier export, ``predictions/*.parquet`` files this export does not
     write (``runs_dir`` None, or a run since removed) are deleted, and an emptied ``predictions/``
     with them: the card would not list them, yet ``push`` would upload them. Nothing else is deleted.
-    Raises RunError (before writing any prediction) when a run's scores are stale: its predictions
-    changed since scoring, or it was scored against another version of ``gold_path``.
+    Raises RunError (before writing any prediction) when a run's scores are stale (its predictions
+    changed since scoring, or it was scored against another version of ``gold_path``), or when a run
+    is partial (``--limit``) or unfinished and its id is not in ``include_partial``.
     """
     from datasets import Dataset
 
@@ -103,17 +105,34 @@ def export_dataset(out_dir: Path, gold_path: Path, corpus_path: Path, runs_dir: 
         written.append(path)
     runs = []
     if runs_dir is not None:
+        from paperfields.extract.runner import RunError
         from paperfields.scoring.runs import load_scored_run
 
         run_dirs = sorted(p.parent for p in runs_dir.glob("*/scores.json"))
         for run_dir in run_dirs:
-            load_scored_run(run_dir, gold_path)  # published predictions must be the ones the card's scores describe
+            scores, _ = load_scored_run(run_dir, gold_path)  # published predictions must be the ones the card's scores describe
+            if (scores.partial or scores.unfinished) and run_dir.name not in include_partial:
+                raise RunError(f"{run_dir}: a {'unfinished' if scores.unfinished else 'partial'} run ({scores.papers_done}/{scores.papers} "
+                               f"papers done, {scores.papers} of {scores.papers_in_split} in the split) is not exported unless named on "
+                               f"purpose: --include-partial {run_dir.name}, or finish it first")
+        status = {}
+        for run_dir in run_dirs:
+            scores, _ = load_scored_run(run_dir, gold_path)
+            status[split_name(run_dir.name)] = {"run_id": run_dir.name, "complete": not (scores.partial or scores.unfinished),
+                                                "reference": scores.reference, "papers": scores.papers, "papers_done": scores.papers_done,
+                                                "papers_total": scores.papers_in_split}
         for run_dir in run_dirs:
             path = out_dir / "predictions" / f"{split_name(run_dir.name)}.parquet"
             path.parent.mkdir(parents=True, exist_ok=True)
             Dataset.from_list(prediction_rows(run_dir), features=prediction_features()).to_parquet(str(path))
             written.append(path)
             runs.append(split_name(run_dir.name))
+    if runs:
+        listing = out_dir / "predictions" / "runs.json"
+        listing.write_text(json.dumps(status, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        written.append(listing)
+    elif (out_dir / "predictions" / "runs.json").exists():
+        (out_dir / "predictions" / "runs.json").unlink()
     for stale in sorted(set((out_dir / "predictions").glob("*.parquet")) - set(written)):
         stale.unlink()
     if (out_dir / "predictions").is_dir() and not any((out_dir / "predictions").iterdir()):
@@ -215,11 +234,23 @@ def card_extras(gold_dir: Path, results_dir: Path) -> dict[str, str]:
     return {"guidelines": guidelines, "agreement": agreement, "leaderboard": leaderboard}
 
 
-def push_dataset(folder: Path, repo_id: str, private: bool, dry_run: bool) -> dict[str, Any]:
+def push_dataset(folder: Path, repo_id: str, private: bool, dry_run: bool, include_partial: frozenset[str] | set[str] = frozenset()) -> dict[str, Any]:
     """Upload the folder as a dataset repo. ``dry_run`` lists the files and the commit instead.
 
-    Raises RuntimeError with a clear message for a missing token or a network failure.
+    Raises RuntimeError with a clear message for a missing token or a network failure, and before
+    any upload when a predictions file is not listed in the export's ``predictions/runs.json`` or
+    is a partial or unfinished run whose id is not in ``include_partial``.
     """
+    listing = folder / "predictions" / "runs.json"
+    status = json.loads(listing.read_text(encoding="utf-8")) if listing.is_file() else {}
+    for parquet in sorted((folder / "predictions").glob("*.parquet")):
+        entry = status.get(parquet.stem)
+        if entry is None:
+            raise RuntimeError(f"{parquet}: not written by `paperfields export` (not in {listing}); export again")
+        if not entry["complete"] and entry["run_id"] not in include_partial:
+            raise RuntimeError(f"{parquet}: {entry['run_id']} is partial or unfinished ({entry['papers_done']}/{entry['papers']} papers done, "
+                               f"{entry['papers']} of {entry['papers_total']} in the split); name it with --include-partial "
+                               f"{entry['run_id']} to publish it all the same")
     files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
     message = f"PaperFields release: {len(files)} files"
     plan = {"repo_id": repo_id, "repo_type": "dataset", "private": private, "commit_message": message, "files": files}

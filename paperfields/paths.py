@@ -1,4 +1,4 @@
-"""Where the project's data lives: gold/, prompts/, results/.
+"""Where the project's data lives: gold/, prompts/, results/ (published runs), runs/ (a user's runs).
 
 The root is ``$PAPERFIELDS_ROOT`` when set, else the checkout this package was installed from
 (editable install), else the current directory.
@@ -30,3 +30,14 @@ def prompts_dir() -> Path:
 
 def results_dir() -> Path:
     return project_root() / "results"
+
+
+def published_runs_dir() -> Path:
+    """``results/runs``: the published runs, the only ones on the leaderboard and in an export."""
+    return results_dir() / "runs"
+
+
+def user_runs_dir() -> Path:
+    """``runs/`` at the project root (git-ignored): where ``paperfields run`` writes by default, so a
+    user's runs never change the published board; ``paperfields publish`` moves a finished one over."""
+    return project_root() / "runs"

@@ -1,4 +1,10 @@
-"""Leaderboard plots (matplotlib, PNG): overall F1 with CI bars, per-field heatmap, cost vs F1."""
+"""Leaderboard plots (matplotlib, PNG): headline with CI bars, per-field heatmap, model seconds vs headline,
+and dollars vs headline when prices are known.
+
+Contenders are drawn as bars or points; references (``rules/*``, a second annotator) as labeled
+vertical or horizontal reference lines, never as model points; partial and unfinished runs are
+left out of the bars and the cost plots (they are not comparable) and marked in the heatmap.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +14,18 @@ import matplotlib
 
 matplotlib.use("Agg")  # no display on CI machines
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 
 from paperfields.scoring.score import HEADLINE_FIELDS, RunScores  # noqa: E402
 
 _META = {"Software": None}  # no version stamp: the same scores give the same bytes
+HEADLINE_LABEL = "headline: micro F1 per field, macro over 12 fields (higher is better)"
+_REFERENCE_STYLES = ("--", ":", "-.", (0, (5, 1, 1, 1)))
 
 
 def pareto_front(points: list[tuple[float, float]]) -> list[int]:
-    """Indices of points not dominated when lower x (cost) and higher y (F1) are better."""
+    """Indices of the points no other point dominates, when lower x (cost) and higher y (score) are
+    better, sorted by x. ``points`` are (x, y) pairs; an empty list gives []."""
     front = []
     for i, (x, y) in enumerate(points):
         if not any((x2 <= x and y2 >= y) and (x2, y2) != (x, y) for x2, y2 in points):
@@ -23,60 +33,134 @@ def pareto_front(points: list[tuple[float, float]]) -> list[int]:
     return sorted(front, key=lambda i: points[i][0])
 
 
+def _split(scores: list[RunScores]) -> tuple[list[RunScores], list[RunScores], list[RunScores]]:
+    """(complete contenders, complete references, partial or unfinished runs), each in board order."""
+    contenders = [s for s in scores if s.rankable and s.headline is not None]
+    references = [s for s in scores if s.reference and not (s.partial or s.unfinished) and s.headline is not None]
+    partial = [s for s in scores if s.partial or s.unfinished]
+    return contenders, references, partial
+
+
+def _reference_lines(ax, references: list[RunScores], vertical: bool) -> None:
+    for i, s in enumerate(references):
+        style = _REFERENCE_STYLES[i % len(_REFERENCE_STYLES)]
+        label = f"reference {s.run_id}: {s.headline:.3f}"
+        if vertical:
+            ax.axvline(s.headline, color="#555555", linestyle=style, linewidth=1.2, label=label)
+        else:
+            ax.axhline(s.headline, color="#555555", linestyle=style, linewidth=1.2, label=label)
+
+
 def plot_overall(scores: list[RunScores], path: Path) -> Path:
-    """Horizontal bars of overall F1 per run with 95% CI whiskers."""
-    fig, ax = plt.subplots(figsize=(8, 0.5 * len(scores) + 1.5))
-    names = [s.run_id for s in scores][::-1]
-    values = [s.overall_f1 for s in scores][::-1]
-    low = [s.overall_f1 - s.overall_ci95[0] for s in scores][::-1]
-    high = [s.overall_ci95[1] - s.overall_f1 for s in scores][::-1]
-    ax.barh(names, values, xerr=[low, high], color="#4c72b0", capsize=4)
+    """Horizontal bars of the headline per complete contender with 95% CI whiskers, best on top;
+    references as vertical lines; partial and unfinished runs named in a footnote, not drawn."""
+    contenders, references, partial = _split(scores)
+    fig, ax = plt.subplots(figsize=(9, 0.5 * max(len(contenders), 1) + 2.2))
+    names = [s.run_id for s in contenders][::-1]
+    values = [s.headline for s in contenders][::-1]
+    low = [s.headline - s.headline_ci95[0] if s.headline_ci95 else 0 for s in contenders][::-1]
+    high = [s.headline_ci95[1] - s.headline if s.headline_ci95 else 0 for s in contenders][::-1]
+    ax.barh(names, values, xerr=[low, high], color="#4c72b0", capsize=4, label="contender (95% bootstrap CI)")
+    _reference_lines(ax, references, vertical=True)
     ax.set_xlim(0, 1)
-    ax.set_xlabel("overall F1 (macro over fields), 95% bootstrap CI; higher is better")
-    fig.tight_layout()
+    ax.set_xlabel(HEADLINE_LABEL)
+    ax.set_title("PaperFields leaderboard: headline per run")
+    ax.legend(loc="lower right", fontsize=8)
+    if partial:
+        fig.text(0.01, 0.01, "not drawn (partial or unfinished): " + ", ".join(s.run_id for s in partial), fontsize=7)
+    fig.tight_layout(rect=(0, 0.03 if partial else 0, 1, 1))
     fig.savefig(path, dpi=100, metadata=_META)
     plt.close(fig)
     return path
 
 
 def plot_fields(scores: list[RunScores], path: Path) -> Path:
-    """Heatmap of per-field F1: runs x fields."""
-    data = [[s.fields[f].f1 for f in HEADLINE_FIELDS] for s in scores]
-    fig, ax = plt.subplots(figsize=(12, 0.6 * len(scores) + 2.5))
-    image = ax.imshow(data, vmin=0, vmax=1, cmap="viridis", aspect="auto")
-    ax.set_xticks(range(len(HEADLINE_FIELDS)), HEADLINE_FIELDS, rotation=40, ha="right")
-    ax.set_yticks(range(len(scores)), [s.run_id for s in scores])
+    """Heatmap of per-field scores (micro F1; accuracy for research_area and training_free): runs x
+    fields; undefined cells gray with a dash; references and partial runs marked in the row label."""
+    contenders, references, partial = _split(scores)
+    rows = contenders + references + partial
+    data = np.array([[np.nan if s.fields[f].score is None else s.fields[f].score for f in HEADLINE_FIELDS] for s in rows], dtype=float)
+    fig, ax = plt.subplots(figsize=(13, 0.6 * len(rows) + 2.8))
+    cmap = matplotlib.colormaps["viridis"].copy()
+    cmap.set_bad("#dddddd")
+    image = ax.imshow(np.ma.masked_invalid(data), vmin=0, vmax=1, cmap=cmap, aspect="auto")
+    labels = [f"{f} (acc)" if f in ("research_area", "training_free") else f for f in HEADLINE_FIELDS]
+    ax.set_xticks(range(len(HEADLINE_FIELDS)), labels, rotation=40, ha="right")
+    tags = {id(s): " [reference]" for s in references} | {id(s): " [partial]" for s in partial}
+    ax.set_yticks(range(len(rows)), [s.run_id + tags.get(id(s), "") for s in rows])
     for i, row in enumerate(data):
         for j, value in enumerate(row):
-            ax.text(j, i, f"{value:.2f}", ha="center", va="center", color="white" if value < 0.6 else "black", fontsize=8)
-    fig.colorbar(image, ax=ax, label="F1 (higher is better)")
+            text = "–" if np.isnan(value) else f"{value:.2f}"
+            ax.text(j, i, text, ha="center", va="center", color="white" if not np.isnan(value) and value < 0.6 else "black", fontsize=8)
+    fig.colorbar(image, ax=ax, label="micro F1 / accuracy (higher is better)")
+    ax.set_title("Per-field scores (gray: undefined, nothing in gold and nothing predicted)")
     fig.tight_layout()
     fig.savefig(path, dpi=100, metadata=_META)
     plt.close(fig)
     return path
 
 
-def plot_cost(scores: list[RunScores], path: Path) -> Path:
-    """Seconds per paper (log scale) against overall F1, Pareto front marked."""
-    points = [(max(s.seconds_per_paper, 1e-3), s.overall_f1) for s in scores]
-    fig, ax = plt.subplots(figsize=(8, 5))
-    ax.scatter([p[0] for p in points], [p[1] for p in points], color="#4c72b0")
-    for s, (x, y) in zip(scores, points):
-        ax.annotate(s.run_id, (x, y), textcoords="offset points", xytext=(5, 5), fontsize=8)
+def _cost_plot(contenders: list[RunScores], references: list[RunScores], cost, xlabel: str, title: str, path: Path) -> Path:
+    points = [(cost(s), s.headline) for s in contenders]
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    ax.scatter([p[0] for p in points], [p[1] for p in points], color="#4c72b0", zorder=3, label="contender")
+    xs = [p[0] for p in points]
+    middle = (min(xs) + max(xs)) / 2 if xs else 0
+    for s, (x, y) in zip(contenders, points):
+        right = x > middle  # labels of the right half run leftwards, so none leaves the axes
+        ax.annotate(s.run_id, (x, y), textcoords="offset points", xytext=(-5 if right else 5, 5), ha="right" if right else "left", fontsize=8)
     front = pareto_front(points)
-    ax.plot([points[i][0] for i in front], [points[i][1] for i in front], color="#c44e52", linestyle="--", label="Pareto front")
-    ax.set_xscale("log")
-    ax.set_xlabel("seconds per paper (log; lower is better)")
-    ax.set_ylabel("overall F1 (higher is better)")
-    ax.legend()
+    if len(front) > 1:
+        ax.plot([points[i][0] for i in front], [points[i][1] for i in front], color="#c44e52", linestyle="-", zorder=2,
+                label="Pareto front (no run is both cheaper and better)")
+    elif front:
+        ax.scatter([points[front[0]][0]], [points[front[0]][1]], s=160, facecolors="none", edgecolors="#c44e52", zorder=4,
+                   label="Pareto front (one run dominates)")
+    _reference_lines(ax, references, vertical=False)
+    if xs and min(xs) > 0 and max(xs) / min(xs) > 20:
+        ax.set_xscale("log")
+        xlabel += ", log scale"
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(HEADLINE_LABEL, fontsize=8)
+    ax.set_ylim(0, 1)
+    ax.set_title(title)
+    ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
     fig.savefig(path, dpi=100, metadata=_META)
     plt.close(fig)
     return path
+
+
+def plot_seconds(scores: list[RunScores], path: Path) -> Path:
+    """Model seconds per paper (lower is better) against the headline, complete contenders only, with
+    the Pareto front drawn; references (which call no model) as horizontal lines."""
+    contenders, references, _ = _split(scores)
+    return _cost_plot(contenders, references, lambda s: s.seconds_per_paper, "model seconds per paper (lower is better)",
+                      "Headline vs model time per paper (complete contenders)", path)
+
+
+def plot_dollars(scores: list[RunScores], path: Path) -> Path | None:
+    """Dollars per run against the headline for the complete contenders with a known price; None
+    (nothing written) when no contender has one."""
+    contenders, references, _ = _split(scores)
+    priced = [s for s in contenders if s.dollars_total is not None and s.dollars_total > 0]
+    if not priced:
+        return None
+    return _cost_plot(priced, references, lambda s: s.dollars_total, "US dollars per run (lower is better)",
+                      "Headline vs dollars per run (contenders with known prices)", path)
 
 
 def write_plots(scores: list[RunScores], folder: Path) -> list[Path]:
-    """All three plots into ``folder``: leaderboard_overall.png, leaderboard_fields.png, leaderboard_cost.png."""
+    """The plots into ``folder``: leaderboard_overall.png, leaderboard_fields.png, leaderboard_seconds.png,
+    and leaderboard_dollars.png when a contender has a price (an older one is removed otherwise, as is
+    the former leaderboard_cost.png)."""
     folder.mkdir(parents=True, exist_ok=True)
-    return [plot_overall(scores, folder / "leaderboard_overall.png"), plot_fields(scores, folder / "leaderboard_fields.png"),
-            plot_cost(scores, folder / "leaderboard_cost.png")]
+    written = [plot_overall(scores, folder / "leaderboard_overall.png"), plot_fields(scores, folder / "leaderboard_fields.png"),
+               plot_seconds(scores, folder / "leaderboard_seconds.png")]
+    dollars = plot_dollars(scores, folder / "leaderboard_dollars.png")
+    if dollars is not None:
+        written.append(dollars)
+    for old in (folder / "leaderboard_cost.png", folder / "leaderboard_dollars.png"):
+        if old.exists() and old not in written:
+            old.unlink()
+    return written

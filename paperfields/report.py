@@ -74,11 +74,16 @@ def _field_bar_png(scores: RunScores) -> str:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(8, 3.2))
-    ax.bar(HEADLINE_FIELDS, [scores.fields[f].f1 for f in HEADLINE_FIELDS], color="#4c72b0",
-           yerr=[[scores.fields[f].f1 - scores.fields[f].ci95[0] for f in HEADLINE_FIELDS],
-                 [scores.fields[f].ci95[1] - scores.fields[f].f1 for f in HEADLINE_FIELDS]], capsize=3)
+    values = [scores.fields[f].score for f in HEADLINE_FIELDS]
+    cis = [scores.fields[f].ci95 for f in HEADLINE_FIELDS]
+    ax.bar(HEADLINE_FIELDS, [v or 0.0 for v in values], color="#4c72b0",
+           yerr=[[(v - c[0]) if v is not None and c else 0 for v, c in zip(values, cis)],
+                 [(c[1] - v) if v is not None and c else 0 for v, c in zip(values, cis)]], capsize=3)
+    for i, v in enumerate(values):
+        if v is None:
+            ax.text(i, 0.02, "undefined", rotation=90, ha="center", va="bottom", fontsize=7)
     ax.set_ylim(0, 1)
-    ax.set_ylabel("F1 (higher is better)")
+    ax.set_ylabel("micro F1 / accuracy\n(higher is better)")
     ax.tick_params(axis="x", rotation=40)
     for label in ax.get_xticklabels():
         label.set_ha("right")
@@ -103,19 +108,20 @@ mark.both{background:#b7e4b0}mark.gold{background:#ffe08a}mark.pred{background:#
 <p>Backend <b>{{ manifest.config.backend }}</b>, strategy <b>{{ manifest.config.strategy }}</b>, split <b>{{ scores.split }}</b>,
 {{ scores.papers }} papers. Versions: schema {{ scores.schema_version }}, scorer {{ scores.scorer_version }}, gold {{ scores.gold_version }};
 commit {{ manifest.git_commit or "unknown" }}.</p>
-<table><tr><th>overall F1 [95% CI]</th><th>valid</th><th>failures</th><th>s/paper</th><th>tokens/paper</th></tr>
-<tr><td>{{ "%.3f"|format(scores.overall_f1) }} [{{ "%.3f"|format(scores.overall_ci95[0]) }}, {{ "%.3f"|format(scores.overall_ci95[1]) }}]</td>
+<table><tr><th>headline [95% CI]</th><th>micro P</th><th>micro R</th><th>per-paper F1 (abstention credit)</th><th>valid</th><th>failures</th><th>s/paper</th><th>tokens/paper</th></tr>
+<tr><td>{{ num(scores.headline) }}{% if scores.headline_ci95 and not (scores.partial or scores.unfinished) %} [{{ "%.3f"|format(scores.headline_ci95[0]) }}, {{ "%.3f"|format(scores.headline_ci95[1]) }}]{% endif %}</td>
+<td>{{ num(scores.precision) }}</td><td>{{ num(scores.recall) }}</td><td>{{ num(scores.per_paper_f1) }}</td>
 <td>{{ "%.0f"|format(scores.valid_rate * 100) }}%</td><td>{{ scores.failures_by_class or "none" }}</td>
 <td>{{ "%.1f"|format(scores.seconds_per_paper) }}</td><td>{{ "%.0f"|format(scores.tokens_per_paper) }}</td></tr></table>
-<table><tr><th>field</th><th>F1 [95% CI]</th><th>micro P</th><th>micro R</th><th>invented rate</th></tr>
-{% for f in fields %}<tr><td>{{ f }}</td><td>{{ "%.3f"|format(scores.fields[f].f1) }} [{{ "%.2f"|format(scores.fields[f].ci95[0]) }}, {{ "%.2f"|format(scores.fields[f].ci95[1]) }}]</td>
-<td>{{ "%.3f"|format(scores.fields[f].micro_precision) }}</td><td>{{ "%.3f"|format(scores.fields[f].micro_recall) }}</td>
+<table><tr><th>field</th><th>score [95% CI]</th><th>metric</th><th>micro P</th><th>micro R</th><th>invented rate</th></tr>
+{% for f in fields %}<tr><td>{{ f }}</td><td>{{ num(scores.fields[f].score) }}{% if scores.fields[f].ci95 %} [{{ "%.2f"|format(scores.fields[f].ci95[0]) }}, {{ "%.2f"|format(scores.fields[f].ci95[1]) }}]{% endif %}</td>
+<td>{{ scores.fields[f].metric }}</td><td>{{ num(scores.fields[f].micro_precision) }}</td><td>{{ num(scores.fields[f].micro_recall) }}</td>
 <td>{{ "-" if scores.fields[f].invented_rate is none else "%.2f"|format(scores.fields[f].invented_rate) }}</td></tr>{% endfor %}
 </table>
 <img alt="per-field F1 with 95% CI" src="data:image/png;base64,{{ plot }}">
 <p>Highlights: <mark class="both">gold and predicted</mark> <mark class="gold">gold, missed</mark> <mark class="pred">predicted, not gold</mark> <mark class="quote">evidence quote</mark></p>
 {% for p in papers %}<section class="paper" id="{{ p.id }}">
-<h2>{{ p.id }} <small>({{ p.source }}, #{{ p.position }}; paper F1 {{ "%.3f"|format(p.overall) }})</small></h2>
+<h2>{{ p.id }} <small>({{ p.source }}, #{{ p.position }}; per-paper F1 {{ "%.3f"|format(p.overall) }})</small></h2>
 {% if p.failure %}<p class="bad">No record: {{ p.failure }}: {{ p.error }}</p><pre>{{ p.raw_text }}</pre>{% endif %}
 <p>{{ p.abstract }}</p>
 <table><tr><th>field</th><th>gold</th><th>prediction</th><th>F1</th></tr>
@@ -157,12 +163,15 @@ def render_report(manifest: Manifest, scores: RunScores, lines: list[PredictionL
         quotes = (line.notes.get("quotes") if line else None) or []
         spans = highlight_spans(paper.text, _strings(g.record.model_dump(mode="json")), _strings(record), quotes)
         items.append({
-            "id": g.id, "source": paper.source, "position": paper.position, "overall": detail.get(g.id, {}).get("overall", 0.0),
+            "id": g.id, "source": paper.source, "position": paper.position, "overall": detail.get(g.id, {}).get("per_paper_f1", 0.0),
             "failure": line.failure.value if line and line.failure else None, "error": line.error if line else "not run",
             "raw_text": (line.raw_text or "") if line and line.failure else "",
             "abstract": highlighted_html(paper.text, spans), "rows": paper_rows(line, g),
         })
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    from paperfields.scoring.runs import fmt
+
+    env.globals["num"] = fmt  # an undefined score shows as a dash, never as 1.000
     return env.from_string(_TEMPLATE).render(manifest=manifest, scores=scores, fields=HEADLINE_FIELDS + ("results_value", "results_full"),
                                             plot=_field_bar_png(scores), papers=items)
 

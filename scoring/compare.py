@@ -1,15 +1,18 @@
 """Paired comparison of two scored runs on the same papers.
 
-Paired bootstrap (Koehn 2004; Berg-Kirkpatrick et al. 2012): resample papers with replacement,
-recompute the mean per-paper difference B - A per field; the 95% CI is the percentile interval of
-those means (scipy.stats.bootstrap, paired) and the two-sided p-value is twice the share of
-resampled differences on the other side of zero from the observed one (capped at 1).
+Paired bootstrap (Koehn 2004; Berg-Kirkpatrick et al. 2012): resample papers with replacement, and
+on each resample recompute both runs' pooled scores (the headline, or a field's micro F1 / accuracy,
+from the counts summed over the resampled papers) and their difference B - A; the 95% CI is the
+percentile interval of those differences (scipy.stats.bootstrap over paper indices) and the
+two-sided p-value is twice the share of resampled differences on the other side of zero from the
+observed one (capped at 1). A resample where a field is undefined for either run is left out.
 """
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 from pydantic import BaseModel
@@ -17,51 +20,72 @@ from scipy import stats
 
 from paperfields.extract.runner import RunError
 from paperfields.scoring.runs import load_scored_run
-from paperfields.scoring.score import BOOTSTRAP_SEED, HEADLINE_FIELDS, REPORTED_FIELDS, paper_f1
+from paperfields.scoring.score import BOOTSTRAP_SEED, HEADLINE_FIELDS, REPORTED_FIELDS, field_scores, headline_of
 
 COMPARE_RESAMPLES = 10000
 
 
 class FieldComparison(BaseModel):
-    """One field: mean per-paper F1 of each run, B - A, its 95% CI and paired-bootstrap p-value."""
+    """One field (or ``headline``): each run's pooled score on the shared papers, B - A, its 95% CI
+    and paired-bootstrap p-value; scores are None (and so are diff, CI and p) where undefined."""
 
     field: str
-    a: float
-    b: float
-    diff: float
-    ci95: tuple[float, float]
-    p_value: float
+    a: Optional[float]
+    b: Optional[float]
+    diff: Optional[float]
+    ci95: Optional[tuple[float, float]]
+    p_value: Optional[float]
     papers_differing: int
 
 
+def _counts(rows: dict[str, dict], ids: list[str], fields: tuple[str, ...]) -> np.ndarray:
+    """(tp, fp, fn) of ``fields`` for papers ``ids`` from paper_scores.jsonl rows: shape (papers, fields, 3)."""
+    return np.array([[rows[i]["fields"][f] for f in fields] for i in ids], dtype=np.int64).reshape(len(ids), len(fields), 3)
 
 
-def _field_f1(row: dict[str, Any], field: str) -> float:
-    """A paper's F1 on a field from its paper_scores.jsonl row (0 for a failed paper; rows of
-    scorer versions before 2.2 have no ``answered`` and count as answered)."""
-    return paper_f1(tuple(row["fields"][field]), row.get("answered", True))
+def paired_bootstrap(a: np.ndarray, b: np.ndarray, statistic) -> tuple[Optional[tuple[float, float]], Optional[float]]:
+    """95% CI of statistic(B) - statistic(A) and the two-sided paired-bootstrap p-value, seeded.
 
+    ``a`` and ``b`` hold per-paper counts (shape (papers, ...)) in the same paper order; ``statistic``
+    maps counts summed over papers (shape (batch, ...)) to values (batch,), NaN when undefined.
+    Returns (None, None) when the difference is undefined on every resample."""
+    n = len(a)
 
-def paired_bootstrap(a: np.ndarray, b: np.ndarray) -> tuple[tuple[float, float], float]:
-    """95% CI of mean(b - a) and the two-sided paired-bootstrap p-value, seeded."""
-    diff = b - a
-    if np.all(diff == diff[0]):
-        return (float(diff[0]), float(diff[0])), (1.0 if diff[0] == 0 else 0.0)
-    res = stats.bootstrap((a, b), lambda x, y, axis=-1: np.mean(y - x, axis=axis), paired=True, vectorized=True,
-                          n_resamples=COMPARE_RESAMPLES, method="percentile", random_state=np.random.default_rng(BOOTSTRAP_SEED))
-    dist = res.bootstrap_distribution
-    observed = diff.mean()
+    def diff(index: np.ndarray, axis: int = -1) -> np.ndarray:
+        index = index.astype(int)
+        axis_of_papers = -a.ndim
+        return statistic(b[index].sum(axis=axis_of_papers)) - statistic(a[index].sum(axis=axis_of_papers))
+
+    observed = float(diff(np.arange(n)))
+    if np.isnan(observed):
+        return None, None
+    if np.array_equal(a, b) or n < 2:
+        return (observed, observed), (1.0 if observed == 0 else 0.0)
+    with warnings.catch_warnings():  # undefined resamples are NaN: dropped below, scipy's own interval unused
+        warnings.simplefilter("ignore")
+        res = stats.bootstrap((np.arange(n),), diff, vectorized=True, n_resamples=COMPARE_RESAMPLES, method="percentile",
+                              random_state=np.random.default_rng(BOOTSTRAP_SEED))
+    dist = res.bootstrap_distribution[~np.isnan(res.bootstrap_distribution)]
+    if not len(dist):
+        return None, None
+    low, high = np.percentile(dist, [2.5, 97.5])
+    if np.all(dist == observed):
+        return (observed, observed), (1.0 if observed == 0 else 0.0)
     other_side = np.mean(dist <= 0) if observed > 0 else np.mean(dist >= 0)
-    return (float(res.confidence_interval.low), float(res.confidence_interval.high)), float(min(1.0, 2 * other_side))
+    return (float(low), float(high)), float(min(1.0, 2 * other_side))
+
+
+def _r(value: Optional[float]) -> Optional[float]:
+    return None if value is None or np.isnan(value) else round(float(value), 4)
 
 
 def compare_runs(run_a: Path, run_b: Path, top: int = 5, gold_path: Path | None = None) -> tuple[list[FieldComparison], list[dict[str, Any]]]:
-    """Per-field paired comparison of two scored runs on the papers both scored, and up to ``top``
-    papers that differ (in overall score or in a headline field's F1), largest overall difference
-    first; papers both runs scored alike are never listed. Raises ValueError when they share no paper
-    and RunError when a run is not scored, its scores files are unreadable or stale (given
-    ``gold_path``: scored against another version of it), or the two were scored with different
-    scorer or gold versions."""
+    """Paired comparison of two scored runs on the papers both scored: the headline first, then every
+    reported field; and up to ``top`` papers that differ (in a headline field's counts or in
+    per-paper F1), largest per-paper F1 difference first; papers both runs scored alike are never
+    listed. Raises ValueError when they share no paper and RunError when a run is not scored, its
+    scores files are unreadable or stale (given ``gold_path``: scored against another version of
+    it), or the two were scored with different scorer or gold versions."""
     (sa, pa), (sb, pb) = load_scored_run(run_a, gold_path), load_scored_run(run_b, gold_path)
     if (sa.scorer_version, sa.gold_version) != (sb.scorer_version, sb.gold_version):
         raise RunError(f"{run_a.name} was scored with scorer {sa.scorer_version} and gold {sa.gold_version}, {run_b.name} with "
@@ -69,21 +93,23 @@ def compare_runs(run_a: Path, run_b: Path, top: int = 5, gold_path: Path | None 
     shared = sorted(set(pa) & set(pb))
     if not shared:
         raise ValueError(f"{run_a.name} and {run_b.name} share no scored paper")
+    n = len(shared)
     rows = []
-    for field in ("overall",) + REPORTED_FIELDS:
-        if field == "overall":
-            a = np.array([pa[i]["overall"] for i in shared])
-            b = np.array([pb[i]["overall"] for i in shared])
+    for field in ("headline",) + REPORTED_FIELDS:
+        fields = HEADLINE_FIELDS if field == "headline" else (field,)
+        ca, cb = _counts(pa, shared, fields), _counts(pb, shared, fields)
+        if field == "headline":
+            statistic = lambda t: headline_of(t, n)  # noqa: E731
         else:
-            a = np.array([_field_f1(pa[i], field) for i in shared])
-            b = np.array([_field_f1(pb[i], field) for i in shared])
-        ci, p = paired_bootstrap(a, b)
-        rows.append(FieldComparison(field=field, a=round(a.mean(), 4), b=round(b.mean(), 4), diff=round(b.mean() - a.mean(), 4),
-                                    ci95=(round(ci[0], 4), round(ci[1], 4)), p_value=round(p, 4),
-                                    papers_differing=int(np.sum(a != b))))
-    papers = sorted(shared, key=lambda i: -abs(pb[i]["overall"] - pa[i]["overall"]))
+            statistic = lambda t, f=field: field_scores(t, n, (f,))[..., 0]  # noqa: E731
+        score_a, score_b = float(statistic(ca.sum(axis=0)[None])[0]), float(statistic(cb.sum(axis=0)[None])[0])
+        ci, p = paired_bootstrap(ca, cb, statistic)
+        rows.append(FieldComparison(field=field, a=_r(score_a), b=_r(score_b), diff=_r(score_b - score_a),
+                                    ci95=None if ci is None else (round(ci[0], 4), round(ci[1], 4)), p_value=_r(p),
+                                    papers_differing=int(np.sum(np.any(ca != cb, axis=(1, 2))))))
+    per_paper = lambda row: row.get("per_paper_f1", row.get("overall", 0.0))  # noqa: E731  (rows before scorer 3 say "overall")
     differing = []
-    for i in papers:
-        fields = [f for f in HEADLINE_FIELDS if _field_f1(pa[i], f) != _field_f1(pb[i], f)]
-        differing.append({"paper_id": i, "a": pa[i]["overall"], "b": pb[i]["overall"], "fields": fields})
+    for i in sorted(shared, key=lambda i: -abs(per_paper(pb[i]) - per_paper(pa[i]))):
+        fields = [f for f in HEADLINE_FIELDS if pa[i]["fields"][f] != pb[i]["fields"][f] or pa[i].get("answered", True) != pb[i].get("answered", True)]
+        differing.append({"paper_id": i, "a": per_paper(pa[i]), "b": per_paper(pb[i]), "fields": fields})
     return rows, [d for d in differing if d["fields"] or d["a"] != d["b"]][:top]

@@ -10,13 +10,16 @@ import json
 import warnings
 from collections import Counter
 from pathlib import Path
+from typing import Any, Optional
 
 from paperfields.extract.corpus import load_corpus
 from paperfields.extract.backends.base import FailureClass
 from paperfields.extract.runner import RunError, load_manifest, read_predictions
 from paperfields.extract.schema import SCHEMA_VERSION
 from paperfields.scoring.gold import gold_fingerprint, load_gold
-from paperfields.scoring.score import GROUNDED_FIELDS, HEADLINE_FIELDS, SCORER_VERSION, RunScores, score_predictions, write_scores
+from paperfields.scoring.score import (
+    GROUNDED_FIELDS, HEADLINE_FIELDS, SCORER_VERSION, RunScores, is_reference_backend, score_predictions, write_scores,
+)
 
 
 class MixedVersionsError(ValueError):
@@ -38,7 +41,8 @@ def score_run(run_dir: Path, gold_path: Path, corpus_path: Path | None = None, w
     predictions = {line.paper_id: line.record for line in lines}
     failures = {line.paper_id: line.failure.value for line in lines if line.failure}
     asked = set(manifest.paper_ids)
-    gold = [g for g in load_gold(gold_path) if g.id in asked]
+    all_gold = load_gold(gold_path)
+    gold = [g for g in all_gold if g.id in asked]
     if not gold:
         raise RunError(f"{run_dir}: none of the run's papers has a gold record in {gold_path}, so there is nothing to score "
                        "(a corpus of your own: run with --no-score)")
@@ -50,6 +54,12 @@ def score_run(run_dir: Path, gold_path: Path, corpus_path: Path | None = None, w
     )
     # a transport error is no answer yet (a rerun asks again): the run is unfinished until it has one
     scores.papers_done = len({line.paper_id for line in lines if line.failure != FailureClass.transport_error} & {g.id for g in gold})
+    split = manifest.config.split
+    # a run over the benchmark corpus is partial when it asked fewer of the split's papers (--limit);
+    # a corpus of one's own is its own whole
+    scores.papers_in_split = (len([g for g in all_gold if split == "all" or g.split == split]) if manifest.config.corpus is None
+                              else scores.papers)
+    scores.reference = is_reference_backend(manifest.config.backend)
     n = max(1, len(lines))
     scores.seconds_per_paper = round(manifest.model_seconds_total / n, 2)
     scores.tokens_per_paper = round((manifest.usage.input_tokens + manifest.usage.output_tokens) / n, 1)
@@ -108,17 +118,34 @@ def load_scored_run(run_dir: Path, gold_path: Path | None = None) -> tuple[RunSc
 
 
 def collect_scores(runs_dir: Path) -> list[RunScores]:
-    """``scores.json`` of every run folder under ``runs_dir``: runs over the whole split first (best
-    overall F1 first), then unfinished runs and runs over fewer papers (``--limit``), which are not
-    comparable with them. Raises RunError naming the file when a ``scores.json`` cannot be read;
-    warns (UserWarning) for each run whose scores are stale."""
+    """``scores.json`` of every run folder under ``runs_dir``, in board order (see :func:`board_order`).
+    Raises RunError naming the file when a ``scores.json`` cannot be read; warns (UserWarning) for
+    each run whose scores are stale."""
     found = []
     for path in sorted(runs_dir.glob("*/scores.json")):
         found.append(_read_scores(path))
         stale = stale_reason(path.parent, found[-1])
         if stale:
             warnings.warn(f"the scores of {path.parent.name} are stale: {stale}; re-score it with `paperfields score {path.parent}`", stacklevel=2)
-    return sorted(found, key=lambda s: (not is_full(s, found), -s.overall_f1, s.run_id))
+    return board_order(found)
+
+
+def board_order(scores: list[RunScores]) -> list[RunScores]:
+    """Contenders over the whole split, best headline first; then references (``rules/*``, a second
+    annotator), best first; then partial (``--limit``) and unfinished runs, which get no rank."""
+    def section(s: RunScores) -> int:
+        return 0 if s.rankable else 1 if not (s.partial or s.unfinished) else 2
+    return sorted(scores, key=lambda s: (section(s), -(s.headline if s.headline is not None else -1), s.run_id))
+
+
+def ranks(scores: list[RunScores]) -> dict[str, Optional[int]]:
+    """Rank (1 = best headline) of each complete contender by run id; None for references and for
+    partial or unfinished runs. Ties share a rank (competition ranking: 1, 2, 2, 4)."""
+    contenders = [s for s in scores if s.rankable]
+    out: dict[str, Optional[int]] = {s.run_id: None for s in scores}
+    for s in contenders:
+        out[s.run_id] = 1 + sum(1 for o in contenders if (o.headline or 0) > (s.headline or 0))
+    return out
 
 
 def _read_scores(path: Path) -> RunScores:
@@ -132,17 +159,11 @@ def _read_scores(path: Path) -> RunScores:
                        f"`paperfields score {path.parent.name}` or move the folder out of the runs folder") from None
 
 
-def is_full(s: RunScores, scores: list[RunScores]) -> bool:
-    """True when ``s`` is finished and covers as many papers as the largest run on the board."""
-    return s.papers_done >= s.papers >= max(x.papers for x in scores)
-
-
-def papers_cell(s: RunScores, scores: list[RunScores]) -> str:
-    """``60``, ``41/60 (unfinished)`` or ``6 of 60 (partial)`` for the papers column of a board."""
-    if s.papers_done < s.papers:
+def papers_cell(s: RunScores) -> str:
+    """``60``, ``41/60 (unfinished)`` or ``3 of 60 (partial)`` for the papers column of a board."""
+    if s.unfinished:
         return f"{s.papers_done}/{s.papers} (unfinished)"
-    most = max(x.papers for x in scores)
-    return str(s.papers) if s.papers >= most else f"{s.papers} of {most} (partial)"
+    return f"{s.papers} of {s.papers_in_split} (partial)" if s.partial else str(s.papers)
 
 
 def check_versions(scores: list[RunScores], gold_path: Path | None = None) -> None:
@@ -169,98 +190,165 @@ def check_versions(scores: list[RunScores], gold_path: Path | None = None) -> No
 
 
 SHORT = {
-    "method_name": "name", "method_full_name": "full name", "contribution_types": "contrib", "research_area": "area",
+    "method_name": "name", "method_full_name": "full name", "contribution_types": "contrib", "research_area": "area (acc)",
     "tasks": "tasks", "datasets": "datasets", "models": "models", "metrics": "metrics", "baselines": "baselines",
-    "results": "results", "code_url": "url", "training_free": "train-free",
+    "results": "results", "code_url": "url", "training_free": "train-free (acc)",
 }
+DASH = "–"  # an undefined number (nothing predicted, nothing in gold) is shown as a dash, never as 1.0 or 0.0
+
+
+def fmt(value: Optional[float], digits: int = 3) -> str:
+    """A score for a board cell: ``0.512``, or ``–`` when undefined (None)."""
+    return DASH if value is None else f"{value:.{digits}f}"
+
+
+def fmt_ci(value: Optional[float], ci: Optional[tuple[float, float]], digits: int = 3) -> str:
+    """``0.512 [0.470, 0.551]``; the bare value when there is no CI; ``–`` when undefined."""
+    if value is None:
+        return DASH
+    return fmt(value, digits) + (f" [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]" if ci else "")
 
 
 def _pooled_grounding(s: RunScores) -> str:
     predicted = sum((s.grounding.get(f) or {}).get("predicted") or 0 for f in GROUNDED_FIELDS)
     if not predicted:
-        return "-"
+        return DASH
     grounded = sum(((s.grounding.get(f) or {}).get("grounded_rate") or 0) * ((s.grounding.get(f) or {}).get("predicted") or 0) for f in GROUNDED_FIELDS)
     return f"{grounded / predicted:.0%}"
 
 
-def _mean_invented(s: RunScores) -> str:
+def mean_invented(s: RunScores) -> Optional[float]:
+    """Mean over fields of the invented-value rate (share of papers with empty gold where something was
+    predicted); lower is better; None when no field has a paper with empty gold."""
     rates = [a.invented_rate for a in s.fields.values() if a.invented_rate is not None]
-    return f"{sum(rates) / len(rates):.0%}" if rates else "-"
+    return sum(rates) / len(rates) if rates else None
 
 
-def overall_micro_f1(s: RunScores) -> float:
-    """Mean over HEADLINE_FIELDS of each field's micro F1 (counts pooled over papers), rounded to 4
-    places. Unlike ``overall_f1`` (a mean of per-paper F1, where an empty prediction on empty gold
-    scores 1) it gives an empty list or a null name no credit; ``training_free`` null ("not stated") is
-    still a class that can be right. Higher is better."""
-    return round(sum(s.fields[f].micro_f1 for f in HEADLINE_FIELDS) / len(HEADLINE_FIELDS), 4)
+def section_of(s: RunScores) -> str:
+    """``contender``, ``reference`` or ``partial`` (partial or unfinished: not comparable, never ranked)."""
+    if s.partial or s.unfinished:
+        return "partial"
+    return "reference" if s.reference else "contender"
+
+
+def board_rows(scores: list[RunScores], gold_path: Path | None = None) -> list[dict[str, Any]]:
+    """One plain dict per run in board order, the data behind every rendering of the board (Markdown,
+    CSV, ``--json``, the terminal): ``run_id``, ``rank`` (None for references and for partial or
+    unfinished runs), ``reference``, ``section``, ``headline`` and ``headline_ci95`` (the CI None for
+    partial or unfinished runs), ``papers``, ``papers_total`` (the split's papers), ``papers_done``,
+    micro ``precision``/``recall``, the secondary ``per_paper_f1``, per-field ``fields`` scores, cost
+    and versions. Raises MixedVersionsError as :func:`check_versions`."""
+    check_versions(scores, gold_path)
+    scores = board_order(scores)
+    rank = ranks(scores)
+    rows = []
+    for s in scores:
+        comparable = not (s.partial or s.unfinished)
+        rows.append({
+            "rank": rank[s.run_id], "run_id": s.run_id, "backend": s.backend, "strategy": s.strategy, "split": s.split,
+            "reference": s.reference, "section": section_of(s),
+            "headline": s.headline, "headline_ci95": list(s.headline_ci95) if comparable and s.headline_ci95 else None,
+            "papers": s.papers, "papers_total": s.papers_in_split, "papers_done": s.papers_done,
+            "valid_rate": s.valid_rate, "failures_by_class": s.failures_by_class,
+            "precision": s.precision, "recall": s.recall, "invented_rate": _round4(mean_invented(s)),
+            "per_paper_f1": s.per_paper_f1, "undefined_fields": s.undefined_fields,
+            "fields": {f: s.fields[f].score for f in HEADLINE_FIELDS + ("results_value", "results_full")},
+            "seconds_per_paper": s.seconds_per_paper, "tokens_per_paper": s.tokens_per_paper, "dollars_total": s.dollars_total,
+            "schema_version": s.schema_version, "scorer_version": s.scorer_version, "gold_version": s.gold_version,
+        })
+    return rows
+
+
+def _round4(value: Optional[float]) -> Optional[float]:
+    return None if value is None else round(value, 4)
+
+
+HEADLINE_TEXT = """\
+The headline is pooled (micro) F1 per field, macro-averaged over the 12 fields: for each field the true
+positives, false positives and false negatives are summed over the split's papers before F1 is taken
+(as SciREX and AxCell do), and `research_area` and `training_free` are classification accuracy (null a
+class of its own for `training_free`; a failed paper is wrong). A field with nothing in gold and nothing
+predicted over the whole split is undefined and left out of the mean (never 1.0); a correct null name or
+URL counts nothing, an invented one is a false positive. So saying nothing earns nothing: the
+`rules/empty` reference (the schema's default record for every paper) scores near 0, and a record with
+one field right about 1/12 of a perfect one. CIs are 95% percentile bootstrap intervals over papers,
+with the pooled counts recomputed per resample. `P` and `R` are micro precision and recall pooled over
+the items of all 12 fields; `–` marks a number that is undefined (precision with nothing predicted,
+recall with nothing in gold). `per-paper F1` is the older secondary score, the mean over papers of
+per-paper F1 where an answered paper with nothing in gold and nothing predicted on a field scores 1 on
+it (abstention credit): it rewards leaving fields empty, so it never ranks."""
 
 
 def leaderboard_markdown(scores: list[RunScores], gold_path: Path | None = None) -> str:
-    """The leaderboard as Markdown, sorted by overall F1. Raises MixedVersionsError as :func:`check_versions`."""
-    check_versions(scores, gold_path)
-    head = ["rank", "run", "backend", "strategy", "split", "papers", "valid", "failures", "overall F1 [95% CI]", "overall micro F1"]
+    """The leaderboard as Markdown: ranked contenders, then references, then partial and unfinished runs
+    (no rank, no CI), then per-field scores with CIs. Raises MixedVersionsError as :func:`check_versions`."""
+    rows = board_rows(scores, gold_path)
+    by_id = {s.run_id: s for s in scores}
+    head = ["rank", "run", "backend", "strategy", "papers", "valid", "failures", "headline [95% CI]", "P", "R", "per-paper F1"]
     head += [SHORT[f] for f in HEADLINE_FIELDS]
     head += ["results: value", "results: full", "invented", "grounded", "s/paper", "tokens/paper", "$/run"]
     lines = [
         "# PaperFields leaderboard",
         "",
-        "Generated by `paperfields leaderboard` from `results/runs/*/scores.json`; do not edit by hand.",
-        "Per-field F1 is the mean over papers of per-paper F1 (an answered paper with nothing in gold and",
-        "nothing predicted scores 1; a failed paper, with no answer, scores 0 on every field); overall is the",
-        "macro mean over the 12 fields; CIs are 95% percentile bootstrap",
-        "intervals over papers. `results` is scored at the value+metric level, `results: value` on the value",
-        "alone and `results: full` on the whole tuple. `valid` is the share of papers with a schema-valid",
-        "record; `invented` the mean over fields of the share of papers with empty gold where something was",
-        "predicted (lower is better); `grounded` the share of predicted strings and numbers found in the",
-        "abstract; `$/run` from `extract/backends/prices.toml` (`?` when the price is unknown). Higher is",
-        "better everywhere else except s/paper, tokens/paper and $/run. Unfinished runs (papers `done/asked`;",
-        "their missing papers score 0) and partial runs (fewer papers than the others, `--limit`) are listed",
-        "last: they are not comparable with the runs above them.",
+        "Generated by `paperfields leaderboard` from the published runs in `results/runs/*/scores.json`; do not edit by hand.",
         "",
-        "`overall micro F1` is the macro mean over the same 12 fields of micro F1 (true positives, false",
-        "positives and false negatives pooled over papers), which gives an empty list or a missing name no",
-        "credit (`training_free` null, \"not stated\", stays a class of its own). The `rules/empty` run answers",
-        "the schema's default record (empty lists, nulls, area `other`) for every paper: its overall F1 is",
-        "what saying nothing earns, because most papers have empty gold on some fields; a model run should",
-        "beat it on both columns.",
+        HEADLINE_TEXT,
         "",
-        "| " + " | ".join(head) + " |",
-        "|" + "---|" * len(head),
+        "`results` is scored at the value+metric level, `results: value` on the value alone and `results: full` on",
+        "the whole tuple. `valid` is the share of papers with a schema-valid record; `invented` the mean over fields",
+        "of the share of papers with empty gold where something was predicted (lower is better); `grounded` the",
+        "share of predicted strings and numbers found in the abstract; `$/run` from `extract/backends/prices.toml`",
+        "(`?` when the price is unknown). Higher is better everywhere else except s/paper, tokens/paper and $/run.",
+        "",
     ]
-    for rank, s in enumerate(scores, start=1):
-        failures = ", ".join(f"{k} {v}" for k, v in s.failures_by_class.items()) or "-"
-        papers = papers_cell(s, scores)
-        row = [str(rank), s.run_id, s.backend, s.strategy, s.split, papers, f"{s.valid_rate:.0%}", failures,
-               f"{s.overall_f1:.3f} [{s.overall_ci95[0]:.3f}, {s.overall_ci95[1]:.3f}]", f"{overall_micro_f1(s):.3f}"]
-        row += [f"{s.fields[f].f1:.3f}" for f in HEADLINE_FIELDS]
-        row += [f"{s.fields['results_value'].f1:.3f}", f"{s.fields['results_full'].f1:.3f}", _mean_invented(s), _pooled_grounding(s)]
-        row += [f"{s.seconds_per_paper:.1f}", f"{s.tokens_per_paper:.0f}", "?" if s.dollars_total is None else f"{s.dollars_total:.4f}"]
-        lines.append("| " + " | ".join(row) + " |")
-    lines += ["", "## Per-field F1 with 95% bootstrap CI", "", "| field | " + " | ".join(s.run_id for s in scores) + " |",
-              "|---|" + "---|" * len(scores)]
-    for field in HEADLINE_FIELDS + ("method_name_soft", "results_value", "results_full"):
-        cells = [f"{s.fields[field].f1:.3f} [{s.fields[field].ci95[0]:.2f}, {s.fields[field].ci95[1]:.2f}]" for s in scores]
-        lines.append(f"| {field} | " + " | ".join(cells) + " |")
+    sections = (("contender", "Contenders (ranked by headline)"),
+                ("reference", "References (not ranked): model-free floors and human labels, for scale"),
+                ("partial", "Partial and unfinished runs (not ranked, no CI): fewer papers than the split, not comparable"))
+    for key, title in sections:
+        chosen = [r for r in rows if r["section"] == key]
+        if not chosen:
+            continue
+        lines += [f"## {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for r in chosen:
+            s = by_id[r["run_id"]]
+            failures = ", ".join(f"{k} {v}" for k, v in s.failures_by_class.items()) or DASH
+            row = [DASH if r["rank"] is None else str(r["rank"]), s.run_id, s.backend, s.strategy, papers_cell(s), f"{s.valid_rate:.0%}",
+                   failures, fmt_ci(s.headline, r["headline_ci95"]), fmt(s.precision), fmt(s.recall), fmt(s.per_paper_f1)]
+            row += [fmt(s.fields[f].score) for f in HEADLINE_FIELDS]
+            row += [fmt(s.fields["results_value"].score), fmt(s.fields["results_full"].score),
+                    DASH if r["invented_rate"] is None else f"{r['invented_rate']:.0%}", _pooled_grounding(s)]
+            row += [f"{s.seconds_per_paper:.1f}", f"{s.tokens_per_paper:.0f}", "?" if s.dollars_total is None else f"{s.dollars_total:.4f}"]
+            lines.append("| " + " | ".join(row) + " |")
+        lines.append("")
+    ordered = [by_id[r["run_id"]] for r in rows if r["section"] != "partial"]
+    if ordered:
+        lines += ["## Per-field scores with 95% bootstrap CI", "",
+                  "Micro F1 (accuracy for `research_area` and `training_free`); `–` where undefined.", "",
+                  "| field | " + " | ".join(s.run_id for s in ordered) + " |", "|---|" + "---|" * len(ordered)]
+        for field in HEADLINE_FIELDS + ("method_name_soft", "results_value", "results_full"):
+            cells = [fmt_ci(s.fields[field].score, s.fields[field].ci95, 2) for s in ordered]
+            lines.append(f"| {field} | " + " | ".join(cells) + " |")
     s0 = scores[0]
     lines += ["", f"Versions: schema {s0.schema_version}, scorer {s0.scorer_version}, gold {s0.gold_version}.", ""]
     return "\n".join(lines)
 
 
 def leaderboard_csv(scores: list[RunScores], gold_path: Path | None = None) -> str:
-    """The leaderboard as CSV (pandas), one row per run, same order and numbers as the Markdown."""
+    """The leaderboard as CSV (pandas), one row per run, same order and numbers as the Markdown; an
+    undefined number is an empty cell. Raises MixedVersionsError as :func:`check_versions`."""
     import pandas as pd
 
-    check_versions(scores, gold_path)
     rows = []
-    for rank, s in enumerate(scores, start=1):
-        row = {"rank": rank, "run_id": s.run_id, "backend": s.backend, "strategy": s.strategy, "split": s.split, "papers": s.papers,
-               "valid_rate": s.valid_rate, "overall_f1": s.overall_f1, "overall_ci95_low": s.overall_ci95[0], "overall_ci95_high": s.overall_ci95[1],
-               "overall_micro_f1": overall_micro_f1(s)}
-        for field in HEADLINE_FIELDS + ("results_value", "results_full"):
-            row[f"{field}_f1"] = s.fields[field].f1
-        row.update({f"failures_{k}": v for k, v in s.failures_by_class.items()})
-        row.update({"seconds_per_paper": s.seconds_per_paper, "tokens_per_paper": s.tokens_per_paper, "dollars_total": s.dollars_total,
-                    "schema_version": s.schema_version, "scorer_version": s.scorer_version, "gold_version": s.gold_version})
+    for r in board_rows(scores, gold_path):
+        ci = r["headline_ci95"] or [None, None]
+        row = {k: r[k] for k in ("rank", "section", "run_id", "backend", "strategy", "split", "reference", "papers", "papers_total",
+                                 "papers_done", "valid_rate", "headline")}
+        row.update({"headline_ci95_low": ci[0], "headline_ci95_high": ci[1], "precision": r["precision"], "recall": r["recall"],
+                    "per_paper_f1": r["per_paper_f1"], "invented_rate": r["invented_rate"]})
+        row.update({f"{field}_score": value for field, value in r["fields"].items()})
+        row.update({f"failures_{k}": v for k, v in r["failures_by_class"].items()})
+        row.update({k: r[k] for k in ("seconds_per_paper", "tokens_per_paper", "dollars_total", "schema_version", "scorer_version", "gold_version")})
         rows.append(row)
-    return pd.DataFrame(rows).to_csv(index=False, lineterminator="\n")
+    frame = pd.DataFrame(rows)
+    frame["rank"] = frame["rank"].astype("Int64")  # an unranked run's rank is an empty cell, not 'nan' or a float
+    return frame.to_csv(index=False, lineterminator="\n")

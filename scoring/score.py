@@ -7,11 +7,16 @@ item in the counts, and its per-paper F1 is 0 on every field, also where gold is
 needs an answer, so a run that never answers scores 0 (not the share of empty gold fields). Failures
 are also counted apart in the validity layer.
 
-Per field and paper the counts are (tp, fp, fn). The headline per-field F1 is the mean over papers
-of per-paper F1, where an answered paper with nothing in gold and nothing predicted scores 1 (a
-correct abstention); micro (pooled) precision, recall and F1 are reported beside it. Single-label fields
-(``research_area``, ``training_free``, null being a class of the latter) give tp=1 when right and
-fp=fn=1 when wrong, so their F1 is accuracy. ``method_name`` and ``method_full_name`` are strict
+Per field and paper the counts are (tp, fp, fn). The headline (scorer 3) pools them over papers:
+each field's score is its micro F1 (2tp / (2tp + fp + fn) over the split), or classification
+accuracy for ``research_area`` and ``training_free`` (null is a class of its own for the latter; a
+failed paper is wrong); the headline is the macro mean over the 12 HEADLINE_FIELDS of the defined
+field scores, a micro-F1 field with tp + fp + fn = 0 over the split being undefined and left out
+(never 1.0). A nullable scalar (``method_name``, ``method_full_name``, ``code_url``) counts a
+correct null as nothing, a right value as tp, a wrong value as fp + fn, an invented one as fp. So
+the empty record scores near 0 and one field right about 1/12. The mean over papers of per-paper
+F1, where an answered paper with nothing in gold and nothing predicted scores 1 (abstention credit),
+is kept as the secondary ``per_paper_f1``. ``method_name`` and ``method_full_name`` are strict
 (exact after normalization, with gold alternates); ``*_soft`` variants use the phrase rule of
 :mod:`match` (rapidfuzz ratio of at least SOFT_THRESHOLD, or one dropped or added token, with the
 alternates: "Full Name (ACR)" is soft-correct for "ACR" when the abstract gives the expansion).
@@ -20,9 +25,10 @@ alternates: "Full Name (ACR)" is soft-correct for "ACR" when the abstract gives 
 from __future__ import annotations
 
 import json
+import warnings
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -43,36 +49,41 @@ from paperfields.scoring.match import (
 )
 from paperfields.scoring.normalize import normalize, numbers_in, same_number
 
-SCORER_VERSION = "2.2"  # 2.2: a failed paper (no answer) scores 0 on every field, also where gold is empty
+SCORER_VERSION = "3.0"  # 3.0: the headline is pooled (micro) F1 per field, macro over defined fields; accuracy for the two label fields
 BOOTSTRAP_SEED = 20260
 BOOTSTRAP_RESAMPLES = 2000
 SOFT_THRESHOLD = 0.85
 
 LIST_RULES = {"tasks": PHRASE, "metrics": PHRASE, "datasets": NAME, "models": NAME, "baselines": NAME}
-# Fields in the overall score (macro over fields); results enter at the value+metric level.
+# Fields in the headline (macro over fields); results enter at the value+metric level.
 HEADLINE_FIELDS = (
     "method_name", "method_full_name", "contribution_types", "research_area", "tasks", "datasets",
     "models", "metrics", "baselines", "results", "code_url", "training_free",
 )
+# Single-label fields scored by classification accuracy (null is a class of its own for training_free).
+ACCURACY_FIELDS = ("research_area", "training_free")
 REPORTED_FIELDS = HEADLINE_FIELDS + ("method_name_soft", "method_full_name_soft", "results_value", "results_full")
 GROUNDED_FIELDS = ("method_name", "method_full_name", "tasks", "datasets", "models", "metrics", "baselines", "results", "code_url")
 
 # Every reported number knows its direction.
 HIGHER_IS_BETTER = {
-    "f1": True, "micro_precision": True, "micro_recall": True, "micro_f1": True, "accuracy": True, "macro_f1": True,
-    "valid_rate": True, "grounded_rate": True, "grounded_correct_rate": True, "invented_rate": False,
-    "overall_f1": True, "seconds_per_paper": False, "tokens_per_paper": False, "dollars_total": False,
+    "headline": True, "score": True, "f1": True, "micro_precision": True, "micro_recall": True, "micro_f1": True, "accuracy": True,
+    "macro_f1": True, "per_paper_f1": True, "valid_rate": True, "grounded_rate": True, "grounded_correct_rate": True,
+    "invented_rate": False, "precision": True, "recall": True, "seconds_per_paper": False, "tokens_per_paper": False,
+    "dollars_total": False,
 }
 
 
-def f1(tp: int, fp: int, fn: int) -> float:
-    """F1 = 2tp / (2tp + fp + fn); 1.0 when all three are zero (nothing to find, nothing invented)."""
-    return 1.0 if tp + fp + fn == 0 else 2 * tp / (2 * tp + fp + fn)
+def f1(tp: int, fp: int, fn: int) -> Optional[float]:
+    """F1 = 2tp / (2tp + fp + fn) (van Rijsbergen 1979); None when all three are zero (nothing in
+    gold and nothing predicted: undefined, never 1.0)."""
+    return None if tp + fp + fn == 0 else 2 * tp / (2 * tp + fp + fn)
 
 
-def prf(tp: int, fp: int, fn: int) -> tuple[float, float, float]:
-    """(precision, recall, F1) from counts; an empty denominator gives 1.0."""
-    return (tp / (tp + fp) if tp + fp else 1.0, tp / (tp + fn) if tp + fn else 1.0, f1(tp, fp, fn))
+def prf(tp: int, fp: int, fn: int) -> tuple[Optional[float], Optional[float], Optional[float]]:
+    """(precision, recall, F1) from counts. Precision is None when nothing was predicted (tp + fp = 0),
+    recall None when gold is empty (tp + fn = 0), F1 None when both are."""
+    return (tp / (tp + fp) if tp + fp else None, tp / (tp + fn) if tp + fn else None, f1(tp, fp, fn))
 
 
 def _single(pred: Any, gold: Any, agree: bool) -> tuple[int, int, int]:
@@ -178,13 +189,22 @@ def diagnose_paper(prediction: Optional[dict[str, Any]], gold: GoldRecord, abstr
 
 
 class FieldAggregate(BaseModel):
-    """Aggregate of one field over papers (higher is better for all but ``invented_rate``)."""
+    """Aggregate of one field over the papers of a split (higher is better for all but ``invented_rate``).
 
-    f1: float = Field(description="mean over papers of per-paper F1 (headline)")
-    ci95: tuple[float, float] = Field(description="95% percentile bootstrap CI of f1, resampling papers")
-    micro_precision: float
-    micro_recall: float
-    micro_f1: float
+    ``score`` is the field's headline number: micro F1 (tp, fp, fn pooled over papers) for list and
+    name fields, classification accuracy for ``ACCURACY_FIELDS``; None when undefined (a micro-F1
+    field with tp + fp + fn = 0 over the split: nothing in gold and nothing predicted). Precision is
+    None when nothing was predicted, recall None when gold is empty.
+    """
+
+    metric: str = Field(description="'micro_f1' or 'accuracy': what `score` is")
+    score: Optional[float] = Field(description="the field's headline score; None when undefined")
+    ci95: Optional[tuple[float, float]] = Field(default=None, description="95% percentile bootstrap CI of score, resampling papers (counts pooled per resample)")
+    micro_precision: Optional[float] = None
+    micro_recall: Optional[float] = None
+    micro_f1: Optional[float] = None
+    accuracy: Optional[float] = Field(default=None, description="share of papers labeled right (ACCURACY_FIELDS only; a failed paper is wrong)")
+    per_paper_f1: float = Field(description="mean over papers of per-paper F1 with abstention credit (see paper_f1); secondary")
     tp: int
     fp: int
     fn: int
@@ -192,29 +212,44 @@ class FieldAggregate(BaseModel):
 
 
 class ClassScores(BaseModel):
-    """Per-class precision/recall/F1 of a categorical or multi-label field, and their macro mean."""
+    """Per-class precision/recall/F1 of a categorical or multi-label field, and their macro mean.
+
+    Precision or recall of a class is None where undefined (never predicted, or absent from gold)."""
 
     accuracy: Optional[float] = None
-    macro_f1: float
-    per_class: dict[str, tuple[float, float, float, int]] = Field(description="class -> (precision, recall, F1, gold support)")
+    macro_f1: Optional[float]
+    per_class: dict[str, tuple[Optional[float], Optional[float], Optional[float], int]] = Field(description="class -> (precision, recall, F1, gold support)")
 
 
 class RunScores(BaseModel):
-    """``scores.json``: aggregate scores of one run, with the versions that produced them."""
+    """``scores.json``: aggregate scores of one run, with the versions that produced them.
 
-    scores_version: int = 2
+    The headline (:func:`headline`) is the macro mean over the defined HEADLINE_FIELDS of each
+    field's ``score`` (pooled micro F1, or accuracy), so an empty record scores near 0 and a record
+    with one field right about 1/12 of a perfect one. ``per_paper_f1`` is the older mean of per-paper
+    F1, which credits an empty prediction on empty gold with 1 (abstention credit): secondary.
+    """
+
+    scores_version: int = 3
     run_id: str
     split: str
     scorer_version: str = SCORER_VERSION
     schema_version: str = SCHEMA_VERSION
     gold_version: str
-    papers: int
-    papers_done: int = Field(default=0, description="papers with a prediction line; fewer than `papers` means an unfinished run")
+    papers: int = Field(description="gold papers of the split that this run asked")
+    papers_in_split: int = Field(default=0, description="gold papers in the split; more than `papers` means a partial run (--limit)")
+    papers_done: int = Field(default=0, description="papers with a prediction line that is an answer; fewer than `papers` means an unfinished run")
+    reference: bool = Field(default=False, description="a reference run (rules/*, a second annotator): shown apart from contenders, never ranked")
     valid_rate: float = Field(description="share of papers with a parsed, schema-valid record")
     failures_by_class: dict[str, int]
     repairs: dict[str, int] = Field(default_factory=dict, description="tolerated deviations in parsed replies (fenced, think, escapes)")
-    overall_f1: float = Field(description="macro over HEADLINE_FIELDS of the per-field F1")
-    overall_ci95: tuple[float, float] = Field(description="95% percentile bootstrap CI of overall_f1, resampling papers")
+    headline: Optional[float] = Field(description="macro mean over defined HEADLINE_FIELDS of the field scores (micro F1 / accuracy)")
+    headline_ci95: Optional[tuple[float, float]] = Field(description="95% percentile bootstrap CI of headline, resampling papers with counts pooled per resample")
+    undefined_fields: list[str] = Field(default_factory=list, description="headline fields left out of the mean: nothing in gold and nothing predicted")
+    precision: Optional[float] = Field(default=None, description="micro precision pooled over the headline fields' items")
+    recall: Optional[float] = Field(default=None, description="micro recall pooled over the headline fields' items")
+    per_paper_f1: float = Field(description="mean over papers of per-paper F1 macro over fields, with abstention credit (secondary)")
+    per_paper_f1_ci95: Optional[tuple[float, float]] = Field(description="95% percentile bootstrap CI of per_paper_f1")
     bootstrap: dict[str, Any] = Field(default_factory=lambda: {"seed": BOOTSTRAP_SEED, "resamples": BOOTSTRAP_RESAMPLES, "method": "percentile"})
     fields: dict[str, FieldAggregate]
     classes: dict[str, ClassScores] = Field(default_factory=dict)
@@ -229,25 +264,102 @@ class RunScores(BaseModel):
         default=None, description="sha256 of the predictions.jsonl bytes that were scored; when the file changes, these scores are stale")
     higher_is_better: dict[str, bool] = Field(default_factory=lambda: dict(HIGHER_IS_BETTER))
 
+    @property
+    def partial(self) -> bool:
+        """True when the run asked fewer papers than its split holds (``--limit``)."""
+        return self.papers < self.papers_in_split
+
+    @property
+    def unfinished(self) -> bool:
+        """True when some asked paper has no answer yet (not run, or a transport error)."""
+        return self.papers_done < self.papers
+
+    @property
+    def rankable(self) -> bool:
+        """True for a complete contender: finished, over the whole split, and not a reference."""
+        return not (self.reference or self.partial or self.unfinished)
+
+
+def is_reference_backend(backend: str) -> bool:
+    """References are shown apart from contenders: the model-free ``rules/`` runs and ``human/``
+    (a second annotator's labels scored as a run)."""
+    return backend.startswith(("rules/", "human/"))
+
 
 def paper_f1(counts: tuple[int, int, int], answered: bool = True) -> float:
-    """One paper's F1 on one field: :func:`f1` of its counts, or 0.0 when the paper has no answer
-    (a failure), even if gold is empty there."""
-    return f1(*counts) if answered else 0.0
+    """One paper's F1 on one field with abstention credit: 1.0 when gold and prediction are both
+    empty (tp = fp = fn = 0), 0.0 when the paper has no answer (a failure), even if gold is empty
+    there, else :func:`f1`. Only the secondary ``per_paper_f1`` uses it."""
+    if not answered:
+        return 0.0
+    value = f1(*counts)
+    return 1.0 if value is None else value
 
 
 def paper_overall(counts: dict[str, tuple[int, int, int]], answered: bool = True) -> float:
-    """One paper's overall score: mean of its per-field F1 over HEADLINE_FIELDS (0.0 without an answer)."""
+    """One paper's per-paper F1: mean of :func:`paper_f1` over HEADLINE_FIELDS (0.0 without an answer)."""
     return float(np.mean([paper_f1(counts[f], answered) for f in HEADLINE_FIELDS]))
 
 
-def bootstrap_ci(values: list[float] | np.ndarray) -> tuple[float, float]:
+def field_scores(totals: np.ndarray, papers: int, fields: tuple[str, ...]) -> np.ndarray:
+    """Each field's score from pooled counts: ``totals`` of shape (..., len(fields), 3) holding
+    (tp, fp, fn) summed over ``papers`` papers. Micro F1, or accuracy (tp / papers) for
+    ACCURACY_FIELDS; NaN where a micro-F1 field is undefined (tp + fp + fn = 0). Shape (..., len(fields))."""
+    tp, fp, fn = totals[..., 0], totals[..., 1], totals[..., 2]
+    denominator = 2 * tp + fp + fn
+    with np.errstate(invalid="ignore", divide="ignore"):
+        micro = np.where(denominator > 0, 2 * tp / np.where(denominator > 0, denominator, 1), np.nan)
+    accuracy = tp / max(papers, 1)
+    is_accuracy = np.array([f in ACCURACY_FIELDS for f in fields])
+    return np.where(is_accuracy, accuracy, micro)
+
+
+def headline_of(totals: np.ndarray, papers: int) -> np.ndarray:
+    """The headline from pooled counts of HEADLINE_FIELDS, shape (..., 12, 3) -> (...): the mean of
+    the defined field scores (NaN when none is defined)."""
+    scores = field_scores(totals, papers, HEADLINE_FIELDS)
+    defined = ~np.isnan(scores)
+    with np.errstate(invalid="ignore"):
+        return np.where(defined.any(axis=-1), np.nansum(scores, axis=-1) / np.maximum(defined.sum(axis=-1), 1), np.nan)
+
+
+def _round(value: Any) -> Optional[float]:
+    return None if value is None or np.isnan(value) else round(float(value), 4)
+
+
+def pooled_bootstrap_ci(counts: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray]) -> Optional[tuple[float, float]]:
+    """95% percentile bootstrap CI (Efron & Tibshirani 1993) of a statistic of pooled counts,
+    resampling papers with scipy.stats.bootstrap (seeded with BOOTSTRAP_SEED): ``counts`` has one
+    row per paper (shape (n, ...)); ``statistic`` maps summed counts (shape (batch, ...)) to values
+    (shape (batch,)), NaN where undefined. Resamples where the statistic is undefined are left out.
+    None with fewer than 2 papers, or when the statistic is undefined on every resample."""
+    n = counts.shape[0]
+    if n < 2:
+        return None
+
+    def pooled(index: np.ndarray, axis: int = -1) -> np.ndarray:
+        return statistic(counts[index.astype(int)].sum(axis=-1 - (counts.ndim - 1)))
+
+    with warnings.catch_warnings():  # scipy warns about its own interval when some resamples are undefined (NaN); we drop those
+        warnings.simplefilter("ignore")
+        res = stats.bootstrap((np.arange(n),), pooled, vectorized=True, n_resamples=BOOTSTRAP_RESAMPLES, method="percentile",
+                              random_state=np.random.default_rng(BOOTSTRAP_SEED))
+    distribution = res.bootstrap_distribution[~np.isnan(res.bootstrap_distribution)]
+    if not len(distribution):
+        return None
+    low, high = np.percentile(distribution, [2.5, 97.5])
+    return (round(float(low), 4), round(float(high), 4))
+
+
+def bootstrap_ci(values: list[float] | np.ndarray) -> Optional[tuple[float, float]]:
     """95% percentile bootstrap CI of the mean (Efron & Tibshirani 1993; scipy.stats.bootstrap),
-    resampling papers, seeded with BOOTSTRAP_SEED."""
+    resampling papers, seeded with BOOTSTRAP_SEED. None with fewer than 2 values; (m, m) when all
+    values are equal."""
     data = np.asarray(values, dtype=float)
-    if len(data) < 2 or np.all(data == data[0]):
-        m = float(data.mean()) if len(data) else 0.0
-        return (round(m, 4), round(m, 4))
+    if len(data) < 2:
+        return None
+    if np.all(data == data[0]):
+        return (round(float(data[0]), 4), round(float(data[0]), 4))
     res = stats.bootstrap((data,), np.mean, n_resamples=BOOTSTRAP_RESAMPLES, confidence_level=0.95,
                           method="percentile", random_state=np.random.default_rng(BOOTSTRAP_SEED))
     return (round(float(res.confidence_interval.low), 4), round(float(res.confidence_interval.high), 4))
@@ -255,26 +367,45 @@ def bootstrap_ci(values: list[float] | np.ndarray) -> tuple[float, float]:
 
 def aggregate(per_paper: list[dict[str, tuple[int, int, int]]], diagnostics: Optional[list[dict[str, Any]]] = None,
               answered: Optional[list[bool]] = None) -> dict[str, FieldAggregate]:
-    """Pool per-paper counts into per-field aggregates (mean per-paper F1 with CI, micro P/R/F1,
-    invented-value rate when diagnostics are given). ``answered[i]`` False marks paper i as a
-    failure (per-paper F1 0, see :func:`paper_f1`); all answered by default."""
+    """Pool per-paper counts into per-field aggregates: the field score (micro F1, or accuracy for
+    ACCURACY_FIELDS) with its bootstrap CI, micro P/R/F1, the secondary per-paper F1, and the
+    invented-value rate when diagnostics are given. ``answered[i]`` False marks paper i as a failure
+    (per-paper F1 0, see :func:`paper_f1`); all answered by default."""
     answered = answered if answered is not None else [True] * len(per_paper)
+    n = len(per_paper)
     fields: dict[str, FieldAggregate] = {}
     for field in REPORTED_FIELDS:
-        counts = np.array([paper[field] for paper in per_paper]).reshape(-1, 3)
+        counts = np.array([paper[field] for paper in per_paper], dtype=np.int64).reshape(-1, 3)
         tp, fp, fn = (int(x) for x in counts.sum(axis=0))
         precision, recall, micro = prf(tp, fp, fn)
+        is_accuracy = field in ACCURACY_FIELDS
+        score = field_scores(counts.sum(axis=0)[None, :], n, (field,))[0]
+        ci = pooled_bootstrap_ci(counts[:, None, :], lambda t, f=field: field_scores(t, n, (f,))[..., 0]) if not np.isnan(score) else None
         per = [paper_f1(tuple(c), ok) for c, ok in zip(counts, answered)]
         invented = None
         if diagnostics is not None and field in diagnostics[0]["invented"]:
             flags = [d["invented"][field] for d in diagnostics if d["invented"][field] is not None]
             invented = round(float(np.mean(flags)), 4) if flags else None
         fields[field] = FieldAggregate(
-            f1=round(float(np.mean(per)) if per else 0.0, 4), ci95=bootstrap_ci(per),
-            micro_precision=round(precision, 4), micro_recall=round(recall, 4), micro_f1=round(micro, 4),
-            tp=tp, fp=fp, fn=fn, invented_rate=invented,
+            metric="accuracy" if is_accuracy else "micro_f1", score=_round(score), ci95=ci,
+            micro_precision=_round(precision), micro_recall=_round(recall), micro_f1=_round(micro),
+            accuracy=_round(tp / n) if is_accuracy and n else None,
+            per_paper_f1=round(float(np.mean(per)) if per else 0.0, 4), tp=tp, fp=fp, fn=fn, invented_rate=invented,
         )
     return fields
+
+
+def headline(per_paper: list[dict[str, tuple[int, int, int]]]) -> tuple[Optional[float], Optional[tuple[float, float]], list[str]]:
+    """(headline, its 95% bootstrap CI, undefined fields) of per-paper counts: the macro mean over
+    HEADLINE_FIELDS of pooled micro F1 (accuracy for ACCURACY_FIELDS), leaving out fields with
+    tp + fp + fn = 0 over the papers (SciREX, Jain et al. 2020, and AxCell, Kardas et al. 2020, pool
+    counts over documents the same way). The CI recomputes the pooled counts per resample."""
+    n = len(per_paper)
+    counts = np.array([[paper[f] for f in HEADLINE_FIELDS] for paper in per_paper], dtype=np.int64).reshape(n, len(HEADLINE_FIELDS), 3)
+    totals = counts.sum(axis=0)
+    value = headline_of(totals, n)
+    undefined = [f for f, s in zip(HEADLINE_FIELDS, field_scores(totals, n, HEADLINE_FIELDS)) if np.isnan(s)]
+    return _round(value), pooled_bootstrap_ci(counts, lambda t: headline_of(t, n)), undefined
 
 
 def class_scores(pairs: list[tuple[Any, Any]], classes: list[str], multi: bool) -> ClassScores:
@@ -289,10 +420,11 @@ def class_scores(pairs: list[tuple[Any, Any]], classes: list[str], multi: bool) 
             counts[c][1] += key in p and key not in g
             counts[c][2] += key not in p and key in g
     name = lambda c: c if isinstance(c, str) else json.dumps(c)  # noqa: E731  (true/false/null)
-    per_class = {name(c): (*(round(x, 4) for x in prf(*counts[c])), counts[c][0] + counts[c][2]) for c in classes}
-    supported = [v[2] for v in per_class.values() if v[3] > 0]
-    accuracy = None if multi else round(float(np.mean([p == g for p, g in pairs])), 4)
-    return ClassScores(accuracy=accuracy, macro_f1=round(float(np.mean(supported)) if supported else 0.0, 4), per_class=per_class)
+    per_class = {name(c): (*(_round(x) for x in prf(*counts[c])), counts[c][0] + counts[c][2]) for c in classes}
+    # macro F1 over the classes present in gold; an absent class predicted anyway counts 0 (not left out)
+    supported = [v[2] or 0.0 for v in per_class.values() if v[3] > 0]
+    accuracy = None if multi or not pairs else round(float(np.mean([p == g for p, g in pairs])), 4)
+    return ClassScores(accuracy=accuracy, macro_f1=round(float(np.mean(supported)), 4) if supported else None, per_class=per_class)
 
 
 def score_predictions(
@@ -308,9 +440,11 @@ def score_predictions(
     """Score predictions ``{paper_id: record-or-None}`` against the gold papers of ``split``
     (``"all"`` for every gold paper given).
 
-    A paper missing from ``predictions`` counts as an empty prediction. ``failures`` maps paper id
-    to failure class; ``abstracts`` (paper id -> text) enables grounding. Returns the aggregate and
-    one detail row per paper. Raises ValueError if ``split`` has no gold papers.
+    A paper missing from ``predictions``, or mapped to None, is a failure (no answer): it misses
+    every gold item and is wrong on the accuracy fields. ``failures`` maps paper id to failure class;
+    ``abstracts`` (paper id -> text) enables grounding. Returns the aggregate (:class:`RunScores`;
+    ``papers_in_split`` and ``papers_done`` set to the papers scored, which :func:`score_run` refines)
+    and one detail row per paper. Raises ValueError if ``split`` has no gold papers.
     """
     papers = [g for g in gold if split == "all" or g.split == split]
     if not papers:
@@ -320,7 +454,7 @@ def score_predictions(
     answered = [predictions.get(g.id) is not None for g in papers]
     diagnostics = [diagnose_paper(predictions.get(g.id), g, abstracts.get(g.id, "")) for g in papers]
     detail = [
-        {"paper_id": g.id, "overall": round(paper_overall(c, ok), 4), "answered": ok, "failure": failures.get(g.id),
+        {"paper_id": g.id, "per_paper_f1": round(paper_overall(c, ok), 4), "answered": ok, "failure": failures.get(g.id),
          "fields": {k: list(v) for k, v in c.items()}, **d}
         for g, c, ok, d in zip(papers, per_paper, answered, diagnostics)
     ]
@@ -334,13 +468,18 @@ def score_predictions(
             grounding[field] = {"grounded_rate": round(grounded / total, 4) if total else None,
                                 "grounded_correct_rate": round(correct / total, 4) if total else None, "predicted": total}
     attr = {a: [sum(d["result_attributes"][a][k] for d in diagnostics) for k in range(2)] for a in RESULT_ATTRIBUTES}
+    value, ci, undefined = headline(per_paper)
+    pooled = np.array([fields[f].tp for f in HEADLINE_FIELDS]).sum(), np.array([fields[f].fp for f in HEADLINE_FIELDS]).sum(), \
+        np.array([fields[f].fn for f in HEADLINE_FIELDS]).sum()
+    precision, recall, _ = prf(*(int(x) for x in pooled))
+    per_paper_values = [paper_overall(c, ok) for c, ok in zip(per_paper, answered)]
     scores = RunScores(
-        run_id=run_id, split=split, gold_version=gold_version, papers=len(papers),
+        run_id=run_id, split=split, gold_version=gold_version, papers=len(papers), papers_in_split=len(papers), papers_done=len(papers),
         valid_rate=round(valid / len(papers), 4),
         failures_by_class=dict(sorted(Counter(f for pid, f in failures.items() if pid in ids).items())),
         repairs=dict(sorted((repairs or {}).items())),
-        overall_f1=round(float(np.mean([fields[f].f1 for f in HEADLINE_FIELDS])), 4),
-        overall_ci95=bootstrap_ci([paper_overall(c, ok) for c, ok in zip(per_paper, answered)]),
+        headline=value, headline_ci95=ci, undefined_fields=undefined, precision=_round(precision), recall=_round(recall),
+        per_paper_f1=round(float(np.mean(per_paper_values)), 4), per_paper_f1_ci95=bootstrap_ci(per_paper_values),
         fields=fields,
         classes={
             "research_area": class_scores([tuple(d["labels"]["research_area"]) for d in diagnostics], [a.value for a in ResearchArea], multi=False),

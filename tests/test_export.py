@@ -57,8 +57,8 @@ def test_prediction_split_rescores_to_committed_scores(exported, tmp_path):
         failures = {r["id"]: r["failure"] for r in split if r["failure"]}
         asked = set(predictions)
         scores, _ = score_predictions(predictions, [g for g in gold if g.id in asked], failures, committed["run_id"], committed["split"], committed["gold_version"])
-        assert scores.overall_f1 == committed["overall_f1"], run.name
-        assert {f: a.f1 for f, a in scores.fields.items()} == {f: a["f1"] for f, a in committed["fields"].items()}
+        assert scores.headline == committed["headline"], run.name
+        assert {f: a.score for f, a in scores.fields.items()} == {f: a["score"] for f, a in committed["fields"].items()}
 
 
 def test_export_twice_gives_identical_bytes(exported, tmp_path):
@@ -114,7 +114,7 @@ def test_export_without_predictions_into_an_earlier_export_removes_its_stale_pre
     shutil.copytree(exported, tmp_path / "ds2")
     written = export_dataset(tmp_path / "ds2", ROOT / "gold" / "gold.jsonl", ROOT / "gold" / "corpus.jsonl", runs,
                              card_extras(ROOT / "gold", ROOT / "results"))
-    assert sorted(p.name for p in (tmp_path / "ds2" / "predictions").iterdir()) == ["rules_baseline__zero_shot__test.parquet"]
+    assert sorted(p.name for p in (tmp_path / "ds2" / "predictions").iterdir()) == ["rules_baseline__zero_shot__test.parquet", "runs.json"]
     assert tmp_path / "ds2" / "predictions" / "rules_baseline__zero_shot__test.parquet" in written
 
 

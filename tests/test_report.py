@@ -104,7 +104,7 @@ def test_leaderboard_cli_writes_plots(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "leaderboard", "--runs-dir", str(runs), "--out", str(tmp_path / "board.md")],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    for name in ("leaderboard_overall.png", "leaderboard_fields.png", "leaderboard_cost.png"):
+    for name in ("leaderboard_overall.png", "leaderboard_fields.png", "leaderboard_seconds.png"):
         png = tmp_path / name
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5_000
     assert (tmp_path / "board.md").read_text() == (ROOT / "results" / "leaderboard.md").read_text()
@@ -151,16 +151,16 @@ def test_compare_lists_only_papers_that_differ(tmp_path):
     b = shutil.copytree(a, runs / "b")  # the same run, but paper 3's tasks all wrong and paper 5's overall moved
     rows = [_json.loads(l) for l in (b / "paper_scores.jsonl").read_text().splitlines()]
     assert rows[2]["fields"]["tasks"][0] > 0  # some task found in A
-    rows[2]["fields"]["tasks"], rows[2]["overall"] = [0, 3, 3], rows[2]["overall"] - 0.25
-    rows[4]["overall"] = rows[4]["overall"] + 0.01
+    rows[2]["fields"]["tasks"], rows[2]["per_paper_f1"] = [0, 3, 3], rows[2]["per_paper_f1"] - 0.25
+    rows[4]["per_paper_f1"] = rows[4]["per_paper_f1"] + 0.01
     (b / "paper_scores.jsonl").write_text("".join(_json.dumps(r) + "\n" for r in rows))
     _, papers = compare_runs(a, b, top=5)
     assert [(p["paper_id"], p["fields"]) for p in papers] == [(rows[2]["paper_id"], ["tasks"]), (rows[4]["paper_id"], [])]
     assert [p["paper_id"] for p in compare_runs(a, b, top=1)[1]] == [rows[2]["paper_id"]]
     cli = lambda *args: subprocess.run([sys.executable, "-m", "paperfields.cli", "compare", *args], capture_output=True, text=True)
     text = cli(str(a), str(b)).stdout
-    assert f"{rows[2]['paper_id']}: A " in text and "; differs in tasks" in text
-    assert f"{rows[4]['paper_id']}: A " in text and "differs in overall score only (no field's F1 differs)" in text
+    assert f"{rows[2]['paper_id']}: per-paper F1 A " in text and "; differs in tasks" in text
+    assert f"{rows[4]['paper_id']}: per-paper F1 A " in text and "differs in per-paper F1 only (no field's counts differ)" in text
     assert text.count("differs in") == 2 and "differs in -" not in text
     # A run compared with itself: no paper is listed.
     same = cli(str(a), str(a))
@@ -183,30 +183,43 @@ def test_compare_paired_bootstrap_on_committed_runs():
     proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "compare", a, b, "--json"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     result = _json.loads(proc.stdout)
-    overall = next(r for r in result["fields"] if r["field"] == "overall")
-    sa = _json.loads((ROOT / "results" / "runs" / a / "scores.json").read_text())["overall_f1"]
-    sb = _json.loads((ROOT / "results" / "runs" / b / "scores.json").read_text())["overall_f1"]
+    overall = next(r for r in result["fields"] if r["field"] == "headline")
+    assert result["fields"][0] is overall  # the headline comes first
+    sa = _json.loads((ROOT / "results" / "runs" / a / "scores.json").read_text())["headline"]
+    sb = _json.loads((ROOT / "results" / "runs" / b / "scores.json").read_text())["headline"]
+    assert overall["a"] == pytest.approx(sa, abs=1e-4) and overall["b"] == pytest.approx(sb, abs=1e-4)
     assert overall["diff"] == pytest.approx(sb - sa, abs=1e-3)
     assert overall["ci95"][0] <= overall["diff"] <= overall["ci95"][1] and overall["p_value"] < 0.05
     same = subprocess.run([sys.executable, "-m", "paperfields.cli", "compare", a, a, "--json"], capture_output=True, text=True)
-    assert all(r["diff"] == 0 and r["p_value"] == 1.0 for r in _json.loads(same.stdout)["fields"])
+    assert all((r["diff"] == 0 and r["p_value"] == 1.0) or r["diff"] is None for r in _json.loads(same.stdout)["fields"])
 
 
 def test_partial_and_unfinished_runs_are_marked_and_listed_after_full_runs(tmp_path):
+    from paperfields.scoring.runs import board_rows
+
     runs = _committed_runs(tmp_path)
     full = json.loads((runs / "local_qwen2.5-coder-0.5b__zero_shot__test" / "scores.json").read_text())
-    for name, papers, done, f1 in (("tiny", 6, 6, 0.99), ("half", 60, 30, 0.95)):
+    for name, papers, done, value in (("tiny", 6, 6, 0.99), ("half", 60, 30, 0.95)):
         (runs / name).mkdir()
-        (runs / name / "scores.json").write_text(json.dumps(dict(full, run_id=name, papers=papers, papers_done=done, overall_f1=f1, predictions_sha256=None)))
+        (runs / name / "scores.json").write_text(json.dumps(dict(full, run_id=name, papers=papers, papers_done=done, headline=value, predictions_sha256=None)))
     scores = collect_scores(runs)
     order = [s.run_id for s in scores]
-    full = [s.run_id for s in scores if s.papers_done == s.papers == 60]
-    # better F1 than every full run, but not comparable with them: listed after all of them
-    assert min(order.index("tiny"), order.index("half")) > max(order.index(r) for r in full)
-    assert order.index("tiny") < order.index("half")  # among the rest, best overall F1 first
-    assert order[0] == "rules_baseline__zero_shot__test"
+    complete = [s.run_id for s in scores if s.papers_done == s.papers == 60]
+    # better headline than every complete run, but not comparable with them: listed after all of them
+    assert min(order.index("tiny"), order.index("half")) > max(order.index(r) for r in complete)
+    assert order.index("tiny") < order.index("half")  # among the rest, best headline first
+    assert order[0] == "local_qwen2.5-coder-1.5b__few_shot__test"  # the best contender; references follow the contenders
+    rows = {r["run_id"]: r for r in board_rows(scores)}
+    assert rows["tiny"]["rank"] is None and rows["tiny"]["headline_ci95"] is None and rows["tiny"]["section"] == "partial"
+    assert rows["half"]["rank"] is None and rows["half"]["headline_ci95"] is None
+    assert rows["tiny"]["papers"] == 6 and rows["tiny"]["papers_total"] == 60
+    assert rows["rules_empty__zero_shot__test"]["rank"] is None and rows["rules_empty__zero_shot__test"]["reference"] is True
+    assert [r["rank"] for r in board_rows(scores) if r["rank"] is not None] == [1, 2, 3, 4, 5]
     board = leaderboard_markdown(scores)
     assert "| 6 of 60 (partial) |" in board and "| 30/60 (unfinished) |" in board
+    assert board.index("## References") < board.index("## Partial and unfinished runs")
+    assert "| – | tiny |" in board  # no rank
+    assert "0.990 |" in board and "0.990 [" not in board  # no CI for a partial run
 
 
 def test_scoring_against_another_gold_file_prints_and_leaves_the_runs_scores_alone(tmp_path):

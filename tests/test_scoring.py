@@ -7,7 +7,7 @@ import pytest
 
 from paperfields.extract.schema import PaperRecord
 from paperfields.scoring.gold import GoldRecord
-from paperfields.scoring.score import REPORTED_FIELDS, aggregate, f1, score_paper, score_predictions
+from paperfields.scoring.score import HEADLINE_FIELDS, REPORTED_FIELDS, aggregate, f1, prf, score_paper, score_predictions
 
 CASES = [json.loads(l) for l in (Path(__file__).parent / "data" / "scorer_cases.jsonl").read_text().splitlines() if l.strip()]
 SCORED_AS = {"results_value": "results", "results_full": "results", "method_name_soft": "method_name", "method_full_name_soft": "method_full_name"}
@@ -50,17 +50,20 @@ def test_swapping_prediction_and_gold_swaps_precision_and_recall():
 
 
 def test_f1_definition():
-    assert f1(0, 0, 0) == 1.0
+    assert f1(0, 0, 0) is None  # undefined, never 1.0
     assert f1(1, 2, 0) == pytest.approx(0.5)
     assert f1(0, 1, 1) == 0.0
+    assert prf(0, 0, 3) == (None, 0.0, 0.0)  # nothing predicted: precision undefined
+    assert prf(0, 2, 0) == (0.0, None, 0.0)  # nothing in gold: recall undefined
 
 
 def test_every_gold_record_scored_against_itself_is_perfect(gold):
     predictions = {g.id: g.record.model_dump(mode="json") for g in gold}
     scores, detail = score_predictions(predictions, gold, {}, "self", "all", "test")
-    assert scores.overall_f1 == 1.0
-    assert all(row["overall"] == 1.0 for row in detail)
-    assert all(scores.fields[f].f1 == 1.0 for f in scores.fields)
+    assert scores.headline == 1.0 and scores.per_paper_f1 == 1.0
+    assert scores.precision == 1.0 and scores.recall == 1.0
+    assert all(row["per_paper_f1"] == 1.0 for row in detail)
+    assert all(scores.fields[f].score in (1.0, None) for f in scores.fields)
 
 
 def test_failed_paper_counts_as_empty_prediction(gold):
@@ -75,12 +78,15 @@ def test_a_run_that_never_answers_scores_zero_not_the_share_of_empty_gold_fields
     # Before scorer 2.2 a failed paper got F1 1.0 on every field whose gold is empty (0.41 overall).
     failures = {g.id: "transport_error" for g in gold}
     scores, detail = score_predictions({}, gold, failures, "dead", "test", "t")
-    assert scores.overall_f1 == 0.0 and scores.overall_ci95 == (0.0, 0.0)
-    assert all(scores.fields[f].f1 == 0.0 for f in scores.fields)
-    assert all(row["overall"] == 0.0 and row["answered"] is False for row in detail)
-    # An answered empty record still earns its correct abstentions.
+    assert scores.headline == 0.0 and scores.headline_ci95 == (0.0, 0.0)
+    assert scores.per_paper_f1 == 0.0 and scores.per_paper_f1_ci95 == (0.0, 0.0)
+    assert scores.precision is None and scores.recall == 0.0  # nothing predicted: precision undefined
+    assert all(scores.fields[f].score == 0.0 for f in HEADLINE_FIELDS)
+    assert all(row["per_paper_f1"] == 0.0 and row["answered"] is False for row in detail)
+    # An answered empty record still earns its correct abstentions in the secondary per-paper F1 only.
     empty, _ = score_predictions({g.id: {} for g in gold}, gold, {}, "empty", "test", "t")
-    assert empty.fields["code_url"].f1 == pytest.approx(sum(g.record.code_url is None for g in gold if g.split == "test") / 60, abs=1e-4)
+    assert empty.fields["code_url"].per_paper_f1 == pytest.approx(sum(g.record.code_url is None for g in gold if g.split == "test") / 60, abs=1e-4)
+    assert empty.fields["code_url"].score == 0.0
 
 
 def test_aggregate_micro_and_macro_differ():
@@ -89,19 +95,23 @@ def test_aggregate_micro_and_macro_differ():
     per_paper[0]["datasets"] = (1, 0, 0)
     per_paper[1]["datasets"] = (0, 1, 3)
     agg = aggregate(per_paper)["datasets"]
-    assert agg.f1 == pytest.approx(0.5)  # mean of 1.0 and 0.0
+    assert agg.per_paper_f1 == pytest.approx(0.5)  # mean of 1.0 and 0.0
     assert agg.micro_precision == pytest.approx(0.5)
     assert agg.micro_recall == pytest.approx(0.25)
     assert agg.micro_f1 == pytest.approx(2 / 6, abs=1e-4)
+    assert agg.score == agg.micro_f1 and agg.metric == "micro_f1"
+    # a field with nothing in gold and nothing predicted on any paper is undefined: no score, no CI, no P/R
+    models = aggregate(per_paper)["models"]
+    assert models.score is None and models.ci95 is None and models.micro_precision is None and models.micro_recall is None
 
 
-def test_bootstrap_interval_contains_the_mean_and_is_seeded(gold):
+def test_bootstrap_interval_contains_the_headline_and_is_seeded(gold):
     predictions = {g.id: (g.record.model_dump(mode="json") if i % 2 else None) for i, g in enumerate(gold)}
     a, _ = score_predictions(predictions, gold, {}, "half", "all", "t")
     b, _ = score_predictions(predictions, gold, {}, "half", "all", "t")
-    low, high = a.overall_ci95
-    assert low < a.overall_f1 < high
-    assert a.overall_ci95 == b.overall_ci95
+    low, high = a.headline_ci95
+    assert low < a.headline < high
+    assert a.headline_ci95 == b.headline_ci95
     assert a.valid_rate == pytest.approx(38 / 76, abs=1e-4)
 
 
@@ -118,18 +128,69 @@ def test_scorer_agrees_with_hand_judged_pairs_and_known_disagreements_are_explai
     assert {(d["field"], d["prediction"], d["gold"]) for d in report["disagreements"]} == set(KNOWN_DISAGREEMENTS)
 
 
-def test_overall_micro_f1_gives_abstention_no_credit(gold):
-    from paperfields.scoring.runs import overall_micro_f1
+def _test_gold(gold):
+    return [g for g in gold if g.split == "test"]
 
-    test = [g for g in gold if g.split == "test"]
-    perfect, _ = score_predictions({g.id: g.record.model_dump(mode="json") for g in test}, test, {}, "self", "test", "t")
-    assert overall_micro_f1(perfect) == 1.0
-    # The schema's default record: per-paper F1 rewards its abstentions, micro F1 only its hits.
+
+def test_the_empty_record_scores_near_zero_on_the_headline(gold):
+    test = _test_gold(gold)
     empty, _ = score_predictions({g.id: PaperRecord().model_dump(mode="json") for g in test}, test, {}, "empty", "test", "t")
     others = sum(g.record.research_area == "other" for g in test)
-    assert empty.fields["research_area"].micro_f1 == pytest.approx(others / 60, abs=1e-4)  # 'other' is its only true positive
-    assert all(empty.fields[f].micro_f1 == 0.0 for f in ("datasets", "models", "metrics", "baselines", "tasks", "results", "code_url"))
     unstated = sum(g.record.training_free is None for g in test)  # training_free null ("not stated") is a class of its own
-    assert empty.fields["training_free"].micro_f1 == pytest.approx(unstated / 60, abs=1e-4)
-    assert overall_micro_f1(empty) == pytest.approx((others + unstated) / 60 / 12, abs=1e-4)
-    assert empty.overall_f1 > 0.4  # what abstaining earns under the per-paper mean
+    assert empty.fields["research_area"].score == pytest.approx(others / 60, abs=1e-4)  # accuracy: 'other' is its only hit
+    assert empty.fields["training_free"].score == pytest.approx(unstated / 60, abs=1e-4)
+    assert all(empty.fields[f].score == 0.0 for f in ("datasets", "models", "metrics", "baselines", "tasks", "results", "code_url",
+                                                      "method_name", "method_full_name", "contribution_types"))
+    assert empty.headline == pytest.approx((others + unstated) / 60 / 12, abs=1e-4)
+    assert empty.headline <= 0.05
+    assert empty.per_paper_f1 > 0.4  # what abstaining earns under the secondary per-paper mean
+
+
+def test_a_run_that_copies_one_field_scores_about_a_twelfth(gold):
+    test = _test_gold(gold)
+    only_names = {g.id: {"method_name": g.record.method_name, "research_area": None} for g in test}
+    scores, _ = score_predictions(only_names, test, {}, "names", "test", "t")
+    assert scores.fields["method_name"].score == 1.0
+    assert 1 / 12 <= scores.headline <= 1 / 12 + 0.05  # the method name, plus training_free's null hits
+    assert scores.per_paper_f1 > 0.45  # the old per-paper mean would have ranked this above real models
+
+
+def test_a_perfect_run_scores_one_with_a_degenerate_interval(gold):
+    test = _test_gold(gold)
+    perfect, _ = score_predictions({g.id: g.record.model_dump(mode="json") for g in test}, test, {}, "self", "test", "t")
+    assert perfect.headline == 1.0 and perfect.headline_ci95 == (1.0, 1.0)
+    assert perfect.undefined_fields == []
+
+
+def test_a_field_empty_in_all_gold_is_left_out_of_the_headline_never_one():
+    gold = [GoldRecord(id=f"p{i}", split="test", record=PaperRecord(method_name=f"M{i}", research_area="reasoning", training_free=True))
+            for i in range(3)]
+    right = {g.id: {"method_name": g.record.method_name, "research_area": "reasoning", "training_free": True} for g in gold}
+    scores, _ = score_predictions(right, gold, {}, "r", "test", "t")
+    assert "baselines" in scores.undefined_fields and scores.fields["baselines"].score is None
+    assert scores.fields["baselines"].micro_f1 is None and scores.fields["baselines"].micro_precision is None
+    assert scores.headline == 1.0  # the mean over the defined fields only: name, area, training_free
+    # predicting a baseline that gold does not have makes the field defined, and wrong
+    right["p0"]["baselines"] = ["GPT-4"]
+    scores, _ = score_predictions(right, gold, {}, "r", "test", "t")
+    assert scores.fields["baselines"].score == 0.0 and scores.fields["baselines"].micro_precision == 0.0
+    assert scores.fields["baselines"].micro_recall is None
+
+
+def test_nullable_scalars_count_a_correct_null_as_nothing_and_an_invented_value_as_a_false_positive():
+    gold = GoldRecord(id="p1", split="test", record=PaperRecord())
+    assert score_paper({"method_name": None}, gold)["method_name"] == (0, 0, 0)
+    assert score_paper({"method_name": "X"}, gold)["method_name"] == (0, 1, 0)
+    named = GoldRecord(id="p1", split="test", record=PaperRecord(method_name="ConRAD"))
+    assert score_paper({"method_name": "Other"}, named)["method_name"] == (0, 1, 1)
+    assert score_paper({"method_name": None}, named)["method_name"] == (0, 0, 1)
+
+
+def test_no_precision_of_one_with_nothing_predicted(gold):
+    test = _test_gold(gold)
+    empty, _ = score_predictions({g.id: PaperRecord().model_dump(mode="json") for g in test}, test, {}, "empty", "test", "t")
+    for name, agg in empty.fields.items():
+        if agg.tp + agg.fp == 0:
+            assert agg.micro_precision is None, name
+    for cls in empty.classes["contribution_types"].per_class.values():
+        assert cls[0] is None  # never predicted: precision undefined
