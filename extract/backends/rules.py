@@ -36,16 +36,20 @@ Patterns, and what motivated each:
 - kind, from the nearest cue word before the number in its clause, else the first after it
   (``_REDUCTION``, ``_IMPROVEMENT``): "reduces" p814ff3def0; "gains" p814ff3def0, p495b8ac5c3,
   p5e6c9dda93 ("accuracy gain"); "outperform" p1463ea37b5, p63a4070ad6; "speedups" pe1ee2bb9ec; "more
-  … efficient" p1463ea37b5; "cuts", "drops", "lowers", "decreases", "fewer", "less", "saves" (reduction),
-  "improves", "increases", "boosts", "higher", "faster", "better" (improvement): generic. "from A to B"
+  … efficient" p1463ea37b5; "cuts", "drops", "lowers", "decreases", "fewer", "less", "saves", "shorter",
+  "cheaper" (reduction), "improves", "raises", "increases", "boosts", "higher", "faster", "better"
+  (improvement): generic. A cue in the three words right after the number ("11.03% absolute
+  improvement", p708dc2807d) beats one earlier in the sentence; a cue after "and"/"while" belongs to the
+  next claim (generic); a negative number with no cue is a reduction (generic). "from A to B"
   and "to B" are absolute (pf9564a42b1), as is a number with no cue ("achieves 50.37% ASR",
   p63a4070ad6); a number with no cue of its own after another one in the same sentence takes that
   one's kind and metric ("up to 53.19× on MBPP …, and up to 105.02×", pe1ee2bb9ec).
 - result metric, in order: a known metric name right after the number ("25.99% accuracy gain"
   p5e6c9dda93, "50.37% ASR" p63a4070ad6); "N% improvement in METRIC" p708dc2807d; "reduces/improves
   METRIC by/from N" p814ff3def0 ("reduces advantage collapse by"), pf9564a42b1 ("improves puzzle
-  accuracy from"); the nearest known metric name before the number in its sentence (pf9564a42b1,
-  p814ff3def0); the previous number's metric in the same sentence (pe1ee2bb9ec); ``speedup`` for a
+  accuracy from"); "METRIC is/reaches/drops (by/from) N" and "N% of/fewer METRIC": generic, as
+  written ("Accuracy drops by 9%" gives "Accuracy"); the nearest known metric name before the number
+  in its sentence (pf9564a42b1, p814ff3def0); the previous number's metric in the same sentence (pe1ee2bb9ec); ``speedup`` for a
   ``×`` number (pe1ee2bb9ec); else ``score`` (p1463ea37b5's gold).
 - training_free true: "training-free" pe1ee2bb9ec, pe43f366303; "without (re)training", "no
   (additional) training", "plug-and-play": generic. False: "fine-tuning" p1463ea37b5, pf9564a42b1,
@@ -71,7 +75,7 @@ Patterns, and what motivated each:
   - retrieval_long_context_knowledge: "retrieval", "RAG", "retriever" (p5e6c9dda93); "knowledge",
     "knowledge editing" (p5840fb4073); "long context", "factuality": guidelines.
   - rl_post_training: "reinforcement learning", "RLVR", "GRPO", "reward(s)" (p814ff3def0); "RLHF",
-    "reward model" (p495b8ac5c3); "fine-tuning", "SFT" (p1463ea37b5); "RL" (p26f8d3af4a); "DPO",
+    "reward model" (p495b8ac5c3); "fine-tuning", "SFT" (p1463ea37b5); "fine-tune(d)": generic; "RL" (p26f8d3af4a); "DPO",
     "preference optimization" (p5e6c9dda93); "post-training", "distillation": guidelines.
   - reasoning: "reasoning", "chain-of-thought", "CoT" (p847589794e, pc74505138d); "mathematical",
     "proving", "proof" (p097de25d15); "math", "test-time scaling": guidelines.
@@ -119,12 +123,14 @@ _HEDGES = (  # (qualifier, words that end right before the number, allowing "a/a
 )
 _HEDGE_TAIL = [(q, re.compile(rf"(?:^|(?<=[\s(]))(?:{w})\s*(?:(?:an?|by|of)\s+)?$", re.I)) for q, w in _HEDGES]
 _REDUCTION = r"reduc\w*|cut(?:s|ting)?|drop(?:s|ped|ping)?|lower(?:s|ed|ing)?|decreas\w*|fewer|less|sav(?:e|es|ed|ing|ings)|shrink\w*|declin\w*|smaller|shorten\w*|shorter|cheaper"
-_IMPROVEMENT = r"improv\w*|outperform\w*|gain(?:s|ed|ing)?|boost\w*|increas\w*|higher|faster|speed-?ups?|better|more|surpass\w*|exceed\w*|enhanc\w*|accelerat\w*"
+_IMPROVEMENT = r"improv\w*|rais(?:e|es|ed|ing)|outperform\w*|gain(?:s|ed|ing)?|boost\w*|increas\w*|higher|faster|speed-?ups?|better|more|surpass\w*|exceed\w*|enhanc\w*|accelerat\w*"
 _CUE = re.compile(rf"\b(?:(?P<red>{_REDUCTION})|(?P<imp>{_IMPROVEMENT}))\b", re.I)
 _METRIC_VERB = re.compile(r"\b(?:reduc|improv|increas|boost|rais|lower|decreas|cut)\w*\s+(?:the\s+|its\s+|their\s+)?(?P<m>[\w@-]+(?:\s+[\w@-]+){0,3}?)\s+(?:by|from)\s+$", re.I)
 _METRIC_AFTER_GAIN = re.compile(r"^\s*(?:absolute\s+|relative\s+)?(?:improvement|gain|increase|reduction|drop|decrease)s?\s+(?:in|on)\s+(?P<m>[\w@-]+(?:\s+[\w@-]+){0,2})", re.I)
 _METRIC_AFTER_OF = re.compile(r"^\s*(?:of|fewer|less|more|lower|higher)\s+(?:the\s+|its\s+|their\s+)?(?P<m>[\w@-]+(?:\s+[\w@-]+){0,2})", re.I)
-_NOT_METRIC = {"on", "in", "for", "of", "across", "with", "over", "by", "from", "and", "to", "at", "while", "compared", "relative", "than"}
+_METRIC_SUBJECT = re.compile(r"(?P<m>(?:[\w@-]+\s+){0,3}[\w@-]+)\s+(?:is|are|was|were|reaches|reached|stays|remains|rises|rose|drops|dropped|falls|fell|grows|changes|improves|increases|decreases)\s+(?:(?:by|from|to|at)\s+)?$", re.I)
+_NOT_METRIC = {"on", "in", "for", "of", "across", "with", "over", "by", "from", "and", "to", "at", "while", "compared", "relative", "than",
+               "is", "are", "was", "were", "its", "the", "our", "their", "this", "that", "a", "an", "we", "it", "which", "who"}
 
 _AREA_NOISE = re.compile(r"https?://\S+|\S+\.github\.io\S*|to the best of our knowledge|\b(?:our\s+|the\s+)?code\b[^.]{0,40}?\b(?:is|are|will be)\s+(?:publicly\s+|freely\s+)?(?:available|released)[^.]*|\bcode\b[^.]{0,20}\bcan be found[^.]*", re.I)
 _AREAS = [  # the guidelines' order; each keyword is a whole word or phrase (regex), case-insensitive
@@ -135,7 +141,7 @@ _AREAS = [  # the guidelines' order; each keyword is a whole word or phrase (reg
     ("interpretability", r"interpretability|interpretable|mechanistic|probing|circuits?|steering"),
     ("inference_efficiency", r"latency|speed-?ups?|throughput|kv[- ]cache|quantization|early exit|inference cost|token budgets?"),
     ("retrieval_long_context_knowledge", r"retrieval|retrievers?|rag|knowledge(?: editing)?|long[- ]context|factuality"),
-    ("rl_post_training", r"reinforcement learning|rl|rlhf|rlvr|grpo|ppo|dpo|rewards?|reward models?|fine-tuning|sft|post-training|preference optimization|distillation"),
+    ("rl_post_training", r"reinforcement learning|rl|rlhf|rlvr|grpo|ppo|dpo|rewards?|reward models?|fine-tun(?:e|es|ed|ing)|sft|post-training|preference optimization|distillation"),
     ("reasoning", r"reasoning|chain-of-thought|cot|mathematical|math|proving|proofs?|test-time scaling"),
     ("architecture_pretraining", r"pre-?training|architectures?|attention|scaling laws?|mixture-of-experts|moe|transformers?"),
 ]
@@ -242,15 +248,30 @@ def _metric(before: str, after: str, names: tuple[str, ...]) -> Optional[str]:
         right_after = _known_metric(names, head.group(1), last=False)
         if right_after and re.match(r"^\s*" + re.escape(right_after), after, re.I):
             return right_after
-    for pattern in (_METRIC_AFTER_GAIN, _METRIC_AFTER_OF):
-        phrase = pattern.match(after)
-        if phrase and _metric_phrase(phrase.group("m")):
-            return _metric_phrase(phrase.group("m"))
+    gain = _METRIC_AFTER_GAIN.match(after)
+    if gain and _metric_phrase(gain.group("m")):
+        return _metric_phrase(gain.group("m"))
     hedges = "|".join(w for _, w in _HEDGES)
-    verb = _METRIC_VERB.search(re.sub(rf"(?:{hedges})\s*(?:(?:an?|of)\s+)?$", "", before, flags=re.I))
+    bare = re.sub(rf"(?:{hedges})\s*(?:(?:an?|of)\s+)?$", "", before, flags=re.I)
+    verb = _METRIC_VERB.search(bare)
     if verb and _metric_phrase(verb.group("m")):
         return _metric_phrase(verb.group("m"))
+    subject = _METRIC_SUBJECT.search(bare)
+    if subject and _subject_phrase(subject.group("m")):
+        return _subject_phrase(subject.group("m"))
+    of = _METRIC_AFTER_OF.match(after)
+    if of and _metric_phrase(of.group("m")):
+        return _metric_phrase(of.group("m"))
     return _known_metric(names, before, last=True)
+
+
+def _subject_phrase(words: str) -> Optional[str]:
+    kept: list[str] = []
+    for word in reversed(words.split()):
+        if word.lower() in _NOT_METRIC:
+            break
+        kept.insert(0, word)
+    return " ".join(kept) or None
 
 
 def extract_results(plain: str, metric_names: tuple[str, ...]) -> list[dict[str, Any]]:
