@@ -16,7 +16,7 @@ from paperfields.extract.corpus import Paper, decode_utf8
 from paperfields.extract.schema import LIST_FIELDS, STRING_FIELDS, PaperRecord
 from paperfields.scoring.normalize import normalize, normalize_url, numbers_in, strip_markup
 
-GOLD_VERSION = "1.2"
+GOLD_VERSION = "1.3"
 
 
 
