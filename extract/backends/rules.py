@@ -16,7 +16,8 @@ Patterns, and what motivated each:
 - full name ``Full Name (ACRONYM)`` (``_EXPANSION``): p814ff3def0 "Adaptive Virtual Sample Policy
   Optimization (AVSPO)", pf9564a42b1 "Self-Aware Scheduling (SAS)", pe43f366303 "REAlignment Reward (REAR)".
 - contribution type benchmark, "we present NAME, a benchmark" (``_BENCHMARK``): p59349ff425; the
-  unnamed "we introduce a new benchmark" and "testbed"/"evaluation suite": generic.
+  unnamed "we introduce a new benchmark" and "testbed"/"evaluation suite": generic. Type dataset,
+  "we release/curate … dataset" (``_DATASET``): guidelines; otherwise method.
 - URL (``_URL``): p814ff3def0, p708dc2807d (plain), pb17e85082e (markdown ``[here](url)``),
   pe1ee2bb9ec (``<url>``); bare ``name.github.io`` (``_PAGES_URL``): p59349ff425. Trailing
   ``" ' ) ] } > . , ; : *`` and LaTeX ``\\url{…}`` braces are cut: generic.
@@ -146,7 +147,8 @@ _AREAS = [  # the guidelines' order; each keyword is a whole word or phrase (reg
     ("architecture_pretraining", r"pre-?training|architectures?|attention|scaling laws?|mixture-of-experts|moe|transformers?"),
 ]
 _AREA_PATTERNS = [(area, re.compile(rf"(?<![\w-])(?:{words})(?![\w-])", re.I)) for area, words in _AREAS]
-# Metric names every abstract may use, from the guidelines' metric examples and generic ML usage.
+# Metric names every abstract may use: the guidelines' metric examples (accuracy, pass rate, attack success
+# rate, pass@1, latency, throughput, speedup) and generic ML usage (success rate, F1, win rate, perplexity).
 _METRIC_WORDS = ("accuracy", "pass rate", "pass@1", "success rate", "attack success rate", "speedup", "throughput", "latency", "F1", "win rate", "perplexity")
 
 
@@ -213,7 +215,7 @@ def _kind(before: str, after: str, value: float) -> Optional[str]:
     if re.search(r"\b(?:from|to)\s*$", before, re.I):
         return "absolute"
     after = re.split(r"[,;:()]|\s(?:and|while|but|whereas)\s", after, maxsplit=1)[0]
-    close = _CUE.match(after) or _CUE.search(" ".join(after.split()[:3]))  # "11% absolute improvement" beats a cue far before
+    close = _CUE.search(" ".join(after.split()[:3]))  # "11% absolute improvement" beats a cue far before
     cues = list(_CUE.finditer(before))
     cue = close or (cues[-1] if cues else None) or _CUE.search(after)
     if cue:
