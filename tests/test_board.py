@@ -1,0 +1,125 @@
+"""The published board: what is ranked, what is shown apart, and what a user's own run changes (nothing tracked)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+CLI = [sys.executable, "-m", "paperfields.cli"]
+
+
+def _cli(*args: str, root: Path | None = None, check: bool = False) -> subprocess.CompletedProcess:
+    env = dict(os.environ, **({"PAPERFIELDS_ROOT": str(root)} if root else {}))
+    proc = subprocess.run([*CLI, *args], capture_output=True, text=True, env=env)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+@pytest.fixture
+def clone(tmp_path) -> Path:
+    """A fresh clone of the committed project (what a new user gets), used as PAPERFIELDS_ROOT."""
+    target = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(target)], check=True)
+    return target
+
+
+def _status(repo: Path) -> str:
+    return subprocess.run(["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, text=True, check=True).stdout
+
+
+def test_leaderboard_json_ranks_contenders_only_and_the_empty_record_scores_near_zero():
+    rows = json.loads(_cli("leaderboard", "--no-write", "--json", check=True).stdout)
+    by_id = {r["run_id"]: r for r in rows}
+    for row in rows:
+        assert {"run_id", "headline", "headline_ci95", "rank", "reference", "papers", "papers_total"} <= set(row)
+    empty = by_id["rules_empty__zero_shot__test"]
+    assert empty["headline"] <= 0.05 and empty["reference"] is True and empty["rank"] is None
+    assert by_id["rules_baseline__zero_shot__test"]["rank"] is None and by_id["rules_baseline__zero_shot__test"]["reference"] is True
+    ranked = sorted((r for r in rows if r["rank"] is not None), key=lambda r: r["rank"])
+    assert [r["rank"] for r in ranked] == list(range(1, len(ranked) + 1)) and ranked
+    assert all(not r["reference"] and r["papers"] == r["papers_total"] for r in ranked)
+    assert [r["headline"] for r in ranked] == sorted((r["headline"] for r in ranked), reverse=True)
+
+
+def test_no_committed_score_has_precision_one_with_nothing_predicted():
+    for path in sorted((ROOT / "results" / "runs").glob("*/scores.json")):
+        scores = json.loads(path.read_text())
+        for name, field in scores["fields"].items():
+            if field["tp"] + field["fp"] == 0:
+                assert field["micro_precision"] is None, (path.parent.name, name)
+            if field["tp"] + field["fn"] == 0:
+                assert field["micro_recall"] is None, (path.parent.name, name)
+        for cls in scores["classes"]["contribution_types"]["per_class"].values():
+            assert cls[0] != 1.0 or cls[3] > 0
+
+
+def test_the_board_reads_at_100_columns():
+    proc = subprocess.run([*CLI, "leaderboard", "--no-write"], capture_output=True, text=True, env=dict(os.environ, COLUMNS="100"))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert all(len(line.rstrip()) <= 100 for line in lines), max(lines, key=len)
+    # every run's model name is whole: nothing cut to "loca…"
+    assert "…" not in proc.stdout and "local/qwen2.5-coder-1.5b" in proc.stdout and "rules/empty" in proc.stdout
+
+
+def test_a_users_run_goes_to_runs_not_the_published_board_and_leaves_git_clean(clone):
+    board_before = (clone / "results" / "leaderboard.md").read_text()
+    proc = _cli("run", "-b", "rules/empty", "--limit", "3", root=clone)
+    assert proc.returncode == 0, proc.stderr
+    assert (clone / "runs" / "rules_empty__zero_shot__test" / "predictions.jsonl").is_file()
+    assert _status(clone) == ""  # runs/ is git-ignored; nothing tracked changed
+    # printed beside the published board, marked partial, with no rank and no CI
+    assert "rules_empty__zero_shot__test: headline 0.0" in proc.stderr and "no CI: partial or unfinished run" in proc.stderr
+    assert "3 of 60" in proc.stdout and "part" in proc.stdout
+    # the published board, csv, export and push know nothing of it
+    rows = json.loads(_cli("leaderboard", "--json", "--no-write", root=clone, check=True).stdout)
+    assert all(r["papers"] == 60 for r in rows) and len(rows) == len(list((clone / "results" / "runs").glob("*/scores.json")))
+    _cli("leaderboard", "-q", root=clone, check=True)
+    assert (clone / "results" / "leaderboard.md").read_text() == board_before
+    exported = clone / "dist"
+    _cli("export", str(exported), root=clone, check=True)
+    listing = json.loads((exported / "predictions" / "runs.json").read_text())
+    assert all(entry["complete"] for entry in listing.values()) and len(listing) == len(rows)
+    shutil.rmtree(exported)
+    assert _status(clone) == ""
+
+
+def test_publish_refuses_a_partial_run_unless_asked_and_the_board_shows_it_apart(clone):
+    _cli("run", "-b", "rules/empty", "--limit", "2", "--run-id", "tiny", "-q", root=clone, check=True)
+    refused = _cli("publish", "tiny", root=clone)
+    assert refused.returncode == 2 and "tiny is partial" in refused.stderr and not (clone / "results" / "runs" / "tiny").exists()
+    _cli("publish", "tiny", "--allow-partial", root=clone, check=True)
+    rows = {r["run_id"]: r for r in json.loads(_cli("leaderboard", "--json", "--no-write", root=clone, check=True).stdout)}
+    assert rows["tiny"]["rank"] is None and rows["tiny"]["headline_ci95"] is None and rows["tiny"]["section"] == "partial"
+    assert rows["tiny"]["papers"] == 2 and rows["tiny"]["papers_total"] == 60
+    # export and push refuse it unless it is named on purpose
+    out = clone / "dist"
+    refused = _cli("export", str(out), root=clone)
+    assert refused.returncode == 2 and "--include-partial tiny" in refused.stderr
+    _cli("export", str(out), "--include-partial", "tiny", root=clone, check=True)
+    push = _cli("push", "someone/pf", "--folder", str(out), "--dry-run", root=clone)
+    assert push.returncode == 2 and "--include-partial tiny" in push.stderr
+    ok = _cli("push", "someone/pf", "--folder", str(out), "--dry-run", "--include-partial", "tiny", root=clone, check=True)
+    assert "predictions/tiny.parquet" in ok.stdout
+
+
+@pytest.mark.model
+def test_the_readme_first_command_leaves_git_status_clean_on_a_fresh_clone(clone):
+    """README line 1 is `./install.sh && .venv/bin/paperfields run`; here with --limit 1 (the install is this venv)."""
+    readme = (ROOT / "README.md").read_text().splitlines()
+    first = next(line for line in readme if line.startswith("./install.sh &&"))
+    command = first.split("#")[0].split("&&", 1)[1].split()
+    assert command[0] == ".venv/bin/paperfields" and command[1] == "run"
+    proc = _cli(*command[2:], "--limit", "1", root=clone)
+    assert proc.returncode == 0, proc.stderr
+    assert _status(clone) == ""
+    assert list((clone / "runs").glob("*/predictions.jsonl"))
