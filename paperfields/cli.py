@@ -8,7 +8,7 @@ import re
 import sys
 import warnings
 from pathlib import Path
-from typing import Optional
+from typing import Literal, Optional
 
 import typer
 from rich.console import Console
@@ -132,7 +132,7 @@ def gold_check(
 
 @gold_app.command("agreement")
 def gold_agreement(
-    second_path: Path = typer.Option(None, "--second", help="Second, blind labeling [default: gold/second_annotation.jsonl]."),
+    second_path: Path = typer.Option(None, "--second", help="The current blind second labeling [default: gold/second_annotation_2.jsonl]."),
     out_path: Path = typer.Option(None, "--out", help="Markdown to write [default: gold/AGREEMENT.md]."),
 ) -> None:
     """Inter-annotator agreement per field (the project's scorer, first labeling as gold); writes gold/AGREEMENT.md."""
@@ -140,12 +140,12 @@ def gold_agreement(
 
     gold_dir = paths.gold_dir()
     try:
-        text = agreement_markdown(gold_dir / "gold.jsonl", second_path or gold_dir / "second_annotation.jsonl", gold_dir / "corpus.jsonl")
+        text = agreement_markdown(gold_dir, second_path)
     except _known_errors() as exc:
         fail(str(exc))
     target = out_path or gold_dir / "AGREEMENT.md"
     _write_text(target, text)
-    out.print("\n".join(text.splitlines()[9:30]))
+    out.print("\n".join(line for line in text.splitlines() if line.startswith(("Overall agreement", "Single-label", "Scorer-human"))))
     console.print(f"wrote {target}")
 
 
@@ -221,7 +221,7 @@ def _print_leaderboard(scores: list, highlight: Optional[str] = None, wide: bool
                       fmt(s.per_paper_f1)] + [fmt(s.fields[f].score) for f in ("method_name", "research_area", "datasets", "models", "metrics", "results")]
         table.add_row(*cells, style="bold" if s.run_id == highlight else None)
     out.print(table)
-    out.print("# rank among complete contenders; ref: reference (rules/*, human labels); part: partial or unfinished (no rank, no CI).\n"
+    out.print("# rank among complete contenders; ref: reference (rules/*, annotator/*); part: partial or unfinished (no rank, no CI).\n"
               "P/R: micro precision/recall over all fields' items; –: undefined. --wide: more columns.", highlight=False, markup=False)
 
 
@@ -234,10 +234,11 @@ def run(
     limit: Optional[int] = typer.Option(None, min=1, help="Only the first N papers of the split (a later run with a larger limit continues the same run)."),
     concurrency: int = typer.Option(1, min=1, help="Papers in flight at once (remote backends; local models run one at a time)."),
     base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible server URL for openai/ backends (vLLM, Ollama, llama.cpp server, ...)."),
-    mode: Optional[str] = typer.Option(None, help="instructor mode for openai/ backends: json, md_json, tools, json_schema [default: md_json with --base-url, else tools]."),
+    mode: Optional[str] = typer.Option(None, help="instructor mode for openai/ backends: json, md_json, tools, json_schema (tools and json_schema send OpenAI's strict structured outputs) [default: md_json with --base-url, else json_schema]."),
     grammar: bool = typer.Option(False, help="openai/ backends: send the JSON schema in response_format so a llama.cpp server constrains its output to it."),
     temperature: float = typer.Option(0.0, min=0.0, max=2.0, help="Sampling temperature."),
     threads: Optional[int] = typer.Option(None, min=1, help="local/ backends: CPU threads for llama.cpp [default: all cores]; does not change the output."),
+    reasoning_effort: Optional[Literal["low", "medium", "high"]] = typer.Option(None, help="OpenAI reasoning models only (o1, o3, o4-mini, gpt-5 families): how long the model thinks before it answers [default: the model's own]. Those models sample at their fixed temperature, so --temperature is not sent to them."),
     max_tokens: int = typer.Option(1536, min=1, help="Maximum output tokens per reply (a longer reply is a 'truncated' failure)."),
     run_id: Optional[str] = typer.Option(None, help="Run folder name under --runs-dir [default: <provider>_<model>__<strategy>__<split>, plus __batch with --batch]."),
     runs_dir: Path = typer.Option(None, help="Where the run folder goes [default: runs/, git-ignored; the published runs are in results/runs, see `paperfields publish`]."),
@@ -254,6 +255,7 @@ def run(
     Interrupted runs resume: run the same command again and finished papers are skipped.
     """
     from paperfields.extract.backends import GenerationParams, get_backend
+    from paperfields.extract.backends.base import check_params
     from paperfields.extract.runner import RunConfig, corpus_identity, default_run_id, run_extraction
     from paperfields.extract.strategies import Strategy
     from paperfields.scoring.runs import score_run
@@ -297,11 +299,15 @@ def run(
             fail(f"--batch works only with openai/ backends (it uses the OpenAI Batch API); got '{backend}'")
         if batch and (mode or grammar):
             fail("--mode and --grammar do not apply to --batch: batch requests always carry the strict JSON schema")
-        engine = get_backend(backend, base_url=base_url, mode=mode, grammar=grammar, n_threads=threads)
+        # Only the options given: each backend refuses those that do not apply to it, and a default must not trip that.
+        options = {"base_url": base_url, "mode": mode, "grammar": grammar or None, "n_threads": threads}
+        engine = get_backend(backend, **{k: v for k, v in options.items() if v is not None})
+        params = GenerationParams(temperature=temperature, max_tokens=max_tokens, reasoning_effort=reasoning_effort)
+        check_params(engine, params)
         config = RunConfig(
             backend=backend, base_url=base_url, mode=None if batch else getattr(engine, "mode", None), grammar=grammar, strategy=strategy,
             prompt_version=strat.template.version, prompt_sha256=strat.sha256, example_ids=strat.example_ids(), split=split,
-            params=GenerationParams(temperature=temperature, max_tokens=max_tokens), batch=batch,
+            params=params, batch=batch,
             corpus=corpus_id,
         )
         run_dir = runs_dir / (run_id or default_run_id(backend, strategy, split, batch))
@@ -352,6 +358,17 @@ def run(
         if unanswered:
             console.print(f"warning: {unanswered} paper(s) got no answer (transport_error); run the same command again to retry them",
                           style="yellow", highlight=False, markup=False)
+        refused = {c: n for c, n in manifest.failures_by_class.items() if c in ("request_rejected", "context_overflow")}
+        if refused:
+            from paperfields.extract.runner import read_predictions
+
+            first = next((l.error for l in read_predictions(run_dir / "predictions.jsonl") if l.failure and l.failure.value in refused), "")
+            advice = (f"{sum(refused.values())} paper(s) were refused by the server as sent ({refused}; {first}); a rerun does not ask "
+                      "them again: change what is sent (the model, --mode, --grammar, --max-tokens, --reasoning-effort, the server's "
+                      "context size), which makes a new run")
+            if sum(refused.values()) == manifest.papers_done:
+                fail(f"no paper got an answer from {backend}: {advice}", 1)
+            console.print(f"warning: {advice}", style="yellow", highlight=False, markup=False)
         scores = score_run(run_dir, gold_path) if score else None
         if as_json:
             import json
@@ -380,8 +397,8 @@ def _scores_line(scores) -> str:
     """One line for a scored run: headline (with CI only for a complete run), P/R, valid, papers."""
     from paperfields.scoring.runs import fmt, fmt_ci, papers_cell
 
-    ci = None if scores.partial or scores.unfinished else scores.headline_ci95
-    note = "" if ci else " (no CI: partial or unfinished run)" if scores.partial or scores.unfinished else ""
+    ci = scores.headline_ci95 if scores.comparable else None
+    note = "" if scores.comparable else " (no CI: partial or unfinished run)"
     return (f"{scores.run_id}: headline {fmt_ci(scores.headline, ci)}{note}, P {fmt(scores.precision)}, R {fmt(scores.recall)}, "
             f"per-paper F1 {fmt(scores.per_paper_f1)} (abstention credit), valid {scores.valid_rate:.0%}, papers {papers_cell(scores)}")
 
@@ -410,7 +427,10 @@ def _run_dir(run: str, runs_dir: Optional[Path]) -> Path:
 
 @app.command("score")
 def score_cmd(
-    runs: list[str] = typer.Argument(..., help="Run ids (folders under runs/ or results/runs) or run folder paths."),
+    runs: Optional[list[str]] = typer.Argument(None, help="Run ids (folders under runs/ or results/runs) or run folder paths."),
+    predictions: Optional[Path] = typer.Option(None, "--predictions", help="Score an outside system's predictions: a JSONL file with one {\"paper_id\": ..., \"record\": {...}} per line (nothing else required). Imported as a run folder under --runs-dir (default runs/)."),
+    name: Optional[str] = typer.Option(None, "--name", help="With --predictions: the system's name, e.g. my-system or annotator/second-blind (annotator/ and rules/ names are references, never ranked)."),
+    split: str = typer.Option("test", help="With --predictions: the split the predictions are for (test, dev or all); papers of it missing from the file make a partial run."),
     gold_path: Path = typer.Option(None, "--gold", help="Gold JSONL [default: gold/gold.jsonl]. Scores against another gold file are printed only: the run's scores.json (what the leaderboard reads) is left alone."),
     corpus_path: Path = typer.Option(None, "--corpus", help="Corpus JSONL with the abstracts (for grounding) [default: corpus.jsonl beside the gold file, else gold/corpus.jsonl]."),
     runs_dir: Path = typer.Option(None, help="Where runs are stored [default: runs/ (yours), then results/runs (published)]."),
@@ -428,6 +448,21 @@ def score_cmd(
         corpus_path = beside if beside.is_file() else paths.gold_dir() / "corpus.jsonl"
     from paperfields.extract.runner import load_manifest
 
+    if predictions is not None:
+        from paperfields.scoring.imported import import_predictions
+
+        if not name:
+            fail("--predictions needs --name (what to call the system on the board)")
+        if runs:
+            fail("give either run ids or --predictions, not both")
+        try:
+            folder = import_predictions(predictions, name, split, runs_dir or paths.user_runs_dir(), gold, paths.gold_dir() / "corpus.jsonl")
+        except _known_errors() as exc:
+            fail(str(exc))
+        console.print(f"imported {predictions} as run folder {folder}", highlight=False, markup=False)
+        runs = [str(folder)]
+    if not runs:
+        fail("give run ids to re-score, or --predictions FILE --name NAME")
     for name in runs:
         try:
             run_dir = _run_dir(name, runs_dir)
@@ -588,7 +623,7 @@ def publish(
         scores, _ = load_scored_run(source, paths.gold_dir() / "gold.jsonl")
     except _known_errors() as exc:
         fail(str(exc))
-    if (scores.partial or scores.unfinished) and not allow_partial:
+    if not scores.comparable and not allow_partial:
         fail(f"{source.name} is {'unfinished' if scores.unfinished else 'partial'} ({scores.papers_done}/{scores.papers} papers done, "
              f"{scores.papers} of {scores.papers_in_split} in the split): finish it with the same `paperfields run` command, "
              "or publish it apart with --allow-partial")

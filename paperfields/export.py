@@ -111,14 +111,14 @@ def export_dataset(out_dir: Path, gold_path: Path, corpus_path: Path, runs_dir: 
         run_dirs = sorted(p.parent for p in runs_dir.glob("*/scores.json"))
         for run_dir in run_dirs:
             scores, _ = load_scored_run(run_dir, gold_path)  # published predictions must be the ones the card's scores describe
-            if (scores.partial or scores.unfinished) and run_dir.name not in include_partial:
+            if not scores.comparable and run_dir.name not in include_partial:
                 raise RunError(f"{run_dir}: a {'unfinished' if scores.unfinished else 'partial'} run ({scores.papers_done}/{scores.papers} "
                                f"papers done, {scores.papers} of {scores.papers_in_split} in the split) is not exported unless named on "
                                f"purpose: --include-partial {run_dir.name}, or finish it first")
         status = {}
         for run_dir in run_dirs:
             scores, _ = load_scored_run(run_dir, gold_path)
-            status[split_name(run_dir.name)] = {"run_id": run_dir.name, "complete": not (scores.partial or scores.unfinished),
+            status[split_name(run_dir.name)] = {"run_id": run_dir.name, "complete": scores.comparable,
                                                 "reference": scores.reference, "papers": scores.papers, "papers_done": scores.papers_done,
                                                 "papers_total": scores.papers_in_split}
         for run_dir in run_dirs:

@@ -36,15 +36,15 @@ def pareto_front(points: list[tuple[float, float]]) -> list[int]:
 def _split(scores: list[RunScores]) -> tuple[list[RunScores], list[RunScores], list[RunScores]]:
     """(complete contenders, complete references, partial or unfinished runs), each in board order."""
     contenders = [s for s in scores if s.rankable and s.headline is not None]
-    references = [s for s in scores if s.reference and not (s.partial or s.unfinished) and s.headline is not None]
-    partial = [s for s in scores if s.partial or s.unfinished]
+    references = [s for s in scores if s.reference and s.comparable and s.headline is not None]
+    partial = [s for s in scores if not s.comparable]
     return contenders, references, partial
 
 
 def _reference_lines(ax, references: list[RunScores], vertical: bool) -> None:
     for i, s in enumerate(references):
         style = _REFERENCE_STYLES[i % len(_REFERENCE_STYLES)]
-        label = f"reference {s.run_id}: {s.headline:.3f}"
+        label = f"reference {s.run_id}: {s.headline:.3f}" + (f" (on {s.papers} of {s.papers_in_split} papers)" if s.partial else "")
         if vertical:
             ax.axvline(s.headline, color="#555555", linestyle=style, linewidth=1.2, label=label)
         else:

@@ -109,7 +109,7 @@ mark.both{background:#b7e4b0}mark.gold{background:#ffe08a}mark.pred{background:#
 {{ scores.papers }} papers. Versions: schema {{ scores.schema_version }}, scorer {{ scores.scorer_version }}, gold {{ scores.gold_version }};
 commit {{ manifest.git_commit or "unknown" }}.</p>
 <table><tr><th>headline [95% CI]</th><th>micro P</th><th>micro R</th><th>per-paper F1 (abstention credit)</th><th>valid</th><th>failures</th><th>s/paper</th><th>tokens/paper</th></tr>
-<tr><td>{{ num(scores.headline) }}{% if scores.headline_ci95 and not (scores.partial or scores.unfinished) %} [{{ "%.3f"|format(scores.headline_ci95[0]) }}, {{ "%.3f"|format(scores.headline_ci95[1]) }}]{% endif %}</td>
+<tr><td>{{ num(scores.headline) }}{% if scores.headline_ci95 and scores.comparable %} [{{ "%.3f"|format(scores.headline_ci95[0]) }}, {{ "%.3f"|format(scores.headline_ci95[1]) }}]{% endif %}</td>
 <td>{{ num(scores.precision) }}</td><td>{{ num(scores.recall) }}</td><td>{{ num(scores.per_paper_f1) }}</td>
 <td>{{ "%.0f"|format(scores.valid_rate * 100) }}%</td><td>{{ scores.failures_by_class or "none" }}</td>
 <td>{{ "%.1f"|format(scores.seconds_per_paper) }}</td><td>{{ "%.0f"|format(scores.tokens_per_paper) }}</td></tr></table>

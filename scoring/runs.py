@@ -134,7 +134,7 @@ def board_order(scores: list[RunScores]) -> list[RunScores]:
     """Contenders over the whole split, best headline first; then references (``rules/*``, a second
     annotator), best first; then partial (``--limit``) and unfinished runs, which get no rank."""
     def section(s: RunScores) -> int:
-        return 0 if s.rankable else 1 if not (s.partial or s.unfinished) else 2
+        return {"contender": 0, "reference": 1, "partial": 2}[section_of(s)]
     return sorted(scores, key=lambda s: (section(s), -(s.headline if s.headline is not None else -1), s.run_id))
 
 
@@ -225,8 +225,9 @@ def mean_invented(s: RunScores) -> Optional[float]:
 
 
 def section_of(s: RunScores) -> str:
-    """``contender``, ``reference`` or ``partial`` (partial or unfinished: not comparable, never ranked)."""
-    if s.partial or s.unfinished:
+    """``contender``, ``reference`` (also over a sample of papers) or ``partial`` (a partial or unfinished
+    contender, an unfinished reference: not comparable, never ranked)."""
+    if s.unfinished or (s.partial and not s.reference):
         return "partial"
     return "reference" if s.reference else "contender"
 
@@ -243,11 +244,10 @@ def board_rows(scores: list[RunScores], gold_path: Path | None = None) -> list[d
     rank = ranks(scores)
     rows = []
     for s in scores:
-        comparable = not (s.partial or s.unfinished)
         rows.append({
             "rank": rank[s.run_id], "run_id": s.run_id, "backend": s.backend, "strategy": s.strategy, "split": s.split,
             "reference": s.reference, "section": section_of(s),
-            "headline": s.headline, "headline_ci95": list(s.headline_ci95) if comparable and s.headline_ci95 else None,
+            "headline": s.headline, "headline_ci95": list(s.headline_ci95) if s.comparable and s.headline_ci95 else None,
             "papers": s.papers, "papers_total": s.papers_in_split, "papers_done": s.papers_done,
             "valid_rate": s.valid_rate, "failures_by_class": s.failures_by_class,
             "precision": s.precision, "recall": s.recall, "invented_rate": _round4(mean_invented(s)),
@@ -302,7 +302,7 @@ def leaderboard_markdown(scores: list[RunScores], gold_path: Path | None = None)
         "",
     ]
     sections = (("contender", "Contenders (ranked by headline)"),
-                ("reference", "References (not ranked): model-free floors and human labels, for scale"),
+                ("reference", "References (not ranked): model-free floors and a second annotator's labels, for scale"),
                 ("partial", "Partial and unfinished runs (not ranked, no CI): fewer papers than the split, not comparable"))
     for key, title in sections:
         chosen = [r for r in rows if r["section"] == key]

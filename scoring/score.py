@@ -275,15 +275,21 @@ class RunScores(BaseModel):
         return self.papers_done < self.papers
 
     @property
+    def comparable(self) -> bool:
+        """True when a CI means something: a finished run over its whole split, or a finished reference
+        over its own sample of papers (a second annotator labels a sample)."""
+        return not self.unfinished and (self.reference or not self.partial)
+
+    @property
     def rankable(self) -> bool:
         """True for a complete contender: finished, over the whole split, and not a reference."""
         return not (self.reference or self.partial or self.unfinished)
 
 
 def is_reference_backend(backend: str) -> bool:
-    """References are shown apart from contenders: the model-free ``rules/`` runs and ``human/``
-    (a second annotator's labels scored as a run)."""
-    return backend.startswith(("rules/", "human/"))
+    """References are shown apart from contenders: the model-free ``rules/`` runs and ``annotator/``
+    or ``human/`` runs (a second annotator's labels scored as a run)."""
+    return backend.startswith(("rules/", "human/", "annotator/"))
 
 
 def paper_f1(counts: tuple[int, int, int], answered: bool = True) -> float:

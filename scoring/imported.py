@@ -1,0 +1,129 @@
+"""Predictions made outside PaperFields (another system, a second annotator) turned into a run folder.
+
+The minimal format is a JSONL file, one paper per line: ``{"paper_id": "...", "record": {...}}``
+(``id`` is accepted for ``paper_id``, so a labeling in the gold format imports as it is; ``record``
+null plus an optional ``failure`` class marks a paper the system failed). Nothing else is required.
+The record must be a :class:`~paperfields.extract.schema.PaperRecord`; unknown keys are refused,
+not ignored, so a misspelled field never scores as an empty one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any, Optional
+
+from pydantic import ValidationError
+
+from paperfields.extract.backends.base import FailureClass
+from paperfields.extract.corpus import load_corpus
+from paperfields.extract.runner import Manifest, PredictionLine, RunConfig, RunError, default_run_id, now
+from paperfields.extract.schema import PaperRecord
+from paperfields.scoring.gold import load_gold
+
+IMPORTED_STRATEGY = "imported"
+
+
+def read_outside_predictions(path: Path, known_ids: set[str]) -> list[PredictionLine]:
+    """Read a predictions JSONL in the minimal format. Returns one :class:`PredictionLine` per paper,
+    in file order. Raises RunError naming ``path``, the line and the field for: a line that is not a
+    JSON object, a missing id, an id not in ``known_ids`` (the corpus), a repeated id, an unknown
+    record key, a record that does not validate, or an unknown failure class."""
+    if not path.is_file():
+        raise RunError(f"{path}: no such file")
+    lines: list[PredictionLine] = []
+    seen: dict[str, int] = {}
+    for number, raw in enumerate(path.read_bytes().decode("utf-8-sig", errors="strict").splitlines(), start=1):
+        if not raw.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            row = json.loads(raw)
+        except ValueError as exc:
+            raise RunError(f"{where}: not JSON ({exc})") from None
+        if not isinstance(row, dict):
+            raise RunError(f"{where}: a line must be a JSON object with paper_id and record")
+        paper_id = row.get("paper_id", row.get("id"))
+        if not isinstance(paper_id, str) or not paper_id:
+            raise RunError(f"{where}: field 'paper_id': missing (give \"paper_id\" or \"id\")")
+        if paper_id not in known_ids:
+            raise RunError(f"{where}: field 'paper_id': {paper_id!r} is not a paper of the corpus")
+        if paper_id in seen:
+            raise RunError(f"{where}: field 'paper_id': {paper_id} already on line {seen[paper_id]}")
+        seen[paper_id] = number
+        record = row.get("record")
+        if record is not None and not isinstance(record, dict):
+            raise RunError(f"{where}: field 'record': must be an object or null")
+        unknown = sorted(set(record or {}) - set(PaperRecord.model_fields))
+        if unknown:
+            raise RunError(f"{where}: field 'record.{unknown[0]}': not a field of the record (fields: {', '.join(PaperRecord.model_fields)})")
+        failure = row.get("failure")
+        if record is None:
+            try:
+                failure = FailureClass(failure or FailureClass.malformed_json.value)
+            except ValueError:
+                raise RunError(f"{where}: field 'failure': {failure!r} is not a failure class "
+                               f"({', '.join(f.value for f in FailureClass)})") from None
+        try:
+            lines.append(PredictionLine(paper_id=paper_id, record=record, failure=None if record is not None else failure,
+                                        error=None if record is not None else "no record in the imported file", dollars=None))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise RunError(f"{where}: {first['msg'].removeprefix('Value error, ')}") from None
+    if not lines:
+        raise RunError(f"{path}: no prediction lines")
+    return lines
+
+
+def import_predictions(path: Path, name: str, split: str, runs_dir: Path, gold_path: Path, corpus_path: Path,
+                       note: Optional[str] = None) -> Path:
+    """Write a run folder ``runs_dir/<name>__imported__<split>`` (``manifest.json`` and
+    ``predictions.jsonl``) from an outside predictions file, ready for :func:`~paperfields.scoring.runs.score_run`.
+
+    ``name`` becomes the run's backend (``provider/model``-like, e.g. ``annotator/second-blind``);
+    ``split`` is ``test``, ``dev`` or ``all``. Papers of the split missing from the file are simply
+    not asked: the run is partial. Re-importing the same file gives the same folder; another file
+    under the same name is refused (remove the folder first). Raises RunError as
+    :func:`read_outside_predictions`, when a paper is outside ``split``, or when the folder exists
+    with other predictions."""
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.+=@-]*(/[A-Za-z0-9_.+=@-]+)?", name):
+        raise RunError(f"--name {name!r} must be a plain name such as 'my-system' or 'annotator/second-blind'")
+    corpus = load_corpus(corpus_path)
+    lines = read_outside_predictions(path, {p.id for p in corpus})
+    in_split = {g.id for g in load_gold(gold_path) if split == "all" or g.split == split}
+    outside = [line.paper_id for line in lines if line.paper_id not in in_split]
+    if outside and split != "all":
+        raise RunError(f"{path}: paper {outside[0]} is not in the '{split}' split of {gold_path}; use --split all")
+    order = {p.id: i for i, p in enumerate(corpus)}
+    lines.sort(key=lambda line: order[line.paper_id])
+    body = "".join(line.model_dump_json() + "\n" for line in lines).encode("utf-8")
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    backend = name if "/" in name else f"outside/{name}"
+    run_id = default_run_id(backend, IMPORTED_STRATEGY, split)
+    run_dir = runs_dir / run_id
+    config = RunConfig(backend=backend, strategy=IMPORTED_STRATEGY, prompt_version="none", prompt_sha256=digest, split=split)
+    if (run_dir / "predictions.jsonl").exists():
+        if (run_dir / "predictions.jsonl").read_bytes() == body:
+            return run_dir
+        raise RunError(f"{run_dir} holds other predictions; remove it to import {path} under the name {name!r}")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    valid = sum(1 for line in lines if line.record is not None)
+    failures: dict[str, int] = {}
+    for line in lines:
+        if line.failure:
+            failures[line.failure.value] = failures.get(line.failure.value, 0) + 1
+    manifest = Manifest(
+        run_id=run_id, config=config, started_at=now(), finished_at=now(), status="complete",
+        paper_ids=[line.paper_id for line in lines], papers_total=len(lines), papers_done=len(lines), papers_valid=valid,
+        failures_by_class=failures, dollars_total=None, git_commit=None,
+    )
+    extra: dict[str, Any] = {"imported_from": path.name, "imported_sha256": digest}
+    if note:
+        extra["note"] = note
+    text = json.loads(manifest.model_dump_json())
+    text["import"] = extra  # provenance of outside predictions (the manifest model ignores unknown keys on read)
+    (run_dir / "predictions.jsonl").write_bytes(body)
+    (run_dir / "manifest.json").write_text(json.dumps(text, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return run_dir
