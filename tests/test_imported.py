@@ -1,0 +1,86 @@
+"""Outside predictions (minimal JSONL: paper_id + record) scored as a run: `paperfields score --predictions`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from paperfields.extract.runner import RunError
+from paperfields.scoring.gold import load_gold
+from paperfields.scoring.imported import import_predictions
+from paperfields.scoring.runs import score_run
+from tests.conftest import ROOT
+
+GOLD = ROOT / "gold" / "gold.jsonl"
+CORPUS = ROOT / "gold" / "corpus.jsonl"
+
+
+def _test_gold():
+    return [g for g in load_gold(GOLD) if g.split == "test"]
+
+
+def _write(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_gold_records_imported_as_predictions_score_perfectly_and_partially(tmp_path):
+    test = _test_gold()
+    rows = [{"paper_id": g.id, "record": g.record.model_dump(mode="json")} for g in test[:10]]
+    run_dir = import_predictions(_write(tmp_path / "p.jsonl", rows), "my-system", "test", tmp_path / "runs", GOLD, CORPUS)
+    scores = score_run(run_dir, GOLD)
+    assert scores.headline == 1.0 and scores.papers == 10 and scores.papers_in_split == 60
+    assert scores.partial and not scores.reference and scores.backend == "outside/my-system"
+    # the same file again gives the same folder; another file under the same name is refused
+    assert import_predictions(tmp_path / "p.jsonl", "my-system", "test", tmp_path / "runs", GOLD, CORPUS) == run_dir
+    with pytest.raises(RunError, match="holds other predictions"):
+        import_predictions(_write(tmp_path / "q.jsonl", rows[:3]), "my-system", "test", tmp_path / "runs", GOLD, CORPUS)
+
+
+def test_an_annotators_labels_in_gold_format_are_a_reference(tmp_path):
+    test = _test_gold()
+    rows = [{"id": g.id, "split": "test", "record": g.record.model_dump(mode="json"), "notes": "x"} for g in test[:5]]
+    run_dir = import_predictions(_write(tmp_path / "a.jsonl", rows), "annotator/second", "test", tmp_path / "runs", GOLD, CORPUS)
+    scores = score_run(run_dir, GOLD)
+    assert scores.reference and scores.comparable and scores.headline_ci95 == (1.0, 1.0)
+
+
+@pytest.mark.parametrize("line, message", [
+    ({"paper_id": "p1c9192429b", "record": {"method_nam": "X"}}, ":1: field 'record.method_nam': not a field of the record"),
+    ({"paper_id": "p1c9192429b", "record": {"research_area": "nonsense"}}, ":1: not a PaperRecord: field 'record.research_area'"),
+    ({"paper_id": "nope", "record": {}}, ":1: field 'paper_id': 'nope' is not a paper of the corpus"),
+    ({"record": {}}, ":1: field 'paper_id': missing"),
+    ({"paper_id": "p1c9192429b", "record": None, "failure": "exploded"}, ":1: field 'failure': 'exploded' is not a failure class"),
+    ([1, 2], ":1: a line must be a JSON object"),
+])
+def test_bad_lines_name_file_line_and_field(tmp_path, line, message):
+    path = _write(tmp_path / "bad.jsonl", [line])
+    with pytest.raises(RunError) as info:
+        import_predictions(path, "x", "test", tmp_path / "runs", GOLD, CORPUS)
+    assert str(info.value).startswith(str(path)) and message in str(info.value)
+    assert not (tmp_path / "runs").exists()  # nothing written
+
+
+def test_a_duplicate_paper_and_a_paper_outside_the_split_are_refused(tmp_path):
+    test = _test_gold()
+    twice = _write(tmp_path / "twice.jsonl", [{"paper_id": test[0].id, "record": {}}] * 2)
+    with pytest.raises(RunError, match=r"twice.jsonl:2: field 'paper_id': .* already on line 1"):
+        import_predictions(twice, "x", "test", tmp_path / "runs", GOLD, CORPUS)
+    dev = next(g for g in load_gold(GOLD) if g.split == "dev")
+    with pytest.raises(RunError, match="is not in the 'test' split"):
+        import_predictions(_write(tmp_path / "dev.jsonl", [{"paper_id": dev.id, "record": {}}]), "x", "test", tmp_path / "runs", GOLD, CORPUS)
+
+
+def test_the_cli_scores_outside_predictions(tmp_path):
+    test = _test_gold()
+    path = _write(tmp_path / "p.jsonl", [{"paper_id": g.id, "record": {"method_name": g.record.method_name}} for g in test])
+    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "score", "--predictions", str(path), "--name", "names-only",
+                           "--runs-dir", str(tmp_path / "runs"), "--json"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    scores = json.loads(proc.stdout)
+    assert scores["fields"]["method_name"]["score"] == 1.0 and scores["headline"] < 0.2
+    missing = subprocess.run([sys.executable, "-m", "paperfields.cli", "score", "--predictions", str(path)], capture_output=True, text=True)
+    assert missing.returncode == 2 and "--predictions needs --name" in missing.stderr
