@@ -1,0 +1,268 @@
+"""Scorer verdicts by kind (issue 13): every input that failed before the matching rules were fixed at
+the mechanism (normalization, guards, number precision, units), with its right verdict, through
+``score_predictions`` on a one-paper gold record and directly on ``scoring/match.py``.
+
+Each verdict through ``score_predictions`` is also checked swapped: gold and prediction exchanged
+must exchange precision and recall exactly.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from paperfields.extract.schema import PaperRecord
+from paperfields.scoring.gold import GoldRecord
+from paperfields.scoring.match import (
+    NAME,
+    PHRASE,
+    abstract_aliases,
+    align_results,
+    align_strings,
+    attribute_agrees,
+    same_value,
+    similarity,
+    unit_agrees,
+    value_agreement,
+    with_abstract_aliases,
+)
+from paperfields.scoring.normalize import normalize, same_number, strip_markup, written_decimals
+from paperfields.scoring.score import score_predictions
+
+SCORED_AS = {"results_value": "results", "results_full": "results", "method_name_soft": "method_name"}
+
+
+def _record(field: str, value) -> dict:
+    return PaperRecord.model_validate({SCORED_AS.get(field, field): value}).model_dump(mode="json")
+
+
+def _scores(field: str, pred, gold, abstract: str | None = None, alternates=None):
+    """(tp, fp, fn), micro precision and recall of one field of a one-paper run."""
+    paper = GoldRecord(id="p1", split="test", record=PaperRecord.model_validate(_record(field, gold)), alternates=alternates or {})
+    scores, detail = score_predictions({"p1": _record(field, pred)}, [paper], {}, "kinds", "test", "t",
+                                       abstracts={"p1": abstract} if abstract else None)
+    agg = scores.fields[field]
+    return tuple(detail[0]["fields"][field]), agg.micro_precision, agg.micro_recall
+
+
+def _check(field: str, pred, gold, expect: tuple[int, int, int], abstract: str | None = None) -> None:
+    counts, precision, recall = _scores(field, pred, gold, abstract)
+    assert counts == expect
+    swapped, swapped_precision, swapped_recall = _scores(field, gold, pred, abstract)
+    assert swapped == (expect[0], expect[2], expect[1])
+    assert (swapped_precision, swapped_recall) == (recall, precision)
+
+
+def R(value, metric="accuracy", unit="percent", kind="absolute", **extra) -> dict:
+    return {"metric": metric, "value": value, "unit": unit, "kind": kind, **extra}
+
+
+# (kind, field, prediction, gold, (tp, fp, fn)); gold strings come without alternates.
+KINDS = [
+    ("LaTeX subscript", "method_name", "V0", "$V_0$", (1, 0, 0)),
+    ("LaTeX subscript in a list", "models", ["V_0"], ["$V_0$"], (1, 0, 0)),
+    ("version glued", "models", ["Llama-3.1-8B"], ["Llama3.1-8B"], (1, 0, 0)),
+    ("version spaced, en dash", "models", ["Qwen2.5-7B"], ["Qwen 2.5\u20137B"], (1, 0, 0)),
+    ("version spaced, space", "models", ["Qwen2.5 7B"], ["Qwen 2.5\u20137B"], (1, 0, 0)),
+    ("Greek letter and superscript", "datasets", ["tau2-bench"], ["\u03c4\u00b2-Bench"], (1, 0, 0)),
+    ("Greek letter in LaTeX", "datasets", ["tau2-bench"], ["$\\tau^2$-Bench"], (1, 0, 0)),
+    ("Greek capital", "metrics", ["delta accuracy"], ["\u0394 accuracy"], (1, 0, 0)),
+    ("zero-width space", "datasets", ["AIME\u200b25"], ["AIME25"], (1, 0, 0)),
+    ("soft hyphen, strict name", "method_name", "Con\u00adRAD", "ConRAD", (1, 0, 0)),
+    ("symbol suffix ++, soft name", "method_name_soft", "AnyEdit", "AnyEdit++", (0, 1, 1)),
+    ("symbol suffix ++, strict name", "method_name", "AnyEdit", "AnyEdit++", (0, 1, 1)),
+    ("symbol suffix +", "datasets", ["MBPP+"], ["MBPP"], (0, 1, 1)),
+    ("version suffix -v2", "baselines", ["AnyEdit-v2"], ["AnyEdit"], (0, 1, 1)),
+    ("near miss GPT-4o-mini", "models", ["GPT-4o-mini"], ["GPT-4o"], (0, 1, 1)),
+    ("near miss Search-R2", "baselines", ["Search-R2"], ["Search-R1"], (0, 1, 1)),
+    ("near miss Qwen3 sizes", "models", ["Qwen3-30B-A3B"], ["Qwen3-4B"], (0, 1, 1)),
+    ("near miss AIME year", "datasets", ["AIME25"], ["AIME24"], (0, 1, 1)),
+    ("near miss MMLU-Pro", "datasets", ["MMLU-Pro"], ["MMLU"], (0, 1, 1)),
+    ("near miss one token more", "models", ["Gemini 2.5 Flash Lite"], ["Gemini 2.5 Flash"], (0, 1, 1)),
+    ("near misses side by side", "models", ["GPT-4o", "GPT-4o-mini", "Qwen3-4B"], ["GPT-4o-mini", "Qwen3-30B-A3B", "GPT-4o"], (2, 1, 1)),
+    ("fraction (other) vs percent, value", "results_value", [R(0.5661, unit="other")], [R(56.61)], (1, 0, 0)),
+    ("fraction (other) vs percent, full", "results_full", [R(0.5661, unit="other")], [R(56.61)], (1, 0, 0)),
+    ("fraction (points) vs percent, value", "results", [R(0.5661, unit="points")], [R(56.61)], (1, 0, 0)),
+    ("percent vs percentage points, value", "results", [R(3.4, unit="percentage_points")], [R(3.4)], (1, 0, 0)),
+    ("percent vs percentage points, full", "results_full", [R(3.4, unit="percentage_points")], [R(3.4)], (0, 1, 1)),
+    ("range 58-58 is a point", "results", [R(58, value_upper=58)], [R(58)], (1, 0, 0)),
+    ("range 58-60 is not a point", "results", [R(58, value_upper=60)], [R(58)], (0, 1, 1)),
+    ("56.6 vs 56.61 without the abstract", "results", [R(56.61)], [R(56.6)], (0, 1, 1)),
+    ("qualifier at full: under vs exact", "results_full", [R(10, metric="TTFT", unit="seconds")], [R(10, metric="TTFT", unit="seconds", qualifier="under")], (0, 1, 1)),
+    ("qualifier at value+metric: not compared", "results", [R(10, metric="TTFT", unit="seconds")], [R(10, metric="TTFT", unit="seconds", qualifier="under")], (1, 0, 0)),
+    ("unit at full: seconds vs times", "results_full", [R(1.4, metric="TTFT", unit="seconds")], [R(1.4, metric="TTFT", unit="times")], (0, 1, 1)),
+    ("unit and qualifier agree at full", "results_full", [R(10, metric="TTFT", unit="seconds", qualifier="under")], [R(10, metric="TTFT", unit="seconds", qualifier="under")], (1, 0, 0)),
+]
+
+
+@pytest.mark.parametrize("kind, field, pred, gold, expect", KINDS, ids=[k[0] for k in KINDS])
+def test_verdict_by_kind_through_score_predictions_and_swapped(kind, field, pred, gold, expect):
+    _check(field, pred, gold, expect)
+
+
+def test_normalization_keys_of_each_kind():
+    assert normalize("$V_0$") == normalize("V0") == normalize("V_0") == "v0"
+    assert normalize("Llama3.1-8B") == normalize("Llama-3.1-8B") == "llama3.1 8b"
+    assert normalize("Qwen 2.5\u20137B") == normalize("Qwen2.5 7B") == "qwen2.5 7b"
+    assert normalize("\u03c4\u00b2-Bench") == normalize("$\\tau^2$-Bench") == normalize("tau2-bench") == "tau2 bench"
+    assert normalize("AIME\u200b25") == "aime25" and normalize("Con\u00adRAD") == "conrad"
+    # A written underscore is a separator, not a subscript.
+    assert normalize("ALFWorld valid_unseen") == "alfworld valid unseen"
+    assert strip_markup("a\\_b") == "a_b" and strip_markup("$x_{t}$") == "xt"
+
+
+def test_guards_keep_near_misses_apart_under_both_rules():
+    for a, b in [("GPT-4o", "GPT-4o-mini"), ("Search-R1", "Search-R2"), ("Qwen3-4B", "Qwen3-30B-A3B"),
+                 ("AIME24", "AIME25"), ("MMLU", "MMLU-Pro"), ("AnyEdit", "AnyEdit++"), ("AnyEdit", "AnyEdit-v2")]:
+        assert similarity(a, [normalize(b)], NAME) < NAME.threshold, (a, b)
+        assert similarity(b, [normalize(a)], NAME) < NAME.threshold, (b, a)
+    # The phrase rule accepts one added token, except where a digit or a symbol mark differs.
+    for a, b in [("Search-R1", "Search-R2"), ("AIME24", "AIME25"), ("AnyEdit", "AnyEdit++"), ("AnyEdit", "AnyEdit-v2")]:
+        assert similarity(a, [normalize(b)], PHRASE) < PHRASE.threshold, (a, b)
+
+
+# --- Numbers: tolerance from the number as written in the abstract -------------------------------
+
+ABSTRACT = ("Our method is up to 2.0$\\times$ faster, reduces time-to-first-token (TTFT) by 1.37$\\times$ and increases "
+            "throughput by 1.4$\\times$, reaching 56.61\\% pass rate (best models: <10\\% accuracy, GPT 5.2: 9.8\\%) "
+            "on 1.5M tokens. We also report the advantage collapse rate (ACR).")
+
+
+def test_written_decimals_are_read_from_the_abstract():
+    assert written_decimals(2.0, ABSTRACT) == 1  # "2.0×": the float 2.0 lost the written zero
+    assert written_decimals(1.4, ABSTRACT) == 1 and written_decimals(56.61, ABSTRACT) == 2
+    assert written_decimals(1_500_000, ABSTRACT) == -5  # "1.5M": to the nearest 100,000
+    assert written_decimals(2.04, ABSTRACT) is None
+
+
+@pytest.mark.parametrize("pred, gold, same", [
+    (2.04, 2.0, True),     # "2.0×" accepts 2.0 ± 0.05 ...
+    (2.3, 2.0, False),     # ... not ± 0.5, as the float 2.0 alone would say
+    (1.37, 1.4, False),    # both written: two claims, not one rounded
+    (9.8, 10, False),      # "<10%" and "9.8%" are both written
+    (56.614, 56.61, True),  # not written: within half a unit of the written 56.61
+    (56.6, 56.61, False),
+    (1.52e6, 1.5e6, True), (1.6e6, 1.5e6, False),
+])
+def test_number_tolerance_comes_from_the_written_form_and_is_symmetric(pred, gold, same):
+    assert same_number(pred, gold, ABSTRACT) is same
+    assert same_number(gold, pred, ABSTRACT) is same
+    assert same_value(R(pred), R(gold), ABSTRACT) is same and same_value(R(gold), R(pred), ABSTRACT) is same
+
+
+def test_without_the_abstract_only_equal_numbers_agree():
+    assert not same_number(2.04, 2.0) and not same_number(2.0, 2.04)
+    assert same_number(0.91, 0.910) and same_number(58, 58.0)
+
+
+def test_fraction_of_a_percentage_by_unit_and_abstract():
+    fraction, percent = R(0.5661, unit="percent"), R(56.61)
+    # A percent-labeled 0.5661 is a fraction only where the abstract does not write "0.5661".
+    assert value_agreement(fraction, percent, ABSTRACT) == "converted"
+    assert value_agreement(fraction, percent) is None
+    assert not unit_agrees(fraction, percent, ABSTRACT)  # 0.5661% is not 56.61%: the full level refuses it
+    assert unit_agrees(R(0.5661, unit="other"), percent, ABSTRACT)
+    assert value_agreement(R(0.5661, unit="other"), percent) == "converted"
+    written = "errors fall from 0.85% to 85% of the baseline"
+    assert value_agreement(R(0.85), R(85), written) is None  # both written: 0.85% is a percentage
+    assert not attribute_agrees(R(1.4, unit="seconds"), R(1.4, unit="times"), "unit", {})
+    assert attribute_agrees(R(10), R(10, qualifier="exact"), "qualifier", {})
+
+
+def test_results_alignment_uses_the_written_form():
+    gold = [R(2.0, metric="speedup", unit="times", kind="improvement")]
+    assert len(align_results([R(2.04, metric="speedup", unit="times", kind="improvement")], gold, {}, "full", ABSTRACT)) == 1
+    assert len(align_results([R(2.3, metric="speedup", unit="times", kind="improvement")], gold, {}, "full", ABSTRACT)) == 0
+
+
+# --- Acronyms the abstract defines ------------------------------------------------------------------
+
+
+def test_abstract_defined_acronym_matches_its_expansion_both_ways():
+    aliases = abstract_aliases(ABSTRACT)
+    assert aliases["ACR"] == ["advantage collapse rate"] and aliases["advantage collapse rate"] == ["ACR"]
+    alt = with_abstract_aliases({}, ABSTRACT)
+    for pred, gold in (["ACR"], ["advantage collapse rate"]), (["advantage collapse rate"], ["ACR"]):
+        assert len(align_strings(pred, gold, alt, PHRASE)[2]) == 1
+        assert len(align_strings(pred, gold, {}, PHRASE)[2]) == 0
+    assert abstract_aliases("") == {}
+
+
+def test_abstract_aliases_extend_alternates_without_changing_them():
+    alternates = {"TTFT": ["time to first token"]}
+    merged = with_abstract_aliases(alternates, ABSTRACT)
+    assert alternates == {"TTFT": ["time to first token"]}
+    assert merged["TTFT"] == ["time to first token", "time-to-first-token"]
+
+
+def test_acronym_package_leaves_logging_alone():
+    # abbreviations calls logging.basicConfig(level=INFO) on import; match.py must keep it from
+    # switching on INFO logs for the whole program.
+    code = ("import logging; from paperfields.scoring.match import abstract_aliases; "
+            "assert abstract_aliases('the mean token cost (MTC)') == {'MTC': ['mean token cost'], 'mean token cost': ['MTC']}; "
+            "root = logging.getLogger(); assert not root.handlers and root.level == logging.WARNING, (root.handlers, root.level)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+NEEDS_WIRING = pytest.mark.xfail(strict=True, reason="score.py does not yet pass the abstract to match.py (issue 13): "
+                                 "remove this mark once score_paper uses with_abstract_aliases and align_results(..., text=abstract)")
+
+
+@NEEDS_WIRING
+def test_written_tolerance_through_score_predictions():
+    _check("results", [R(2.04, metric="speedup", unit="times")], [R(2.0, metric="speedup", unit="times")], (1, 0, 0), ABSTRACT)
+
+
+@NEEDS_WIRING
+def test_acronym_through_score_predictions():
+    _check("metrics", ["ACR"], ["advantage collapse rate"], (1, 0, 0), ABSTRACT)
+
+
+@NEEDS_WIRING
+def test_percent_labeled_fraction_through_score_predictions():
+    _check("results_value", [R(0.5661)], [R(56.61)], (1, 0, 0), ABSTRACT)
+
+
+# --- Symmetry (hypothesis) ------------------------------------------------------------------------
+
+NAMES = ["GPT-4o", "GPT-4o-mini", "gpt 4o", "Search-R1", "Search-R2", "Qwen3-4B", "Qwen3-30B-A3B", "Qwen 2.5\u20137B",
+         "Qwen2.5-7B", "AIME24", "AIME25", "AIME\u200b25", "MMLU", "MMLU-Pro", "AnyEdit", "AnyEdit++", "$V_0$", "V0",
+         "\u03c4\u00b2-Bench", "tau2-bench", "code generation", "verified code generation", "accuracy", "mean accuracy",
+         "attack success rate", "success rate", "pass@1", "Pass@1 score", "SWE-bench Verified", "SWEBench"]
+names = st.lists(st.one_of(st.sampled_from(NAMES), st.text(alphabet="abcAB12 -+.", min_size=1, max_size=8)), max_size=5)
+
+
+@given(names, names, st.sampled_from([NAME, PHRASE]))
+@settings(max_examples=300, deadline=None)
+def test_string_alignment_is_symmetric(pred, gold, rule):
+    forward, backward = align_strings(pred, gold, {}, rule), align_strings(gold, pred, {}, rule)
+    assert len(forward[2]) == len(backward[2])
+    for p in pred:
+        for g in gold:
+            assert similarity(p, [normalize(g)], rule) == similarity(g, [normalize(p)], rule)
+
+
+VALUES = [58, 58.0, 56.6, 56.61, 56.614, 0.5661, 0.566, 2.0, 2.04, 2.3, 10, 9.8, 1.37, 1.4, 0.85, 85]
+TEXTS = [None, ABSTRACT, "accuracy 56.6% and 58-63%", "0.85% vs 85%"]
+results = st.lists(st.builds(
+    lambda value, upper, unit, kind, qualifier, metric: {
+        "metric": metric, "value": value, "value_upper": value if upper == "same" else upper, "unit": unit, "kind": kind, "qualifier": qualifier},
+    st.sampled_from(VALUES), st.sampled_from([None, "same", 60, 63.0]),
+    st.sampled_from(["percent", "other", "points", "times", "percentage_points", "seconds"]),
+    st.sampled_from(["absolute", "improvement"]), st.sampled_from(["exact", "under", "about"]),
+    st.sampled_from(["accuracy", "mean accuracy", "TTFT", "pass rate"])), max_size=4)
+
+
+@given(results, results, st.sampled_from(TEXTS), st.sampled_from(["value", "value_metric", "full"]))
+@settings(max_examples=300, deadline=None)
+def test_result_alignment_is_symmetric(pred, gold, text, level):
+    assert len(align_results(pred, gold, {}, level, text)) == len(align_results(gold, pred, {}, level, text))
+    for p in pred:
+        for g in gold:
+            assert value_agreement(p, g, text) == value_agreement(g, p, text)
+            assert unit_agrees(p, g, text) == unit_agrees(g, p, text)
