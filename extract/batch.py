@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import functools
 import json
 import warnings
 from pathlib import Path
@@ -39,11 +38,11 @@ from typing import Any, Callable, Iterable, Optional
 
 from pydantic import BaseModel, Field, ValidationError
 
-from paperfields.extract.backends.base import BackendError, FailureClass, Generation, GenerationRequest, Usage, parse_reply, redact_secrets
+from paperfields.extract.backends.base import BackendError, FailureClass, Generation, GenerationRequest, parse_reply, redact_secrets
+from paperfields.extract.backends.openai_compat import rejected_class, sampling_params, strict_response_format, usage_of
 from paperfields.extract.cache import ResponseCache, cache_key
 from paperfields.extract.corpus import Paper
 from paperfields.extract.runner import Manifest, PredictionLine, RunConfig, RunError, _RunFolder
-from paperfields.extract.schema import all_required
 from paperfields.extract.strategies import Strategy
 
 ENDPOINT = "/v1/chat/completions"
@@ -122,14 +121,8 @@ def _request(paper: Paper, index: int, strategy: Strategy, config: RunConfig) ->
     )
 
 
-@functools.lru_cache(maxsize=16)
-def _strict_schema_json(response_model: type[BaseModel]) -> str:
-    return json.dumps(all_required(response_model.model_json_schema(), strict=True))  # building a schema is slow: once per model
-
-
 def _line(cid: str, request: GenerationRequest, model: str) -> dict[str, Any]:
-    params = request.params
-    schema = json.loads(_strict_schema_json(request.response_model))  # each line its own copy
+    # The one-by-one backend's own parameters and response_format: both paths send the same request.
     return {
         "custom_id": cid,
         "method": "POST",
@@ -137,13 +130,8 @@ def _line(cid: str, request: GenerationRequest, model: str) -> dict[str, Any]:
         "body": {
             "model": model,
             "messages": request.messages,
-            "temperature": params.temperature,
-            "max_tokens": params.max_tokens,
-            "seed": params.seed + request.sample_index,
-            "response_format": {
-                "type": "json_schema",
-                "json_schema": {"name": request.response_model.__name__, "strict": True, "schema": schema},
-            },
+            **sampling_params(model, request.params, request.sample_index),
+            "response_format": strict_response_format(request.response_model),
         },
     }
 
@@ -153,9 +141,11 @@ def build_requests(papers: Iterable[Paper], strategy: Strategy, config: RunConfi
 
     Each is ``{"custom_id": "<paper id>#<i>", "method": "POST", "url": "/v1/chat/completions",
     "body": {...}}``; the body holds the model (the part after ``openai/``), the strategy's messages
-    (the paper last, unchanged), temperature, max_tokens, seed (``params.seed + i``) and
-    ``response_format`` of type ``json_schema``, named after the response model, ``strict``, with
-    the schema from ``all_required(..., strict=True)``. Raises BackendError for a backend other than ``openai/``.
+    (the paper last, unchanged), the parameters of :func:`~paperfields.extract.backends.openai_compat.sampling_params`
+    (temperature, max_tokens, seed ``params.seed + i``; for a reasoning model max_completion_tokens
+    and no temperature; reasoning_effort when set) and ``response_format`` of type ``json_schema``,
+    named after the response model, ``strict``, with the schema from ``all_required(..., strict=True)``.
+    Raises BackendError for a backend other than ``openai/``.
     """
     model = _model(config.backend)
     return [
@@ -168,9 +158,10 @@ def generation_from_output(line: dict[str, Any], response_model: type[BaseModel]
     """One line of the batch output or error file as a Generation.
 
     A line with ``error`` set or a ``status_code`` other than 200 is a ``transport_error`` carrying
-    the server's message; otherwise the chat completion's text (or its ``refusal``) and
-    finish_reason go through :func:`parse_reply`, with usage from ``prompt_tokens`` and
-    ``completion_tokens`` and ``attempts=1``.
+    the server's message, or ``request_rejected`` / ``context_overflow`` for a request the server
+    refused (status 400, 413, 422: see ``openai_compat.rejected_class``); otherwise the chat
+    completion's text (or its ``refusal``) and finish_reason go through :func:`parse_reply`, with
+    usage from ``prompt_tokens``, ``completion_tokens`` and their ``reasoning_tokens``, and ``attempts=1``.
     """
     response = line.get("response") or {}
     body = response.get("body") or {}
@@ -180,8 +171,8 @@ def generation_from_output(line: dict[str, Any], response_model: type[BaseModel]
         detail = error or body.get("error") or {}
         message = detail.get("message") if isinstance(detail, dict) else str(detail)
         code = (detail.get("code") if isinstance(detail, dict) else None) or status
-        return Generation(failure=FailureClass.transport_error,
-                          error=redact_secrets(f"batch request failed ({code}): {message or 'no response'}")[:300])
+        failure = rejected_class(status, f"{code} {message}") or FailureClass.transport_error
+        return Generation(failure=failure, error=redact_secrets(f"batch request failed ({code}): {message or 'no response'}")[:300])
     choices = body.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict) or not isinstance(choices[0].get("message"), dict):
         # No model reply in the body: a transport error (asked again on resume), not the model's empty reply.
@@ -192,7 +183,7 @@ def generation_from_output(line: dict[str, Any], response_model: type[BaseModel]
     if refusal and gen.record is None and gen.failure != FailureClass.truncated:
         gen.failure, gen.error = FailureClass.refusal, "model declined to answer"
     usage = body.get("usage") or {}
-    gen.usage = Usage(input_tokens=usage.get("prompt_tokens") or 0, output_tokens=usage.get("completion_tokens") or 0)
+    gen.usage = usage_of(usage)
     gen.attempts = 1
     return gen
 

@@ -145,11 +145,19 @@ def all_required(schema: dict[str, Any], strict: bool = False) -> dict[str, Any]
     Nullable fields stay nullable, so "required" only forces the key to be written.
 
     ``strict=True`` makes the schema OpenAI structured outputs accept with ``"strict": true`` (the
-    same rules as the openai SDK's own conversion): ``additionalProperties: false`` on every object,
+    openai SDK's own conversion, and one rule more): ``additionalProperties: false`` on every object,
     a ``$ref`` with sibling keywords (``description``, ``default``) inlined from its definition, and
-    ``default: null`` dropped (the field stays nullable).
+    every ``default`` keyword dropped, null or not (OpenAI answers "'default' is not permitted"; with
+    every property required a default can never apply). Property names are never touched, so a
+    field called ``default`` stays.
     """
     return _required(schema, schema if strict else None)
+
+
+# Keywords whose value maps names to schemas (recursed into, never read as a schema themselves),
+# and keywords whose value is instance data (left as is).
+_NAME_MAPS = ("properties", "patternProperties", "$defs", "definitions")
+_DATA = ("enum", "const", "examples", "default")
 
 
 def _required(node: Any, root: Optional[dict[str, Any]]) -> Any:
@@ -159,14 +167,18 @@ def _required(node: Any, root: Optional[dict[str, Any]]) -> Any:
             for part in node["$ref"].removeprefix("#/").split("/"):
                 target = target[part]
             node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}  # the sibling keywords win
-        out = {k: _required(v, root) for k, v in node.items()}
+        out = {}
+        for key, value in node.items():
+            if key in _NAME_MAPS and isinstance(value, dict):
+                out[key] = {name: _required(sub, root) for name, sub in value.items()}
+            else:
+                out[key] = value if key in _DATA else _required(value, root)
         if out.get("type") == "object" and "properties" in out:
             out["required"] = list(out["properties"])
         if root is not None:
             if out.get("type") == "object":
                 out.setdefault("additionalProperties", False)
-            if "default" in out and out["default"] is None:
-                del out["default"]
+            out.pop("default", None)
         return out
     if isinstance(node, list):
         return [_required(v, root) for v in node]

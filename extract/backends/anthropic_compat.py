@@ -7,7 +7,10 @@ import os
 import time
 from typing import Any
 
-from paperfields.extract.backends.base import BackendError, FailureClass, Generation, GenerationRequest, Usage, parse_reply, register_provider
+from pydantic import Field
+
+from paperfields.extract.backends.base import BackendError, BackendOptions, FailureClass, Generation, GenerationRequest, Usage, parse_reply
+from paperfields.extract.backends.base import register_provider
 from paperfields.extract.backends.base import redact_generation, redact_secrets
 
 
@@ -58,6 +61,14 @@ class AnthropicBackend:
         return redact_generation(gen, os.environ.get("ANTHROPIC_API_KEY"))
 
 
-@register_provider("anthropic")
+class AnthropicOptions(BackendOptions):
+    """Seconds per HTTP request, HTTP retries (the SDK's), validation re-asks (instructor's)."""
+
+    timeout_s: float = Field(default=120.0, gt=0)
+    transport_retries: int = Field(default=4, ge=0)
+    reasks: int = Field(default=1, ge=0)
+
+
+@register_provider("anthropic", AnthropicOptions)
 def _factory(model: str, **options: Any) -> AnthropicBackend:
-    return AnthropicBackend(model, timeout_s=options.get("timeout_s") or 120.0)
+    return AnthropicBackend(model, **options)

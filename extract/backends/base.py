@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import re
 from enum import Enum
-from typing import Any, Callable, Optional, Protocol
+from typing import Any, Callable, Literal, Optional, Protocol
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer
 
 from paperfields.extract.schema import PaperRecord
 
@@ -63,21 +63,41 @@ class FailureClass(str, Enum):
 
 
 class Usage(BaseModel):
-    """Token counts summed over every attempt, failed ones included."""
+    """Token counts summed over every attempt, failed ones included.
+
+    ``reasoning_tokens`` is the part of ``output_tokens`` a reasoning model spent thinking before it
+    answered (OpenAI's ``completion_tokens_details.reasoning_tokens``): never shown, billed as output,
+    so it is already inside ``output_tokens`` and its dollars.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
+    reasoning_tokens: int = 0
 
     def __add__(self, other: "Usage") -> "Usage":
-        return Usage(input_tokens=self.input_tokens + other.input_tokens, output_tokens=self.output_tokens + other.output_tokens)
+        return Usage(input_tokens=self.input_tokens + other.input_tokens, output_tokens=self.output_tokens + other.output_tokens,
+                     reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens)
 
 
 class GenerationParams(BaseModel):
-    """Every generation parameter that changes the output (part of the run config and cache key)."""
+    """Every generation parameter that changes the output (part of the run config and cache key).
+
+    ``reasoning_effort`` (low, medium, high) applies to OpenAI reasoning models only (see
+    :func:`check_params`); unset, it is left out of every dump, so configs and cache keys written
+    before it existed stay equal.
+    """
 
     temperature: float = 0.0
     max_tokens: int = Field(default=1536, ge=1)
     seed: int = 0
+    reasoning_effort: Optional[Literal["low", "medium", "high"]] = None
+
+    @model_serializer(mode="wrap")
+    def _omit_unset_effort(self, handler: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
+        data = handler(self)
+        if data.get("reasoning_effort") is None:
+            data.pop("reasoning_effort", None)
+        return data
 
 
 class GenerationRequest(BaseModel):
@@ -135,14 +155,18 @@ class Backend(Protocol):
 
 
 BackendFactory = Callable[..., Backend]
-_PROVIDERS: dict[str, BackendFactory] = {}
+_PROVIDERS: dict[str, tuple[BackendFactory, type[BackendOptions]]] = {}
 
 
-def register_provider(provider: str) -> Callable[[BackendFactory], BackendFactory]:
-    """Register a factory ``f(model: str, **options) -> Backend`` under ``provider``."""
+def register_provider(provider: str, options: type[BackendOptions] = BackendOptions) -> Callable[[BackendFactory], BackendFactory]:
+    """Register a factory ``f(model: str, **options) -> Backend`` under ``provider``.
+
+    :func:`get_backend` validates the caller's options against ``options`` first and calls the
+    factory with every field of it, defaults included; the default takes no option at all.
+    """
 
     def decorator(factory: BackendFactory) -> BackendFactory:
-        _PROVIDERS[provider] = factory
+        _PROVIDERS[provider] = (factory, options)
         return factory
 
     return decorator
@@ -155,10 +179,36 @@ def known_providers() -> list[str]:
     return sorted(_PROVIDERS)
 
 
-def get_backend(name: str, **options: Any) -> Backend:
-    """Build the backend for ``provider/model`` (e.g. ``local/qwen2.5-coder-0.5b``).
+def option_flag(name: str) -> str:
+    """The command-line flag of backend option ``name`` (``n_threads`` -> ``--threads``, ``base_url`` -> ``--base-url``)."""
+    for _, options in _PROVIDERS.values():
+        field = options.model_fields.get(name)
+        if field is not None and isinstance(field.json_schema_extra, dict) and "flag" in field.json_schema_extra:
+            return str(field.json_schema_extra["flag"])
+    return "--" + name.replace("_", "-")
 
-    Raises BackendError naming the known providers when the provider is unknown.
+
+def _options_error(name: str, exc: ValidationError) -> str:
+    """One sentence for a failed options validation: every option that does not apply (with the
+    providers it does apply to), else the first bad value."""
+    unknown = [str(e["loc"][0]) for e in exc.errors() if e["type"] == "extra_forbidden"]
+    if unknown:
+        described = []
+        for key in sorted(unknown, key=option_flag):
+            takers = [f"{p}/" for p, (_, options) in sorted(_PROVIDERS.items()) if key in options.model_fields]
+            described.append(f"{option_flag(key)} ({', '.join(takers)} only)" if takers else option_flag(key))
+        return f"options that do not apply to {name}: {', '.join(described)}"
+    first = exc.errors()[0]
+    where = f"{option_flag(str(first['loc'][0]))}: " if first["loc"] else ""
+    return f"{name}: {where}{first['msg'].removeprefix('Value error, ')}"
+
+
+def get_backend(name: str, **options: Any) -> Backend:
+    """Build the backend for ``provider/model`` (e.g. ``local/qwen2.5-coder-0.5b``) with ``options``
+    (keyword arguments, validated against the provider's :class:`BackendOptions`).
+
+    Raises BackendError naming the known providers when the provider is unknown, every option that
+    does not apply to the provider (with the providers it applies to), or the first bad option value.
     """
     providers = known_providers()
     provider, sep, model = name.partition("/")
@@ -166,7 +216,21 @@ def get_backend(name: str, **options: Any) -> Backend:
         raise BackendError(f"backend '{name}' must be 'provider/model'; known providers: {', '.join(providers)}")
     if provider not in _PROVIDERS:
         raise BackendError(f"unknown provider '{provider}' in '{name}'; known providers: {', '.join(providers)}")
-    return _PROVIDERS[provider](model, **options)
+    factory, schema = _PROVIDERS[provider]
+    try:
+        validated = schema.model_validate(options, context={"model": model})
+    except ValidationError as exc:
+        raise BackendError(_options_error(name, exc)) from None
+    return factory(model, **dict(validated))
+
+
+def check_params(backend: Backend, params: GenerationParams) -> None:
+    """Raise BackendError when ``params`` asks ``backend`` for something it cannot do: a
+    ``reasoning_effort`` needs a backend whose ``reasoning`` attribute is true (an OpenAI reasoning
+    model: o1, o3, o4-mini, gpt-5 families). Call it before any work."""
+    if params.reasoning_effort is not None and not getattr(backend, "reasoning", False):
+        raise BackendError(f"--reasoning-effort applies only to OpenAI reasoning models (openai/ o1, o3, o4-mini, gpt-5 families); "
+                           f"{backend.name} is not one")
 
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)

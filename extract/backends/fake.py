@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Union
 
-from paperfields.extract.backends.base import Generation, GenerationRequest, Usage, parse_reply, register_provider
+from paperfields.extract.backends.base import BackendOptions, Generation, GenerationRequest, Usage, parse_reply, register_provider
 
 
 class FakeBackend:
@@ -46,6 +46,12 @@ class FakeBackend:
         return gen
 
 
-@register_provider("fake")
-def _factory(model: str, **options) -> FakeBackend:
-    return FakeBackend(model, replies=options.get("replies"), delay_s=0.25 if model == "slow" else 0.0)
+class FakeOptions(BackendOptions):
+    """``replies``: the script, raw texts or ``(text, finish_reason)`` pairs."""
+
+    replies: Optional[list[Union[str, tuple[str, Optional[str]]]]] = None
+
+
+@register_provider("fake", FakeOptions)
+def _factory(model: str, replies: Optional[list] = None) -> FakeBackend:
+    return FakeBackend(model, replies=replies, delay_s=0.25 if model == "slow" else 0.0)

@@ -15,7 +15,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from paperfields.extract.backends.base import BackendError, Generation, GenerationRequest, Usage, parse_reply, register_provider
+from paperfields.extract.backends.base import BackendOptions
 from paperfields.extract.backends.weights import WEIGHTS, WeightsError, resolve_weights
 from paperfields.extract.schema import all_required
 
@@ -103,6 +106,13 @@ class LocalBackend:
         return await asyncio.to_thread(self._complete, request)
 
 
-@register_provider("local")
+class LocalOptions(BackendOptions):
+    """llama.cpp's context window (tokens) and CPU threads (None: every core; the output does not depend on it)."""
+
+    n_ctx: int = 8192
+    n_threads: int | None = Field(default=None, ge=1, json_schema_extra={"flag": "--threads"})
+
+
+@register_provider("local", LocalOptions)
 def _factory(model: str, **options: Any) -> LocalBackend:
     return LocalBackend(model, n_ctx=options.get("n_ctx") or 8192, n_threads=options.get("n_threads"))

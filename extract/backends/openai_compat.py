@@ -7,6 +7,17 @@ openai SDK's own; validation re-asks are instructor's, counted apart in ``attemp
 whose body is not a chat completion (a proxy's HTML error page, ``"choices": []``) is a transport
 error, not the model's empty reply. The API key is read from ``OPENAI_API_KEY`` and never stored:
 it and anything shaped like an OpenAI secret key are masked in the error and raw text returned.
+
+Structured outputs: ``tools`` and ``json_schema`` send OpenAI's strict form (``"strict": true`` and a
+schema from ``all_required(..., strict=True)``: every property required, ``additionalProperties:
+false``, no ``default``), which strict servers require and others accept; ``json_schema`` is the
+default for api.openai.com (the same request ``--batch`` sends). ``grammar`` sends the same strict
+schema. Reasoning models (:func:`is_reasoning_model`) get ``max_completion_tokens``, no
+``temperature`` (they sample only at their default) and ``reasoning_effort`` when asked for; their
+hidden reasoning tokens are counted in ``usage.reasoning_tokens`` (already inside the output tokens
+billed). A request the server refuses (HTTP 400, 413, 422: an unsupported parameter, a bad schema)
+is ``request_rejected``, or ``context_overflow`` when the error says the prompt does not fit the
+context window; neither is retried.
 """
 
 from __future__ import annotations
@@ -19,10 +30,14 @@ import re
 import time
 from typing import Any, Callable, Optional
 
+from pydantic import Field
+
 from paperfields.extract.backends.base import (
     BackendError,
+    BackendOptions,
     FailureClass,
     Generation,
+    GenerationParams,
     GenerationRequest,
     Usage,
     parse_reply,
@@ -33,6 +48,19 @@ from paperfields.extract.backends.base import (
 from paperfields.extract.schema import all_required
 
 MODES = ("json", "md_json", "tools", "json_schema")
+STRICT_MODES = ("tools", "json_schema")  # the modes that carry the schema in the request: sent in OpenAI's strict form
+# OpenAI's reasoning families, by the model name's last path segment (OpenRouter's "openai/o3" too);
+# gpt-5-chat is the non-reasoning chat model of the gpt-5 generation.
+_REASONING = re.compile(r"^(?:o\d+|gpt-5(?:\.\d+)?)(?:$|-(?!chat))", re.IGNORECASE)
+# What servers say when the prompt (plus max_tokens) does not fit: OpenAI's error code, llama.cpp
+# server's error type and wording, vLLM's and OpenRouter's "maximum context length", Anthropic's.
+_CONTEXT_OVERFLOW = re.compile(
+    r"context_length_exceeded|exceed_context_size|exceeds the available context size|maximum context length|prompt is too long",
+    re.IGNORECASE,
+)
+# The request itself is wrong for the server (bad schema, unsupported parameter, too long): sending
+# it again can never succeed, so the SDK does not retry these and neither does a rerun.
+REJECTED_STATUSES = (400, 413, 422)
 # HTTP requests made on behalf of the current generate() call (each asyncio task has its own list).
 _HTTP_REQUESTS: contextvars.ContextVar[list[str]] = contextvars.ContextVar("paperfields_http_requests")
 
@@ -43,18 +71,83 @@ async def _count_request(request: Any) -> None:
         requests.append(str(request.url))
 
 
+def is_reasoning_model(model: str) -> bool:
+    """True for OpenAI's reasoning families (o1, o3, o4-mini, gpt-5, ...; not gpt-5-chat), by the
+    last path segment of ``model``. They refuse ``max_tokens`` and any temperature but their default."""
+    return bool(_REASONING.match(model.rsplit("/", 1)[-1]))
+
+
+def sampling_params(model: str, params: GenerationParams, sample_index: int = 0) -> dict[str, Any]:
+    """The generation parameters of one chat-completions request body for ``model``.
+
+    ``{"temperature", "max_tokens", "seed"}`` for most models; for a reasoning model
+    ``{"max_completion_tokens", "seed"}`` (temperature left out: such models sample at their
+    default only). ``reasoning_effort`` is added when set. ``seed`` is ``params.seed + sample_index``.
+    Used by the one-by-one backend and by ``--batch``, so both send the same request.
+    """
+    seed = params.seed + sample_index
+    if is_reasoning_model(model):
+        out: dict[str, Any] = {"max_completion_tokens": params.max_tokens, "seed": seed}
+    else:
+        out = {"temperature": params.temperature, "max_tokens": params.max_tokens, "seed": seed}
+    if params.reasoning_effort is not None:
+        out["reasoning_effort"] = params.reasoning_effort
+    return out
+
+
+@functools.lru_cache(maxsize=16)
+def _strict_schema_json(response_model: type) -> str:
+    return json.dumps(all_required(response_model.model_json_schema(), strict=True))  # building a schema is slow: once per model
+
+
+def strict_schema(response_model: type) -> dict[str, Any]:
+    """A fresh copy of ``all_required(response_model.model_json_schema(), strict=True)``."""
+    return json.loads(_strict_schema_json(response_model))
+
+
+def strict_response_format(response_model: type) -> dict[str, Any]:
+    """OpenAI's structured-outputs ``response_format`` for ``response_model``: type ``json_schema``,
+    named after the model, ``strict``, with :func:`strict_schema`."""
+    return {"type": "json_schema", "json_schema": {"name": response_model.__name__, "strict": True, "schema": strict_schema(response_model)}}
+
+
+def usage_of(usage: Any) -> Usage:
+    """:class:`Usage` from a chat completion's ``usage`` (an SDK object or a dict; None gives zeros),
+    with ``completion_tokens_details.reasoning_tokens`` as ``reasoning_tokens``."""
+    def get(obj: Any, key: str) -> Any:
+        if obj is None:
+            return None
+        return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
+
+    details = get(usage, "completion_tokens_details")
+    return Usage(input_tokens=get(usage, "prompt_tokens") or 0, output_tokens=get(usage, "completion_tokens") or 0,
+                 reasoning_tokens=get(details, "reasoning_tokens") or 0)
+
+
+def rejected_class(status: Optional[int], detail: str) -> Optional[FailureClass]:
+    """The failure class of an HTTP error that can never succeed unchanged: ``context_overflow`` when
+    ``detail`` (the error's code, type and message) says the context length is exceeded,
+    ``request_rejected`` for any other 400, 413 or 422; None for every other status (a transport
+    error: 401, 404, 429, 5xx may succeed later)."""
+    if status not in REJECTED_STATUSES:
+        return None
+    return FailureClass.context_overflow if _CONTEXT_OVERFLOW.search(detail) else FailureClass.request_rejected
+
+
 @functools.cache
-def _instructor_model(model: type) -> type:
+def _instructor_model(model: type, strict: bool = False) -> type:
     """``instructor.openai_schema(model)`` built once per model, with its JSON schema memoized.
 
     instructor wraps a plain model in a new class and regenerates its JSON schema on every call
     (15 ms per request, most of the runner's overhead at high concurrency); a model already wrapped
     is used as is. Callers get a fresh copy of the schema, so the bytes sent are unchanged.
+    ``strict`` wraps it in a class of its own whose schema is :func:`strict_schema` (what tools and
+    json_schema modes send).
     """
     import instructor
 
     wrapped = instructor.openai_schema(model)
-    generate = wrapped.model_json_schema
+    generate = (lambda *a, **k: strict_schema(model)) if strict else wrapped.model_json_schema
     memo: dict[Any, str] = {}
 
     def model_json_schema(cls: type, *args: Any, **kwargs: Any) -> dict:
@@ -143,12 +236,16 @@ class OpenAIBackend:
         self.name = f"openai/{model}"
         self.model = model
         self.base_url = base_url
-        # md_json reads a fenced or <think>-prefixed reply in one attempt, which local servers often send.
-        self.mode = mode or ("md_json" if base_url else "tools")
+        # md_json reads a fenced or <think>-prefixed reply in one attempt, which local servers often send;
+        # OpenAI itself gets its strict structured outputs, the request --batch sends.
+        self.mode = mode or ("md_json" if base_url else "json_schema")
+        self.reasoning = is_reasoning_model(model)  # accepts reasoning_effort (base.check_params)
         if base_url is not None and not re.match(r"https?://[^/\s]+", base_url):
             raise BackendError(f"--base-url '{base_url}' is not an http(s) URL (e.g. http://127.0.0.1:8000/v1)")
         if self.mode not in MODES:
             raise BackendError(f"unknown instructor mode '{self.mode}'; choose one of {', '.join(MODES)}")
+        if grammar and self.mode in STRICT_MODES:
+            raise BackendError(f"--grammar does not apply to --mode {self.mode}, which sends the schema itself; use it with --mode json or md_json")
         api_key = os.environ.get("OPENAI_API_KEY")
         if not api_key and not base_url:
             raise BackendError("OPENAI_API_KEY is not set (or pass --base-url for a local OpenAI-compatible server)")
@@ -170,7 +267,17 @@ class OpenAIBackend:
         return redact_secrets(text, self.raw_client.api_key)
 
     def _transport_failure(self, exc: BaseException) -> Generation:
-        # Masked before the cut, so a key split at character 300 cannot leave its head behind.
+        """The Generation of an API error: ``request_rejected`` or ``context_overflow`` for a request
+        the server refused (see :func:`rejected_class`), else ``transport_error``."""
+        status = getattr(exc, "status_code", None)
+        rejected = rejected_class(status, " ".join(str(x) for x in (getattr(exc, "code", None), getattr(exc, "type", None), exc) if x))
+        if rejected is not None:
+            message = getattr(exc, "message", None) or str(exc)
+            what = ("the prompt does not fit the model's context window" if rejected is FailureClass.context_overflow
+                    else "the server rejected the request")
+            # Masked before the cut, so a key split at the cut cannot leave its head behind.
+            detail = self._redact(f"{what} (HTTP {status}): {message}")[:300]
+            return Generation(failure=rejected, error=f"{detail} ({self._server}); it cannot succeed unchanged")
         detail = self._redact(f"{type(exc).__name__}: {exc}")[:300]
         return Generation(failure=FailureClass.transport_error, error=f"{detail} ({self._server})")
 
@@ -185,28 +292,31 @@ class OpenAIBackend:
         def on_response(response: Any) -> None:
             # Snapshot usage now: instructor later folds the running total into the last response.
             responses.append(response)
-            u = getattr(response, "usage", None)
-            usages.append(Usage(input_tokens=getattr(u, "prompt_tokens", 0) or 0, output_tokens=getattr(u, "completion_tokens", 0) or 0))
+            usages.append(usage_of(getattr(response, "usage", None)))
 
         hooks = self._hooks_cls()
         hooks.on("completion:response", on_response)
         start = time.perf_counter()
         failure: Optional[Generation] = None
         record = None
+        strict = self.mode in STRICT_MODES
+        wrapped = _instructor_model(request.response_model, strict)
         extra: dict[str, Any] = {}
+        # extra_body keys replace instructor's in the request body: instructor has no flag for "strict": true.
         if self.grammar:  # llama.cpp server: constrain decoding to the schema (overrides instructor's plain json_object)
-            schema = all_required(request.response_model.model_json_schema())
-            extra["extra_body"] = {"response_format": {"type": "json_object", "schema": schema}}
+            extra["extra_body"] = {"response_format": {"type": "json_object", "schema": strict_schema(request.response_model)}}
+        elif self.mode == "json_schema":
+            extra["extra_body"] = {"response_format": strict_response_format(request.response_model)}
+        elif self.mode == "tools":
+            extra["extra_body"] = {"tools": [{"type": "function", "function": {**wrapped.openai_schema, "strict": True}}]}
         try:
             record, _ = await self.client.chat.completions.create_with_completion(
                 model=self.model,
                 messages=request.messages,
-                response_model=_instructor_model(request.response_model),
+                response_model=wrapped,
                 max_retries=self.reasks,
-                temperature=request.params.temperature,
-                max_tokens=request.params.max_tokens,
-                seed=request.params.seed + request.sample_index,
                 hooks=hooks,
+                **sampling_params(self.model, request.params, request.sample_index),
                 **extra,
             )
         except self._errors.IncompleteOutputException as exc:
@@ -253,14 +363,19 @@ class OpenAIBackend:
         return gen
 
 
-@register_provider("openai")
+class OpenAIOptions(BackendOptions):
+    """Options of ``openai/<model>``: the server (None: api.openai.com), the instructor mode (None:
+    md_json with a base URL, else json_schema), the schema in response_format for llama.cpp server,
+    seconds per HTTP request, HTTP retries (the SDK's) and validation re-asks (instructor's)."""
+
+    base_url: Optional[str] = None
+    mode: Optional[str] = None
+    grammar: bool = False
+    timeout_s: float = Field(default=120.0, gt=0)
+    transport_retries: int = Field(default=4, ge=0)
+    reasks: int = Field(default=1, ge=0)
+
+
+@register_provider("openai", OpenAIOptions)
 def _factory(model: str, **options: Any) -> OpenAIBackend:
-    return OpenAIBackend(
-        model,
-        base_url=options.get("base_url"),
-        mode=options.get("mode"),
-        timeout_s=options.get("timeout_s") or 120.0,
-        transport_retries=options.get("transport_retries", 4),
-        reasks=options.get("reasks", 1),
-        grammar=bool(options.get("grammar")),
-    )
+    return OpenAIBackend(model, **options)
