@@ -173,12 +173,18 @@ def abstract_aliases(abstract: str) -> dict[str, list[str]]:
     """Acronym <-> expansion pairs the abstract defines, "advantage collapse rate (ACR)" giving
     ``{"advantage collapse rate": ["ACR"], "ACR": ["advantage collapse rate"]}`` (the Schwartz & Hearst
     2003 algorithm, package ``abbreviations``, on the markup-stripped abstract). Empty for an empty
-    abstract. Both directions, so the aliases stay symmetric between prediction and gold."""
+    abstract. Both directions, so the aliases stay symmetric between prediction and gold.
+
+    Two kinds of pair the algorithm gets wrong on the corpus are dropped: a short form without a
+    capital or a digit ("ii" -> "informative during decoding, and") and a short form of three or more
+    characters given as one word ("REAR" -> "Reward", "ToT" -> "Thoughts")."""
     if not abstract.strip():
         return {}
     pairs = _schwartz_hearst().extract_abbreviation_definition_pairs(doc_text=strip_markup(abstract))
     out: dict[str, list[str]] = {}
     for short, long_ in pairs.items():
+        if not re.search(r"[A-Z\d]", short) or (len(short) > 2 and len(re.split(r"[\s-]+", long_.strip())) < 2):
+            continue
         out.setdefault(short, []).append(long_)
         out.setdefault(long_, []).append(short)
     return out

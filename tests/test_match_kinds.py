@@ -192,6 +192,13 @@ def test_abstract_defined_acronym_matches_its_expansion_both_ways():
     assert abstract_aliases("") == {}
 
 
+def test_abstract_aliases_drop_the_pairs_the_algorithm_gets_wrong():
+    # Schwartz-Hearst reads "REAlignment Reward (REAR)" as REAR = "Reward" and "(ii)" as an acronym.
+    assert abstract_aliases("We propose REAlignment Reward (REAR), a reward. It is informative during decoding, and (ii) cheap.") == {}
+    assert abstract_aliases("We use Mixture-of-Experts (MoE) and key-value (KV) caches.") == {
+        "MoE": ["Mixture-of-Experts"], "Mixture-of-Experts": ["MoE"], "KV": ["key-value"], "key-value": ["KV"]}
+
+
 def test_abstract_aliases_extend_alternates_without_changing_them():
     alternates = {"TTFT": ["time to first token"]}
     merged = with_abstract_aliases(alternates, ABSTRACT)
