@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import hashlib
 import json
+import shutil
 import subprocess
 import sys
 
@@ -197,24 +199,133 @@ def test_bad_scorer_judgment_lines_name_file_line_and_field(root, tmp_path, gold
         load_judgments(path)
 
 
+def _gold_folder(root, tmp_path, *names):
+    """A gold folder holding copies of the named files of gold/ (gold.jsonl always)."""
+    folder = tmp_path / "gold"
+    folder.mkdir()
+    for name in ("gold.jsonl",) + names:
+        shutil.copy(root / "gold" / name, folder / name)
+    return folder
+
+
 def test_agreement_refuses_an_empty_or_unknown_second_labeling_and_says_when_validity_is_missing(root, tmp_path):
     from paperfields.scoring.agreement import agreement_markdown
 
-    gold_path, corpus_path = root / "gold" / "gold.jsonl", root / "gold" / "corpus.jsonl"
+    folder = _gold_folder(root, tmp_path)
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
     with pytest.raises(GoldError, match=f"{empty}: no records"):
-        agreement_markdown(gold_path, empty, corpus_path)
-    first_lines = gold_path.read_text().splitlines()
-    stranger = json.loads(first_lines[0]) | {"id": "p0000000000"}
+        agreement_markdown(folder, empty)
+    stranger = json.loads((root / "gold" / "gold.jsonl").read_text().splitlines()[0]) | {"id": "p0000000000"}
     unknown = tmp_path / "unknown.jsonl"
     unknown.write_text(json.dumps(stranger) + "\n")
-    with pytest.raises(GoldError, match="paper ids with no record in .*: p0000000000"):
-        agreement_markdown(gold_path, unknown, corpus_path)
-    # A gold folder without scorer judgments: the report says validity is not reported, instead of leaving it out.
-    alone = tmp_path / "alone"
-    alone.mkdir()
-    (alone / "gold.jsonl").write_text(gold_path.read_text())
-    text = agreement_markdown(alone / "gold.jsonl", root / "gold" / "second_annotation.jsonl", corpus_path)
+    with pytest.raises(GoldError, match=f"{unknown}: paper ids with no record in the gold: p0000000000"):
+        agreement_markdown(folder, unknown)
+    # Without any labeling or judgments the report says what is missing instead of leaving it out.
+    text = agreement_markdown(folder)
+    assert "Not yet available: `second_annotation_2.jsonl` does not exist." in text
     assert "Not reported: there is no `scorer_judgments.jsonl` beside the gold file" in text
-    assert "Not reported" not in agreement_markdown(gold_path, root / "gold" / "second_annotation.jsonl", corpus_path)
+
+
+# Compared labelings are never edited after the comparison; the frozen first labelings neither.
+FROZEN_FILES = {
+    "second_annotation_blind_2026.jsonl": "ef208a278bc3139e3bd5f54d518f2da037316e5c95b93eff6f7cda41e3489f3c",  # commit 665db69
+    "first_labeling_v1.1_sample1.jsonl": "dd1e367ba81cbd017b4ba7ce119de196ef944ae0f385c42ee4739ae276aea53a",  # gold.jsonl lines at 665db69
+    "second_annotation_2.jsonl": "f2eb7c645a3dc098c06497de98db0242345e0d71ed74319877ff9b5143b97581",  # commit 3ea23ac
+    "first_labeling_v1.3_sample2.jsonl": "b9d111decea38a9c0827854f62ecda4138e3f8e486b0f0796db8c7c80ace4b1a",  # gold v1.3 (8f5e453) lines
+}
+
+
+@pytest.mark.parametrize("name", sorted(FROZEN_FILES))
+def test_blind_labelings_and_frozen_first_labelings_are_never_edited(root, name):
+    digest = hashlib.sha256((root / "gold" / name).read_bytes()).hexdigest()
+    assert digest == FROZEN_FILES[name], f"gold/{name} was edited; a compared or frozen labeling must stay as it was"
+
+
+def test_second_blind_sample_is_fresh_and_its_first_labeling_is_gold_v1_3_frozen(root, gold):
+    from paperfields.scoring.agreement import CURRENT_SAMPLE, FIRST_SAMPLE
+
+    first = {g.id for g in load_gold(root / "gold" / FIRST_SAMPLE.second)}
+    second = [g.id for g in load_gold(root / "gold" / CURRENT_SAMPLE.second)]
+    assert len(second) == len(set(second)) >= 24 and not set(second) & first
+    split = {g.id: g.split for g in gold}
+    assert {split[i] for i in second} == {"test"}
+    frozen = load_gold(root / "gold" / CURRENT_SAMPLE.reference)
+    assert [g.id for g in frozen] == [g.id for g in gold if g.id in set(second)]
+    assert (root / "gold" / CURRENT_SAMPLE.who_file).read_text().strip()
+
+
+def test_field_agreement_pools_items_and_averages_defined_papers():
+    import numpy as np
+
+    from paperfields.scoring.agreement import cohen_kappa, field_agreement
+
+    # Paper 1 agrees on 3 items, paper 2 has one item only the second labeling gives, paper 3 is empty in both.
+    a = field_agreement(np.array([[3, 0, 0], [0, 1, 0], [0, 0, 0]]))
+    assert a.papers == 2
+    assert a.pooled == round(6 / 7, 4) and a.per_paper == 0.5
+    assert a.precision == 0.75 and a.recall == 1.0
+    assert a.pooled_ci95[0] <= a.pooled <= a.pooled_ci95[1] and a.per_paper_ci95 == (0.0, 1.0)
+    nothing = field_agreement(np.zeros((4, 3), dtype=int))
+    assert nothing.papers == 0 and nothing.pooled is None and nothing.per_paper is None
+    assert cohen_kappa([("a", "a"), ("a", "b"), ("b", "b"), ("b", "b")]) == 0.5
+    assert cohen_kappa([(None, None), (True, True)]) == 1.0 and cohen_kappa([]) is None
+
+
+def test_current_agreement_is_reported_from_a_fresh_blind_sample(root, tmp_path, gold):
+    from paperfields.scoring.agreement import agreement_markdown, check_current_sample
+
+    folder = _gold_folder(root, tmp_path, "first_labeling_v1.3_sample2.jsonl")
+    frozen = load_gold(folder / "first_labeling_v1.3_sample2.jsonl")
+    labeled = [g for g in frozen if len(g.record.tasks) >= 2][:3]
+    second = [g.model_dump(mode="json") for g in labeled]
+    second[0]["record"]["tasks"][0] = "underwater basket weaving"
+    (folder / "second_annotation_2.jsonl").write_text("".join(json.dumps(g) + "\n" for g in second))
+    text = agreement_markdown(folder)
+    assert text.index("## Current agreement (second blind sample)") < text.index("## Scorer validity")
+    assert "Overall agreement, current sample, blind (macro over fields, 3 papers): pooled **" in text
+    total, first_tasks = sum(len(g.record.tasks) for g in labeled), len(labeled[0].record.tasks)
+    pooled, per_paper = (total - 1) / total, ((first_tasks - 1) / first_tasks + 2) / 3
+    row = next(line for line in text.splitlines() if line.startswith("| tasks |"))
+    assert row.startswith(f"| tasks | 3 | {pooled:.3f} [") and f"| {per_paper:.3f} [" in row
+    assert next(line for line in text.splitlines() if line.startswith("| research_area |")).startswith("| research_area | 3 | 1.000 [1.000, 1.000] |")
+    assert f"#### {labeled[0].id}" in text and "underwater basket weaving" in text
+    assert "Who labeled, and how: not recorded" in text
+    (folder / "second_annotation_2_who.txt").write_text("Annotator B, 2026-12-01; had seen neither gold nor model output.\n")
+    assert "Who labeled, and how: Annotator B, 2026-12-01" in agreement_markdown(folder)
+    # The default labeling is second_annotation_2.jsonl; --second (current_path) points elsewhere.
+    assert "papers): pooled **" in agreement_markdown(folder, folder / "second_annotation_2.jsonl")
+    # Later gold fixes do not move the figure: it is computed against the frozen first labeling.
+    lines = (folder / "gold.jsonl").read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if json.loads(line)["id"] == labeled[1].id)
+    lines[at] = _edit_record(lambda o: o["record"].update(tasks=[]))(lines[at])
+    (folder / "gold.jsonl").write_text("\n".join(lines) + "\n")
+    moved = agreement_markdown(folder)
+    assert next(line for line in moved.splitlines() if line.startswith("| tasks |")) == row
+    assert "Secondary: the same blind labeling against today's gold (which differs from the frozen first labeling on 1 of these papers" in moved
+    # A fresh sample reuses no first-sample paper and holds test papers only.
+    path = folder / "second_annotation_2.jsonl"
+    with pytest.raises(GoldError, match=rf"{path}: papers already in the first sample \(not a fresh sample\): {labeled[0].id}"):
+        check_current_sample(load_gold(path), gold, {labeled[0].id}, path)
+    dev = next(g for g in gold if g.split == "dev")
+    path.write_text(json.dumps(dev.model_dump(mode="json")) + "\n")
+    with pytest.raises(GoldError, match=rf"{path}: papers that are not in the test split: {dev.id}"):
+        agreement_markdown(folder)
+
+
+def test_first_sample_headline_is_the_blind_labeling_against_the_first_labeling_of_its_time(root):
+    from paperfields.scoring.agreement import agreement_markdown
+
+    text = agreement_markdown(root / "gold")
+    assert "blind to the first labeling" not in text
+    first = text.index("## First sample (2026, blind)")
+    assert text.index("## Current agreement") < first < text.index("## Not agreement: the copy edited after adjudication")
+    section = text[first:]
+    assert "Second labeling `second_annotation_blind_2026.jsonl`, first labeling `first_labeling_v1.1_sample1.jsonl`." in section
+    # Disagreements the edited copy hid are back: the blind annotator's own tasks.
+    assert "#### p8fe892f47d\n\n- `tasks`: ['KV caching', 'retrieval-augmented generation', 'in-context learning'] vs ['KV reuse']" in section
+    assert next(line for line in section.splitlines() if line.startswith("| tasks |")).endswith("| yes |")
+    assert "14 of 28 records changed, 16 field values" in section
+    headline = next(line for line in section.splitlines() if line.startswith("Overall agreement, first sample, blind (macro over fields, 28 papers)"))
+    committed = (root / "gold" / "AGREEMENT.md").read_text()
+    assert headline in committed, "gold/AGREEMENT.md is stale: run `paperfields gold agreement`"
