@@ -73,19 +73,39 @@ def _known_errors() -> tuple[type[Exception], ...]:
 
 @corpus_app.command("build")
 def corpus_build(
-    files: list[Path] = typer.Argument(..., help="Seed text files (a header line, then one abstract per blank-line-separated paragraph; line 1 is skipped, with a warning when it looks like an abstract) or .jsonl files with id and text."),
+    files: list[Path] = typer.Argument(..., help="Text or JSONL files of abstracts (a folder: pass its files, e.g. DIR/*.txt). "
+                                       "A file is JSONL (one object with 'id' and 'text' per line) when it is named *.jsonl/*.ndjson "
+                                       "or its first non-blank line starts with '{'; otherwise text: one abstract per "
+                                       "blank-line-separated paragraph, its lines joined with a space."),
     out_path: Path = typer.Option(None, "--out", help="Where to write the corpus JSONL [default: gold/corpus.jsonl, the benchmark's own]."),
     force: bool = typer.Option(False, "--force", help="Replace gold/corpus.jsonl even when the result differs from it."),
+    header: Optional[bool] = typer.Option(None, "--header/--no-header", help="Text files: line 1 is a header to skip (--header) or "
+                                          "the start of the first abstract (--no-header). Default: a header when it is a single short line "
+                                          "(at most 120 characters and 15 words) that does not end with . ! or ? and is followed by a blank line or a one-line abstract."),
+    one_per_line: bool = typer.Option(False, "--one-per-line", help="Text files: every non-blank line is one abstract. Without it, a "
+                                      "paragraph of 3+ abstract-length lines (300+ characters, 3+ sentences) is refused."),
 ) -> None:
-    """Turn seed files into the corpus JSONL: one record per abstract with a stable id, source file and position."""
+    """Turn text or JSONL files of abstracts into the corpus JSONL: one record per abstract with a stable id, source file and position.
+
+    Warnings and errors name file:line: a first line read as an abstract that may be a header, an abstract
+    over 3,000 characters or with two abstract-length lines (perhaps several abstracts run together).
+    """
     import tempfile
 
-    from paperfields.extract.corpus import read_corpus_files, write_corpus
+    from paperfields.extract.corpus import check_unique, read_source, write_corpus
 
     try:
-        papers = read_corpus_files(files)
+        sources = [read_source(path, header, one_per_line) for path in files]
+        papers = [paper for source in sources for paper in source.papers]
+        check_unique(papers)
     except _known_errors() as exc:
         fail(str(exc))
+    for source in sources[:20]:  # say how each file was read: a wrong guess is visible, never silent
+        how = ("JSONL" if source.format == "jsonl" else
+               f"text, header line {source.header_line} {source.header!r} skipped" if source.header is not None else "text, no header line")
+        console.print(f"{source.path}: {how}, {len(source.papers)} abstracts", highlight=False, markup=False)
+    if len(sources) > 20:
+        console.print(f"... and {len(sources) - 20} more file(s)", highlight=False, markup=False)
     target = out_path or paths.gold_dir() / "corpus.jsonl"
     if target.is_dir():
         fail(f"--out {target} is a folder; give a file path such as {target / 'corpus.jsonl'}")
@@ -101,7 +121,7 @@ def corpus_build(
         write_corpus(papers, target)
     except OSError as exc:
         fail(f"cannot write {target}: {exc.strerror or exc}")
-    console.print(f"wrote {len(papers)} abstracts from {len(files)} file(s) to {target}")
+    console.print(f"wrote {len(papers)} abstracts from {len(files)} file(s) to {target}", highlight=False, markup=False)
 
 
 @gold_app.command("check")
@@ -570,11 +590,11 @@ def show(
     out.print(text)
     out.print("[black on green]gold and predicted[/] [black on yellow]gold, missed[/] [black on red]predicted, not gold[/]")
     if line and line.failure:
-        out.print(f"[red]no record: {line.failure.value}: {line.error}[/]")
+        out.print(Text(f"no record: {line.failure.value}: {line.error}", style="red"))  # the error text may hold [/...]: never markup
     table = Table(show_lines=True)
     for col in ("field", "gold", "prediction" if run else "prediction (no --run)", "F1"):
         table.add_column(col)
-    for row in paper_rows(line, g):
+    for row in paper_rows(line, g, paper.text):
         mark = "[green]" if row["f1"] == 1 else "[red]"
         table.add_row(row["field"], Text(row["gold"]), Text(row["pred"] if run else "-"), f"{mark}{row['f1']:.2f}[/]" if run else "")
     out.print(table)

@@ -142,10 +142,11 @@ def _show(value: Any) -> str:
     return str(value)
 
 
-def paper_rows(line: Optional[PredictionLine], gold: GoldRecord) -> list[dict[str, Any]]:
-    """One row per headline field: gold, prediction (as display text) and the paper's F1 on it."""
+def paper_rows(line: Optional[PredictionLine], gold: GoldRecord, abstract: str = "") -> list[dict[str, Any]]:
+    """One row per headline field: gold, prediction (as display text) and the paper's F1 on it
+    (``abstract`` gives the scorer the written numbers and defined acronyms, as in the stored scores)."""
     record = line.record if line else None
-    counts = score_paper(record, gold)
+    counts = score_paper(record, gold, abstract)
     g = gold.record.model_dump(mode="json")
     return [{"field": f, "gold": _show(g[f]), "pred": _show((record or {}).get(f)), "f1": paper_f1(counts[f], record is not None)}
             for f in HEADLINE_FIELDS]
@@ -166,7 +167,7 @@ def render_report(manifest: Manifest, scores: RunScores, lines: list[PredictionL
             "id": g.id, "source": paper.source, "position": paper.position, "overall": detail.get(g.id, {}).get("per_paper_f1", 0.0),
             "failure": line.failure.value if line and line.failure else None, "error": line.error if line else "not run",
             "raw_text": (line.raw_text or "") if line and line.failure else "",
-            "abstract": highlighted_html(paper.text, spans), "rows": paper_rows(line, g),
+            "abstract": highlighted_html(paper.text, spans), "rows": paper_rows(line, g, paper.text),
         })
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     from paperfields.scoring.runs import fmt

@@ -45,6 +45,7 @@ from paperfields.scoring.match import (
     attribute_agrees,
     forms,
     same_url,
+    with_abstract_aliases,
     similarity,
 )
 from paperfields.scoring.normalize import normalize, numbers_in, same_number
@@ -102,11 +103,11 @@ def _name_agrees(pred: Optional[str], gold: Optional[str], alternates: dict[str,
     return normalize(pred) in forms(gold, alternates)
 
 
-def score_paper(prediction: Optional[dict[str, Any]], gold: GoldRecord) -> dict[str, tuple[int, int, int]]:
+def score_paper(prediction: Optional[dict[str, Any]], gold: GoldRecord, abstract: str = "") -> dict[str, tuple[int, int, int]]:
     """Per-field (tp, fp, fn) of one prediction (a PaperRecord dict, or None for a failed paper)."""
     p = prediction or {}
     g = gold.record.model_dump(mode="json")
-    alt = gold.alternates
+    alt = with_abstract_aliases(gold.alternates, abstract)
     out: dict[str, tuple[int, int, int]] = {}
     for field in ("method_name", "method_full_name"):
         out[field] = _single(p.get(field), g[field], _name_agrees(p.get(field), g[field], alt, soft=False))
@@ -125,7 +126,7 @@ def score_paper(prediction: Optional[dict[str, Any]], gold: GoldRecord) -> dict[
         out[field] = (len(pairs), len(pred) - len(pairs), len(gl) - len(pairs))
     results = p.get("results") or []
     for name, level in (("results_value", "value"), ("results", "value_metric"), ("results_full", "full")):
-        tp = len(align_results(results, g["results"], alt, level))
+        tp = len(align_results(results, g["results"], alt, level, abstract))
         out[name] = (tp, len(results) - tp, len(g["results"]) - tp)
     return out
 
@@ -149,7 +150,7 @@ def diagnose_paper(prediction: Optional[dict[str, Any]], gold: GoldRecord, abstr
     """
     p = prediction or {}
     g = gold.record.model_dump(mode="json")
-    alt = gold.alternates
+    alt = with_abstract_aliases(gold.alternates, abstract)
     labels = {
         "research_area": [p.get("research_area"), g["research_area"]],
         "contribution_types": [sorted(set(p.get("contribution_types") or [])), g["contribution_types"]],
@@ -176,7 +177,7 @@ def diagnose_paper(prediction: Optional[dict[str, Any]], gold: GoldRecord, abstr
         grounding[field] = [sum(ok), sum(1 for i, o in enumerate(ok) if o and i in matched), len(pred)]
     results = p.get("results") or []
     written = numbers_in(abstract)
-    pairs = align_results(results, g["results"], alt, "value")
+    pairs = align_results(results, g["results"], alt, "value", abstract)
     matched = {i for i, _ in pairs}
     ok = [
         r.get("value") is not None and any(same_number(abs(r["value"]), n) for n in written)
@@ -184,7 +185,7 @@ def diagnose_paper(prediction: Optional[dict[str, Any]], gold: GoldRecord, abstr
         for r in results
     ]
     grounding["results"] = [sum(ok), sum(1 for i, o in enumerate(ok) if o and i in matched), len(results)]
-    attributes = {a: [sum(attribute_agrees(results[i], g["results"][j], a, alt) for i, j in pairs), len(pairs)] for a in RESULT_ATTRIBUTES}
+    attributes = {a: [sum(attribute_agrees(results[i], g["results"][j], a, alt, abstract) for i, j in pairs), len(pairs)] for a in RESULT_ATTRIBUTES}
     return {"labels": labels, "invented": invented, "grounding": grounding, "result_attributes": attributes}
 
 
@@ -456,7 +457,7 @@ def score_predictions(
     if not papers:
         raise ValueError(f"no gold papers in split '{split}'")
     abstracts = abstracts or {}
-    per_paper = [score_paper(predictions.get(g.id), g) for g in papers]
+    per_paper = [score_paper(predictions.get(g.id), g, abstracts.get(g.id, "")) for g in papers]
     answered = [predictions.get(g.id) is not None for g in papers]
     diagnostics = [diagnose_paper(predictions.get(g.id), g, abstracts.get(g.id, "")) for g in papers]
     detail = [

@@ -216,21 +216,14 @@ def test_acronym_package_leaves_logging_alone():
     assert done.returncode == 0, done.stderr
 
 
-NEEDS_WIRING = pytest.mark.xfail(strict=True, reason="score.py does not yet pass the abstract to match.py (issue 13): "
-                                 "remove this mark once score_paper uses with_abstract_aliases and align_results(..., text=abstract)")
-
-
-@NEEDS_WIRING
 def test_written_tolerance_through_score_predictions():
     _check("results", [R(2.04, metric="speedup", unit="times")], [R(2.0, metric="speedup", unit="times")], (1, 0, 0), ABSTRACT)
 
 
-@NEEDS_WIRING
 def test_acronym_through_score_predictions():
     _check("metrics", ["ACR"], ["advantage collapse rate"], (1, 0, 0), ABSTRACT)
 
 
-@NEEDS_WIRING
 def test_percent_labeled_fraction_through_score_predictions():
     _check("results_value", [R(0.5661)], [R(56.61)], (1, 0, 0), ABSTRACT)
 
