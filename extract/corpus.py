@@ -1,8 +1,14 @@
 """Corpus: abstracts as records with stable ids.
 
-A corpus file is either the seed text format (a header line, then one abstract per
-blank-line-separated paragraph) or JSONL with at least ``id`` and ``text``.
-``gold/corpus.jsonl`` is built from the seed files by ``paperfields corpus build``.
+A corpus input file is either text (an optional header line, then one abstract per
+blank-line-separated paragraph, or one per line with ``one_per_line``) or JSONL with at least
+``id`` and ``text``. The format is read from the content, not the file name
+(:func:`sniff_format`). ``gold/corpus.jsonl`` is built from the seed files by
+``paperfields corpus build``.
+
+Only ``\\n``, ``\\r\\n`` and ``\\r`` end a line (:func:`split_lines`): U+2028, U+2029, NEL, form
+feed and vertical tab are characters of the text, so they neither split an abstract nor shift
+the line numbers that messages give.
 """
 
 from __future__ import annotations
@@ -11,7 +17,9 @@ import hashlib
 import json
 import re
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -50,77 +58,231 @@ def decode_utf8(raw: bytes, path: Path, error: type[Exception]) -> str:
         raise error(f"{path}:{line}: bytes are not valid UTF-8 (offset {exc.start})") from None
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """``text`` cut at ``\\n``, ``\\r\\n`` and ``\\r`` only; line ``i`` of a file is item ``i - 1``.
+
+    Unlike ``str.splitlines`` this keeps U+2028/U+2029, NEL (U+0085), form feed, vertical tab and
+    the file/group/record separators inside their line: a raw U+2028 is legal inside a JSON string
+    and in an abstract.
+    """
+    return _LINE_BREAK.split(text)
+
+
 def _read_utf8(path: Path) -> str:
+    """The file's text with a leading UTF-8 byte order mark removed; CorpusError for a folder, a missing file or bad bytes."""
+    if path.is_dir():
+        raise CorpusError(f"{path}: is a directory, not a file; pass the files in it, e.g. {path / '*.txt'}")
     if not path.is_file():
         raise CorpusError(f"{path}: no such file")
-    return decode_utf8(path.read_bytes(), path, CorpusError)
+    return decode_utf8(path.read_bytes(), path, CorpusError).removeprefix("\ufeff")
 
 
-HEADER_MAX_CHARS = 200
-_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
-
-
-def header_looks_like_abstract(line: str) -> str | None:
-    """Why line 1 of a seed file looks like the start of an abstract rather than a header, else None.
-
-    The rule: longer than ``HEADER_MAX_CHARS`` (200) characters, or two or more sentences with
-    the last ending the line ("We propose X. It beats Y."). A header is a short title such as
-    "ICML 2026 Papers".
-    """
-    line = line.strip()
-    if len(line) > HEADER_MAX_CHARS:
-        return f"{len(line)} characters, more than a {HEADER_MAX_CHARS}-character header"
-    ends = _SENTENCE_END.findall(line)
-    if len(ends) >= 2 and _SENTENCE_END.search(line[-1:]):
-        return f"{len(ends)} sentences"
+def _first_nonblank(lines: list[str]) -> tuple[int, str] | None:
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            return number, line
     return None
 
 
-def parse_seed_text(path: Path) -> list[Paper]:
-    """Parse a seed text file: line 1 is a header, then blank-line-separated abstracts.
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
 
-    Lines inside one paragraph are joined with a single space; text is otherwise verbatim.
-    Line 1 is skipped; when it looks like an abstract (:func:`header_looks_like_abstract`) a
-    warning names ``file:1``, since a file without a header loses the start of its first abstract.
-    Raises CorpusError (naming the file and line) for a missing file, non-UTF-8 bytes or
-    a file with no abstracts.
+
+def _content_is_jsonl(path: Path, text: str) -> bool:
+    """True when the first non-blank line starts with ``{``; CorpusError for a whole-file JSON array."""
+    first = _first_nonblank(split_lines(text))
+    if first is None:
+        return False
+    number, line = first
+    if line.lstrip().startswith("{"):
+        return True
+    if line.lstrip().startswith("["):
+        try:
+            whole = json.loads(text)
+        except json.JSONDecodeError:
+            return False  # a header such as "[draft] ICML papers"
+        if isinstance(whole, list):
+            raise CorpusError(f"{path}:{number}: a JSON array; a corpus file is JSONL, one JSON object with 'id' and 'text' per line")
+    return False
+
+
+def sniff_format(path: Path, text: str) -> Literal["jsonl", "text"]:
+    """``"jsonl"`` or ``"text"`` for a file with content ``text``: the content decides, not the name.
+
+    The rule: a file named ``*.jsonl``/``*.ndjson`` (any case) is JSONL; any other file is JSONL
+    when its first non-blank line starts with ``{`` (after a byte order mark and spaces), else
+    text. A line starting with ``{`` does not read as prose, so a JSONL file named ``.json`` or
+    ``.txt`` is never taken for text, and a broken JSONL line gets a JSON error naming its line
+    instead of becoming an abstract. Raises CorpusError for a whole-file JSON array (one object
+    per line is the format).
     """
-    text = _read_utf8(path).lstrip("\ufeff")
-    lines = text.splitlines()
-    why = header_looks_like_abstract(lines[0]) if lines else None
-    if why:
-        warnings.warn(f"{path}:1: line 1 looks like an abstract ({why}) but is skipped as the file's header line; "
-                      "the format is a header line, then one abstract per blank-line-separated paragraph: "
-                      "add a header line (e.g. the venue) if this file has none", UserWarning, stacklevel=2)
-    papers: list[Paper] = []
+    if path.suffix.lower() in JSONL_SUFFIXES:
+        return "jsonl"
+    return "jsonl" if _content_is_jsonl(path, text) else "text"
+
+
+HEADER_MAX_CHARS = 120
+HEADER_MAX_WORDS = 15
+ABSTRACT_LINE_CHARS = 300  # an unwrapped abstract line: 300+ characters, 3+ sentences
+ABSTRACT_LINE_SENTENCES = 3
+LONG_ABSTRACT_CHARS = 3000  # the 76 ICML abstracts are 300-1,800 characters
+_SENTENCE_END = re.compile(r"[.!?](?=[\s\"'”’)\]]|$)|[。！？]")
+_CLOSERS = "\"'”’»)]"
+
+
+def _ends_sentence(line: str) -> str | None:
+    tail = line.rstrip().rstrip(_CLOSERS)
+    return tail[-1] if tail and tail[-1] in ".!?。！？" else None
+
+
+def sentences(text: str) -> int:
+    """How many sentence ends (``. ! ?`` before a space or the end, or ``。！？``) ``text`` holds."""
+    return len(_SENTENCE_END.findall(text))
+
+
+def abstract_like(line: str) -> bool:
+    """True for a line that is a whole unwrapped abstract: 300+ characters and 3+ sentence ends.
+
+    Hard-wrapped text (lines under ~100 characters) and one-sentence-per-line text never qualify.
+    """
+    line = line.strip()
+    return len(line) >= ABSTRACT_LINE_CHARS and sentences(line) >= ABSTRACT_LINE_SENTENCES
+
+
+def header_looks_like_abstract(paragraph: list[str]) -> str | None:
+    """Why the first paragraph of a text file is not a header line, else None (it is the header).
+
+    ``paragraph`` is the file's first blank-line-separated paragraph, one item per line. Line 1 is
+    the header when it reads as a title: at most ``HEADER_MAX_CHARS`` (120) characters, at most
+    ``HEADER_MAX_WORDS`` (15) words, not ending a sentence (``. ! ?``, also before a closing quote or
+    bracket), and followed by a blank line or by a whole unwrapped abstract line
+    (:func:`abstract_like`). Anything else is the start of the first abstract: "ICML 2026 Papers"
+    is a header; "We propose FooNet." and the first line of a hard-wrapped abstract are not.
+    """
+    line = paragraph[0].strip()
+    if len(line) > HEADER_MAX_CHARS:
+        return f"{len(line)} characters, more than {HEADER_MAX_CHARS}"
+    words = len(line.split())
+    if words > HEADER_MAX_WORDS:
+        return f"{words} words, more than {HEADER_MAX_WORDS}"
+    end = _ends_sentence(line)
+    if end:
+        return f"it ends with '{end}'"
+    if len(paragraph) > 1 and not abstract_like(paragraph[1]):
+        return "line 2 continues its paragraph"
+    return None
+
+
+@dataclass
+class Source:
+    """One input file as read: ``format`` (``"jsonl"``/``"text"``), its ``papers``, and for text the
+    skipped header (``header`` text at 1-based ``header_line``, both None when there is none)."""
+
+    path: Path
+    format: Literal["jsonl", "text"]
+    papers: list[Paper]
+    header: str | None = None
+    header_line: int | None = None
+
+
+def _paragraphs(lines: list[str], one_per_line: bool) -> list[tuple[int, list[str]]]:
+    """(1-based first line, lines) per blank-line-separated paragraph, or per non-blank line."""
+    found: list[tuple[int, list[str]]] = []
     block: list[str] = []
     start = 0
-    for number, line in enumerate(lines[1:] + [""], start=2):
+    for number, line in enumerate(lines + [""], start=1):
         if line.strip():
+            if one_per_line and block:
+                found.append((start, block))
+                block = []
             if not block:
                 start = number
-            block.append(line.strip())
+            block.append(line)
         elif block:
-            body = " ".join(block)
-            papers.append(
-                Paper(id=paper_id(body), text=body, source=path.name, position=len(papers) + 1, line=start)
-            )
+            found.append((start, block))
             block = []
-    if not papers:
-        raise CorpusError(f"{path}:1: no abstracts found (line 1 is a header; abstracts follow, separated by blank lines)")
-    return papers
+    return found
 
 
-def parse_jsonl(path: Path) -> list[Paper]:
-    """Parse a user corpus as JSONL with ``id`` and ``text`` per line (blank lines skipped)."""
+def parse_text(path: Path, text: str, header: bool | None = None, one_per_line: bool = False) -> Source:
+    """Read text-format abstracts from ``text`` (the content of ``path``).
+
+    Abstracts are blank-line-separated paragraphs, the lines of one joined with a single space
+    (each line stripped of surrounding white space; the text is otherwise verbatim), or each
+    non-blank line with ``one_per_line``. ``header``: True skips the first non-blank line as a
+    header, False keeps everything, None decides by :func:`header_looks_like_abstract` and warns
+    (naming ``file:line``) when the first paragraph, read as an abstract, is a single line under
+    ``ABSTRACT_LINE_CHARS`` (300) characters: short for an abstract, so perhaps a header.
+
+    A paragraph with three or more abstract-length lines (:func:`abstract_like`) raises CorpusError
+    (it is almost surely one abstract per line: pass ``one_per_line``); an abstract with two such
+    lines, or longer than ``LONG_ABSTRACT_CHARS`` (3,000) characters, is kept with a UserWarning
+    naming ``file:line``. Raises CorpusError when no abstract remains.
+    """
+    paragraphs = _paragraphs(split_lines(text), one_per_line)
+    header_text: str | None = None
+    header_line: int | None = None
+    if paragraphs:
+        start, first = paragraphs[0]
+        why = None if header else "--no-header" if header is False else header_looks_like_abstract(first)
+        if why is None:
+            header_text, header_line = first[0].strip(), start
+            paragraphs[0] = (start + 1, first[1:])
+            if not first[1:]:
+                paragraphs.pop(0)
+        elif header is None and len(first) == 1 and len(first[0].strip()) < ABSTRACT_LINE_CHARS:
+            warnings.warn(f"{path}:{start}: line {start} is read as the first abstract, not as a header line ({why}); "
+                          "pass --header if it is a header", UserWarning, stacklevel=2)
     papers: list[Paper] = []
-    for number, line in enumerate(_read_utf8(path).splitlines(), start=1):
+    for start, block in paragraphs:
+        body = " ".join(line.strip() for line in block)
+        whole = sum(abstract_like(line) for line in block)
+        if whole >= 3 and not one_per_line:
+            raise CorpusError(
+                f"{path}:{start}: one paragraph of {len(block)} lines, {whole} of them each a whole abstract "
+                f"({ABSTRACT_LINE_CHARS}+ characters, {ABSTRACT_LINE_SENTENCES}+ sentences): this looks like one abstract per line; "
+                "pass --one-per-line to read each line as an abstract, or put a blank line between abstracts")
+        position = len(papers) + 1
+        if whole >= 2 or len(body) > LONG_ABSTRACT_CHARS:
+            advice = "" if len(block) == 1 else ", or pass --one-per-line if each line is one abstract"
+            warnings.warn(f"{path}:{start}: abstract {position} is {len(body):,} characters, {sentences(body)} sentences "
+                          f"on {len(block)} line(s): it may be several abstracts run together; put a blank line between abstracts"
+                          f"{advice}", UserWarning, stacklevel=2)
+        papers.append(Paper(id=paper_id(body), text=body, source=path.name, position=position, line=start))
+    if not papers:
+        if header_text is not None:
+            how = "--header" if header else "a single short line that does not end a sentence"
+            raise CorpusError(f"{path}:{header_line}: no abstracts found (line {header_line} {header_text!r} is the header line: "
+                              f"{how}; pass --no-header if it is an abstract)")
+        raise CorpusError(f"{path}:1: no abstracts found (the file is empty)")
+    return Source(path=path, format="text", papers=papers, header=header_text, header_line=header_line)
+
+
+def parse_seed_text(path: Path, header: bool | None = None, one_per_line: bool = False) -> list[Paper]:
+    """The papers of a text-format file (:func:`parse_text`); CorpusError for a folder, a missing
+    file, non-UTF-8 bytes or a file with no abstracts, naming the file and line."""
+    return parse_text(path, _read_utf8(path), header, one_per_line).papers
+
+
+def parse_jsonl(path: Path, text: str | None = None) -> list[Paper]:
+    """Parse JSONL with ``id`` and ``text`` per line (blank lines skipped; optional ``source``,
+    ``position``, ``line`` kept). ``text`` is the file's content when already read.
+
+    Raises CorpusError naming ``file:line`` (and the field) for bad JSON, a non-object line, a
+    missing or empty ``id``/``text``, or a file with no records.
+    """
+    if text is None:
+        text = _read_utf8(path)
+    papers: list[Paper] = []
+    for number, line in enumerate(split_lines(text), start=1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise CorpusError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+            raise CorpusError(f"{path}:{number}: not valid JSON ({exc.msg}); a JSONL corpus holds one JSON object per line") from None
         if not isinstance(obj, dict):
             raise CorpusError(f"{path}:{number}: expected a JSON object with 'id' and 'text'")
         for key in ("id", "text"):
@@ -145,14 +307,17 @@ def parse_jsonl(path: Path) -> list[Paper]:
     return papers
 
 
-def read_corpus_files(paths: list[Path]) -> list[Paper]:
-    """Read seed text files and/or JSONL files (by suffix ``.jsonl``) into one corpus.
+def read_source(path: Path, header: bool | None = None, one_per_line: bool = False) -> Source:
+    """Read one input file as JSONL or text, chosen by :func:`sniff_format`; ``header`` and
+    ``one_per_line`` apply to text only (see :func:`parse_text`). Raises CorpusError naming file and line."""
+    text = _read_utf8(path)
+    if sniff_format(path, text) == "jsonl":
+        return Source(path=path, format="jsonl", papers=parse_jsonl(path, text))
+    return parse_text(path, text, header, one_per_line)
 
-    Raises CorpusError on a duplicate id or a duplicate abstract text, naming both places.
-    """
-    papers: list[Paper] = []
-    for path in paths:
-        papers.extend(parse_jsonl(path) if path.suffix == ".jsonl" else parse_seed_text(path))
+
+def check_unique(papers: list[Paper]) -> None:
+    """Raise CorpusError on a duplicate id or a duplicate abstract text (white space aside), naming both places."""
     seen_ids: dict[str, Paper] = {}
     seen_text: dict[str, Paper] = {}
     for paper in papers:
@@ -167,6 +332,15 @@ def read_corpus_files(paths: list[Path]) -> list[Paper]:
             raise CorpusError(f"{paper.source}:{paper.line}: duplicate id '{paper.id}' (also {first.source}:{first.line})")
         seen_text[key] = paper
         seen_ids[paper.id] = paper
+
+
+def read_corpus_files(paths: list[Path], header: bool | None = None, one_per_line: bool = False) -> list[Paper]:
+    """Read text and/or JSONL files (:func:`read_source`) into one corpus, in the given order.
+
+    Raises CorpusError on a duplicate id or a duplicate abstract text, naming both places.
+    """
+    papers = [paper for path in paths for paper in read_source(path, header, one_per_line).papers]
+    check_unique(papers)
     return papers
 
 
@@ -179,5 +353,15 @@ def write_corpus(papers: list[Paper], out: Path) -> None:
 
 
 def load_corpus(path: Path) -> list[Paper]:
-    """Load a corpus JSONL written by :func:`write_corpus` (or any JSONL with id and text)."""
-    return parse_jsonl(path)
+    """Load a corpus JSONL written by :func:`write_corpus` (or any JSONL with id and text).
+
+    A file whose content is not JSONL (e.g. the abstracts as text) raises CorpusError naming its
+    first line and the ``paperfields corpus build`` command that makes a corpus of it.
+    """
+    text = _read_utf8(path)
+    first = _first_nonblank(split_lines(text))
+    if first is not None and not _content_is_jsonl(path, text):
+        number = first[0]
+        raise CorpusError(f"{path}:{number}: not a corpus JSONL (line {number} is not a JSON object with 'id' and 'text'); "
+                          f"to make one from a text file of abstracts: paperfields corpus build {path} --out corpus.jsonl")
+    return parse_jsonl(path, text)

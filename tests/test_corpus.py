@@ -5,7 +5,17 @@ from pathlib import Path
 
 import pytest
 
-from paperfields.extract.corpus import CorpusError, header_looks_like_abstract, paper_id, parse_seed_text, read_corpus_files, write_corpus
+from paperfields.extract.corpus import (
+    CorpusError,
+    header_looks_like_abstract,
+    load_corpus,
+    paper_id,
+    parse_seed_text,
+    read_corpus_files,
+    read_source,
+    split_lines,
+    write_corpus,
+)
 from tests.conftest import SEEDS
 
 seeds_present = pytest.mark.skipif(not SEEDS.is_dir(), reason=f"seed files not found at {SEEDS}")
@@ -32,54 +42,245 @@ def test_committed_corpus_equals_a_rebuild_and_ids_are_stable(tmp_path, root):
 
 
 @seeds_present
-def test_no_real_seed_file_warns_about_its_header():
+def test_no_real_seed_file_warns_and_each_header_line_is_skipped():
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # any warning fails the test
         papers = read_corpus_files(sorted(SEEDS.glob("*.txt")))
-    assert len(papers) == 76 and len(sorted(SEEDS.glob("*.txt"))) == 4
-    for seed in SEEDS.glob("*.txt"):
-        assert header_looks_like_abstract(seed.read_text(encoding="utf-8").lstrip("\ufeff").splitlines()[0]) is None
+        sources = [read_source(seed) for seed in sorted(SEEDS.glob("*.txt"))]
+    assert len(papers) == 76 and len(sources) == 4
+    assert [(s.format, s.header, s.header_line, len(s.papers)) for s in sources] == [
+        ("text", "ICML 2026 Papers", 1, 19), ("text", "ICML 2026 论文列表", 1, 19),
+        ("text", "ICML 2026 论文列表", 1, 19), ("text", "ICML 2026 论文列表", 1, 19)]
 
 
-@pytest.mark.parametrize("line, why", [
-    ("ICML 2026 Papers", None),
-    ("ICML 2026 论文列表", None),
-    ("Abstracts, collected 2026-01-05 from arXiv cs.CL.", None),  # one sentence
-    ("We propose FooNet. It beats BarNet on GSM8K.", "2 sentences"),
-    ("Is scaling enough? We show it is not!", "2 sentences"),
-    ("x" * 200, None),
-    ("x" * 201, "201 characters, more than a 200-character header"),
+LONG = ("We study a problem of some importance. We propose a method that solves it well. "
+        "It beats the strongest baseline by 3 points on four benchmarks. Code is released. " * 2).strip()  # 323 characters, 8 sentences
+
+
+@pytest.mark.parametrize("paragraph, why", [
+    (["ICML 2026 Papers"], None),
+    (["ICML 2026 论文列表"], None),
+    (["  Abstracts (collected 2026-01-05, arXiv cs.CL)  "], None),
+    (["Abstracts, collected 2026-01-05 from arXiv cs.CL."], "it ends with '.'"),
+    (["We propose FooNet."], "it ends with '.'"),
+    (["Is scaling enough? We show it is not!"], "it ends with '!'"),
+    (['He said "stop."'], "it ends with '.'"),
+    (["模型很好。"], "it ends with '。'"),
+    (["x" * 120], None),
+    (["x" * 121], "121 characters, more than 120"),
+    ([" ".join(["word"] * 15)], None),
+    ([" ".join(["word"] * 16)], "16 words, more than 15"),
+    (["Large language models reason poorly about code and we", "propose FooNet, which plans first."], "line 2 continues its paragraph"),
+    (["ICML 2026 Papers", LONG], None),  # a header, then an unwrapped abstract without a blank line
 ])
-def test_header_rule(line, why):
-    assert header_looks_like_abstract(line) == why
+def test_header_rule(paragraph, why):
+    assert header_looks_like_abstract(paragraph) == why
 
 
-def test_a_file_without_header_warns_naming_file_and_line_1(tmp_path):
-    first = "Large language models reason poorly about code. We propose FooNet, which plans before it writes. It beats BarNet by 3 points."
-    path = _write(tmp_path, "noheader.txt", f"{first}\n\nSecond abstract.\n".encode())
+def test_hard_wrapped_text_without_header_keeps_its_first_abstract_whole(tmp_path):
+    import warnings
+
+    path = _write(tmp_path, "wrapped.txt", b"Large language models reason poorly about code and we\n"
+                                           b"propose FooNet, which plans before it writes.\n\n"
+                                           b"Second abstract, wrapped\nover two lines.\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        source = read_source(path)
+    assert (source.header, source.header_line) == (None, None)
+    assert [(p.text, p.position, p.line) for p in source.papers] == [
+        ("Large language models reason poorly about code and we propose FooNet, which plans before it writes.", 1, 1),
+        ("Second abstract, wrapped over two lines.", 2, 4)]
+
+
+def test_short_first_abstract_without_header_is_kept_with_a_warning_naming_file_and_line(tmp_path):
+    path = _write(tmp_path, "noheader.txt", b"We propose FooNet.\n\nSecond abstract.\n")
     with pytest.warns(UserWarning) as caught:
         papers = parse_seed_text(path)
     assert [str(w.message) for w in caught] == [
-        f"{path}:1: line 1 looks like an abstract (3 sentences) but is skipped as the file's header line; the format is a header line, "
-        "then one abstract per blank-line-separated paragraph: add a header line (e.g. the venue) if this file has none"]
-    assert [p.text for p in papers] == ["Second abstract."]  # the format is unchanged: line 1 is still the header
-    long_line = _write(tmp_path, "long.txt", ("word " * 60).encode() + b"\ncontinued\n\nNext.\n")
-    with pytest.warns(UserWarning, match=rf"{long_line}:1: line 1 looks like an abstract \(299 characters, more than a 200-character header\)"):
-        parse_seed_text(long_line)
+        f"{path}:1: line 1 is read as the first abstract, not as a header line (it ends with '.'); pass --header if it is a header"]
+    assert [(p.text, p.line) for p in papers] == [("We propose FooNet.", 1), ("Second abstract.", 3)]
+    assert [p.text for p in parse_seed_text(path, header=True)] == ["Second abstract."]
 
 
-def test_cli_build_prints_the_header_warning(tmp_path):
+def test_header_flags_force_the_choice(tmp_path):
+    import warnings
+
+    path = _write(tmp_path, "h.txt", b"\nICML 2026 Papers\n\nFirst abstract.\n")
+    assert [(p.text, p.line) for p in parse_seed_text(path)] == [("First abstract.", 4)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a forced choice needs no warning
+        assert [(p.text, p.line) for p in parse_seed_text(path, header=False)] == [("ICML 2026 Papers", 2), ("First abstract.", 4)]
+    glued = _write(tmp_path, "glued.txt", b"ICML 2026 Papers\nFirst abstract, wrapped\nover lines.\n")
+    assert [(p.text, p.line) for p in parse_seed_text(glued)] == [("ICML 2026 Papers First abstract, wrapped over lines.", 1)]
+    assert [(p.text, p.line) for p in parse_seed_text(glued, header=True)] == [("First abstract, wrapped over lines.", 2)]
+    unwrapped = _write(tmp_path, "unwrapped.txt", f"ICML 2026 Papers\n{LONG}\n".encode())
+    assert [(p.text, p.line) for p in parse_seed_text(unwrapped)] == [(LONG, 2)]
+
+
+def test_a_file_with_only_a_header_says_which_line_was_taken_and_how_to_keep_it(tmp_path):
+    path = _write(tmp_path, "only.txt", b"A short abstract without a final period\n")
+    with pytest.raises(CorpusError) as err:
+        parse_seed_text(path)
+    assert str(err.value) == (f"{path}:1: no abstracts found (line 1 'A short abstract without a final period' is the header line: "
+                              "a single short line that does not end a sentence; pass --no-header if it is an abstract)")
+    assert [p.text for p in parse_seed_text(path, header=False)] == ["A short abstract without a final period"]
+    with pytest.raises(CorpusError) as err:
+        parse_seed_text(_write(tmp_path, "empty.txt", b"\n \n"))
+    assert str(err.value) == f"{tmp_path / 'empty.txt'}:1: no abstracts found (the file is empty)"
+
+
+def _abstracts(n: int) -> list[str]:
+    return [f"Abstract number {i} studies a problem. " + LONG for i in range(1, n + 1)]
+
+
+def test_one_abstract_per_line_without_blank_lines_is_refused_with_advice(tmp_path):
+    lines = _abstracts(4)
+    path = _write(tmp_path, "perline.txt", ("ICML 2026 Papers\n" + "\n".join(lines) + "\n").encode())
+    with pytest.raises(CorpusError) as err:
+        parse_seed_text(path)
+    assert str(err.value) == (f"{path}:2: one paragraph of 4 lines, 4 of them each a whole abstract (300+ characters, 3+ sentences): "
+                              "this looks like one abstract per line; pass --one-per-line to read each line as an abstract, "
+                              "or put a blank line between abstracts")
+    source = read_source(path, one_per_line=True)
+    assert source.header == "ICML 2026 Papers"
+    assert [(p.text, p.position, p.line) for p in source.papers] == [(text, i, i + 1) for i, text in enumerate(lines, start=1)]
+    no_header = _write(tmp_path, "noheader.txt", ("\n".join(lines) + "\n").encode())
+    with pytest.raises(CorpusError, match=rf"^{no_header}:1: one paragraph of 4 lines, 4 of them"):
+        parse_seed_text(no_header)
+    assert [p.line for p in parse_seed_text(no_header, one_per_line=True)] == [1, 2, 3, 4]
+
+
+def test_glued_abstracts_warn_naming_file_and_line(tmp_path):
+    two = _abstracts(2)
+    path = _write(tmp_path, "two.txt", ("Header\n\nA first abstract.\n\n" + "\n".join(two) + "\n").encode())
+    with pytest.warns(UserWarning) as caught:
+        papers = parse_seed_text(path)
+    body = " ".join(two)
+    assert [str(w.message) for w in caught] == [
+        f"{path}:5: abstract 2 is 721 characters, 18 sentences on 2 line(s): it may be several abstracts run together; "
+        "put a blank line between abstracts, or pass --one-per-line if each line is one abstract"]
+    assert [p.text for p in papers] == ["A first abstract.", body]
+    huge = " ".join(_abstracts(10))
+    one_line = _write(tmp_path, "huge.txt", f"Header\n\n{huge}\n".encode())
+    with pytest.warns(UserWarning) as caught:
+        parse_seed_text(one_line)
+    assert [str(w.message) for w in caught] == [
+        f"{one_line}:3: abstract 1 is 3,610 characters, 90 sentences on 1 line(s): it may be several abstracts run together; "
+        "put a blank line between abstracts"]
+
+
+def test_only_newline_cr_and_crlf_break_lines(tmp_path):
+    # U+2028/U+2029, NEL, form feed, vertical tab and the separators are characters of the text: str.splitlines() would break at each.
+    odd = "A\u2028Net uses\x85NEL, a\x0cfeed, a\x0btab and\u2029a\x1cseparator."
+    path = _write(tmp_path, "odd.txt", f"Header\r\n\r\n{odd}\r\n\r\nSecond\rabstract.\n\nThird.".encode())
+    papers = parse_seed_text(path)
+    assert [(p.text, p.line) for p in papers] == [(odd, 3), ("Second abstract.", 5), ("Third.", 8)]
+    assert split_lines("a\u2028b\x85c\x0cd\r\ne\rf\ng") == ["a\u2028b\x85c\x0cd", "e", "f", "g"]
+    # A corpus JSONL keeps those characters raw (ensure_ascii=False) and reads back the same records.
+    out = tmp_path / "c.jsonl"
+    write_corpus(papers, out)
+    assert "\u2028" in out.read_text(encoding="utf-8") and load_corpus(out) == papers
+    bad = _write(tmp_path, "bad.jsonl", f'{{"id": "a", "text": "A\u2028Net"}}\n{{"id": \n'.encode())
+    with pytest.raises(CorpusError, match=rf"^{bad}:2: not valid JSON"):
+        load_corpus(bad)
+
+
+@pytest.mark.parametrize("name", ["c.json", "c.ndjson", "c.JSONL", "c.txt", "c"])
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
+def test_jsonl_is_detected_by_content_whatever_the_name_and_a_bom_is_accepted(tmp_path, name, bom):
+    import warnings
+
+    path = _write(tmp_path, name, bom + b'\n  {"id": "x1", "text": "An abstract."}\r\n{"id": "x2", "text": "Another."}\n')
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        source = read_source(path)
+    assert source.format == "jsonl"
+    assert [(p.id, p.text, p.source, p.position, p.line) for p in source.papers] == [
+        ("x1", "An abstract.", name, 1, 2), ("x2", "Another.", name, 2, 3)]
+    assert load_corpus(path) == source.papers
+
+
+def test_json_that_is_not_jsonl_is_an_error_not_text(tmp_path):
+    broken = _write(tmp_path, "c.json", b'{"id": "x1", "text": "An abstract.",}\n{"id": "x2", "text": "B."}\n')
+    with pytest.raises(CorpusError) as err:
+        read_source(broken)
+    assert str(err.value) == f"{broken}:1: not valid JSON (Expecting property name enclosed in double quotes); a JSONL corpus holds one JSON object per line"
+    pretty = _write(tmp_path, "p.json", b'{\n  "id": "x1",\n  "text": "An abstract."\n}\n')
+    with pytest.raises(CorpusError, match=rf"^{pretty}:1: not valid JSON \(.*\); a JSONL corpus holds one JSON object per line$"):
+        read_source(pretty)
+    array = _write(tmp_path, "a.json", b'[{"id": "x1", "text": "An abstract."}]\n')
+    with pytest.raises(CorpusError) as err:
+        read_source(array)
+    assert str(err.value) == f"{array}:1: a JSON array; a corpus file is JSONL, one JSON object with 'id' and 'text' per line"
+    bracket = _write(tmp_path, "b.txt", b"[draft] ICML papers\n\nAn abstract.\n")
+    assert [p.text for p in read_source(bracket).papers] == ["An abstract."]
+
+
+def test_a_directory_says_so_and_suggests_a_glob(tmp_path):
+    with pytest.raises(CorpusError) as err:
+        read_corpus_files([tmp_path])
+    assert str(err.value) == f"{tmp_path}: is a directory, not a file; pass the files in it, e.g. {tmp_path / '*.txt'}"
+    with pytest.raises(CorpusError) as err:
+        load_corpus(tmp_path)
+    assert str(err.value) == f"{tmp_path}: is a directory, not a file; pass the files in it, e.g. {tmp_path / '*.txt'}"
+
+
+def test_load_corpus_of_a_text_file_points_to_corpus_build(tmp_path):
+    path = _write(tmp_path, "mine.txt", b"\xef\xbb\xbf\nICML 2026 Papers\n\nWe propose FooNet.\n")
+    with pytest.raises(CorpusError) as err:
+        load_corpus(path)
+    assert str(err.value) == (f"{path}:2: not a corpus JSONL (line 2 is not a JSON object with 'id' and 'text'); "
+                              f"to make one from a text file of abstracts: paperfields corpus build {path} --out corpus.jsonl")
+
+
+def _cli(*args: str, env: dict | None = None):
     import subprocess
     import sys
 
-    path = _write(tmp_path, "noheader.txt", b"We propose FooNet. It beats BarNet.\n\nSecond abstract.\n")
-    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "corpus", "build", str(path), "--out", str(tmp_path / "c.jsonl")],
-                          capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "paperfields.cli", *args], capture_output=True, text=True, env=env)
+
+
+def test_cli_run_on_a_text_corpus_points_to_corpus_build(tmp_path):
+    path = _write(tmp_path, "mine.txt", b"ICML 2026 Papers\n\nWe propose FooNet.\n")
+    proc = _cli("run", "-b", "rules/baseline", "--corpus", str(path), "--split", "all", "--no-score", "--runs-dir", str(tmp_path / "runs"))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr == (f"error: {path}:1: not a corpus JSONL (line 1 is not a JSON object with 'id' and 'text'); "
+                           f"to make one from a text file of abstracts: paperfields corpus build {path} --out corpus.jsonl\n")
+    assert not (tmp_path / "runs").exists()
+
+
+def test_cli_build_says_how_each_file_was_read_and_takes_the_flags(tmp_path):
+    text = _write(tmp_path, "a.txt", b"ICML 2026 Papers\n\nWe propose FooNet.\n")
+    jsonl = _write(tmp_path, "b.json", b'{"id": "x1", "text": "An abstract."}\n')
+    out = tmp_path / "c.jsonl"
+    proc = _cli("corpus", "build", str(text), str(jsonl), "--out", str(out))
     assert proc.returncode == 0
-    assert f"warning: {path}:1: line 1 looks like an abstract (2 sentences) but is skipped as the file's header line" in proc.stderr
-    assert "wrote 1 abstracts from 1 file(s)" in proc.stderr
+    assert proc.stderr == (f"{text}: text, header line 1 'ICML 2026 Papers' skipped, 1 abstracts\n{jsonl}: JSONL, 1 abstracts\n"
+                           f"wrote 2 abstracts from 2 file(s) to {out}\n")
+    assert [json.loads(line)["text"] for line in out.read_text(encoding="utf-8").splitlines()] == ["We propose FooNet.", "An abstract."]
+    kept = _cli("corpus", "build", str(text), "--no-header", "--out", str(out))
+    assert kept.returncode == 0 and kept.stderr.startswith(f"{text}: text, no header line, 2 abstracts\n")
+    lines = _abstracts(3)
+    per_line = _write(tmp_path, "p.txt", "\n".join(lines).encode())
+    refused = _cli("corpus", "build", str(per_line), "--out", str(out))
+    assert refused.returncode == 2 and refused.stderr.startswith(f"error: {per_line}:1: one paragraph of 3 lines, 3 of them each a whole abstract")
+    assert "pass --one-per-line" in refused.stderr
+    split = _cli("corpus", "build", str(per_line), "--one-per-line", "--out", str(out))
+    assert split.returncode == 0 and split.stderr.startswith(f"{per_line}: text, no header line, 3 abstracts\n")
+    assert [json.loads(line)["line"] for line in out.read_text(encoding="utf-8").splitlines()] == [1, 2, 3]
+    folder = _cli("corpus", "build", str(tmp_path), "--out", str(out))
+    assert folder.returncode == 2 and folder.stderr == f"error: {tmp_path}: is a directory, not a file; pass the files in it, e.g. {tmp_path / '*.txt'}\n"
+
+
+def test_cli_build_prints_the_header_warning(tmp_path):
+    path = _write(tmp_path, "noheader.txt", b"We propose FooNet.\n\nSecond abstract.\n")
+    proc = _cli("corpus", "build", str(path), "--out", str(tmp_path / "c.jsonl"))
+    assert proc.returncode == 0
+    assert proc.stderr == (f"warning: {path}:1: line 1 is read as the first abstract, not as a header line (it ends with '.'); "
+                           f"pass --header if it is a header\n{path}: text, no header line, 2 abstracts\n"
+                           f"wrote 2 abstracts from 1 file(s) to {tmp_path / 'c.jsonl'}\n")
 
 
 def test_paper_id_depends_on_text_only():
