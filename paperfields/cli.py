@@ -175,6 +175,8 @@ def gold_sample_pairs(
     n: int = typer.Option(160, min=1, help="How many pairs."),
     out_path: Path = typer.Option(..., "--out", help="JSONL of pairs to judge by hand (no scorer verdicts in it)."),
     runs_dir: Path = typer.Option(None, help="Where runs are stored [default: runs/ (yours), then results/runs (published)]."),
+    exclude: list[Path] = typer.Option([], "--exclude", help="Judgments JSONL whose pairs are never drawn again (repeatable): keeps a validation sample apart from the tuning pairs."),
+    seed: int = typer.Option(7, help="Seed of the draw."),
 ) -> None:
     """Draw (prediction, nearest gold) item pairs from real runs for a person to judge 'same thing or not'."""
     import json
@@ -183,7 +185,10 @@ def gold_sample_pairs(
     from paperfields.scoring.validity import sample_pairs
 
     try:
-        pairs = sample_pairs([_run_dir(r, runs_dir) for r in runs], load_gold(paths.gold_dir() / "gold.jsonl"), n)
+        from paperfields.scoring.validity import load_judgments
+
+        excluded = [j for path in exclude for j in load_judgments(path)]
+        pairs = sample_pairs([_run_dir(r, runs_dir) for r in runs], load_gold(paths.gold_dir() / "gold.jsonl"), n, seed, excluded)
         if not pairs:
             fail(f"no (prediction, gold) item pairs in {', '.join(runs)}: their predictions hold no list item for a paper in the gold", 1)
         _write_text(out_path, "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in pairs))

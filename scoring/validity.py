@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from rapidfuzz import fuzz
 
@@ -51,8 +51,13 @@ def scorer_verdict(field: str, predicted: str, gold: str, alternates: dict[str, 
     return similarity(predicted, forms(gold, alternates), rule) >= rule.threshold
 
 
-def sample_pairs(run_dirs: list[Path], gold: list[GoldRecord], n: int, seed: int = 7) -> list[dict[str, Any]]:
-    """Up to ``n`` distinct non-identical (field, prediction, nearest gold) pairs from the runs."""
+def sample_pairs(run_dirs: list[Path], gold: list[GoldRecord], n: int, seed: int = 7,
+                 exclude: Optional[list[dict[str, Any]]] = None) -> list[dict[str, Any]]:
+    """Up to ``n`` distinct non-identical (field, prediction, nearest gold) pairs from the runs, drawn
+    with a seeded shuffle. ``exclude`` lists pairs already judged (dicts with paper_id, field,
+    prediction, gold; compared after normalization): they are never drawn again, so a validation
+    sample can be kept apart from the pairs the rules were tuned on."""
+    seen = {(j["paper_id"], j["field"], normalize(j["prediction"]), normalize(j["gold"])) for j in (exclude or [])}
     by_id = {g.id: g for g in gold}
     pairs: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     for run_dir in run_dirs:
@@ -72,6 +77,8 @@ def sample_pairs(run_dirs: list[Path], gold: list[GoldRecord], n: int, seed: int
                     if normalize(item) == normalize(nearest):
                         continue
                     key = (g.id, field, normalize(item), normalize(nearest))
+                    if key in seen:
+                        continue
                     pairs.setdefault(key, {"paper_id": g.id, "field": field, "prediction": item, "gold": nearest})
     found = sorted(pairs.values(), key=lambda p: (p["paper_id"], p["field"], p["prediction"]))
     random.Random(seed).shuffle(found)
