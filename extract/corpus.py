@@ -80,11 +80,17 @@ def _read_utf8(path: Path) -> str:
     return decode_utf8(path.read_bytes(), path, CorpusError).removeprefix("\ufeff")
 
 
-def _first_nonblank(lines: list[str]) -> tuple[int, str] | None:
-    for number, line in enumerate(lines, start=1):
-        if line.strip():
-            return number, line
-    return None
+_NON_SPACE = re.compile(r"\S")
+
+
+def _first_nonblank(text: str) -> tuple[int, str] | None:
+    """(1-based number, text) of the first line that is not white space only, without splitting a large file."""
+    found = _NON_SPACE.search(text)
+    if found is None:
+        return None
+    before = split_lines(text[: found.start()])
+    after = _LINE_BREAK.search(text, found.start())
+    return len(before), before[-1] + text[found.start() : after.start() if after else len(text)]
 
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
@@ -92,7 +98,7 @@ JSONL_SUFFIXES = (".jsonl", ".ndjson")
 
 def _content_is_jsonl(path: Path, text: str) -> bool:
     """True when the first non-blank line starts with ``{``; CorpusError for a whole-file JSON array."""
-    first = _first_nonblank(split_lines(text))
+    first = _first_nonblank(text)
     if first is None:
         return False
     number, line = first
@@ -359,7 +365,7 @@ def load_corpus(path: Path) -> list[Paper]:
     first line and the ``paperfields corpus build`` command that makes a corpus of it.
     """
     text = _read_utf8(path)
-    first = _first_nonblank(split_lines(text))
+    first = _first_nonblank(text)
     if first is not None and not _content_is_jsonl(path, text):
         number = first[0]
         raise CorpusError(f"{path}:{number}: not a corpus JSONL (line {number} is not a JSON object with 'id' and 'text'); "
