@@ -20,7 +20,7 @@ from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Optional
 
-from tests.openai_stub import reply
+from tests.openai_stub import _refusal, reply
 
 
 def refusal(text: str = "I can't help with that request.") -> dict[str, Any]:
@@ -34,6 +34,11 @@ class BatchStub:
     def __init__(self, polls_in_progress: int = 1, default: Optional[dict[str, Any]] = None) -> None:
         self.script: list[dict[str, Any]] = []
         self.default = default or reply()
+        # Each request line is checked as OpenAI checks one request (tests.openai_stub._refusal): a
+        # reasoning model's max_tokens or temperature, a schema that breaks the strict rules.
+        self.strict_schemas = True
+        self.context_window: Optional[int] = None
+        self.context_style = "openai"
         self.polls_in_progress = polls_in_progress
         self.final_status = "completed"
         self.drop: set[str] = set()
@@ -134,11 +139,11 @@ class BatchStub:
         output, errors = [], []
         for n, request in enumerate(requests, start=1):
             cid = request["custom_id"]
-            spec = self.script.pop(0) if self.script else self.default
+            spec = _refusal(self, request["body"]) or (self.script.pop(0) if self.script else self.default)
             if cid in self.drop:
                 continue
             if spec["status"] != 200:
-                body = {"error": {"message": f"scripted {spec['status']}", "type": "stub"}}
+                body = json.loads(spec["body"]) if spec.get("body") else {"error": {"message": f"scripted {spec['status']}", "type": "stub"}}
                 errors.append({"id": f"batch_req_{n}", "custom_id": cid, "response": {"status_code": spec["status"], "request_id": f"req_{n}", "body": body}, "error": None})
                 continue
             message = {"role": "assistant", "content": spec["content"], "refusal": spec.get("refusal")}

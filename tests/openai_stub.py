@@ -11,6 +11,7 @@ answers ``{"requests": <count>}``.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -30,13 +31,109 @@ def reply(content: Optional[str] = VALID, finish_reason: str = "stop", status: i
             "body": body, "content_type": content_type}
 
 
+def with_reasoning(spec: dict[str, Any], reasoning_tokens: int) -> dict[str, Any]:
+    """``spec`` whose usage reports ``reasoning_tokens`` of its completion tokens as a reasoning
+    model's hidden thinking (OpenAI's ``completion_tokens_details.reasoning_tokens``)."""
+    usage = {**spec["usage"], "completion_tokens_details": {"reasoning_tokens": reasoning_tokens}}
+    return {**spec, "usage": usage}
+
+
+def openai_error(message: str, param: Optional[str] = None, code: Optional[str] = None, status: int = 400) -> dict[str, Any]:
+    """A scripted error answer in OpenAI's shape: ``{"error": {"message", "type", "param", "code"}}``."""
+    return reply(status=status, body=json.dumps({"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}}))
+
+
+# OpenAI's reasoning families, written apart from the backend's own rule so the test checks it.
+_REASONING_MODELS = re.compile(r"^(o1|o3|o4-mini|gpt-5(\.\d+)?)($|-(?!chat))")
+_NAME_MAPS = ("properties", "$defs", "definitions")
+_SCHEMA_LISTS = ("anyOf", "allOf", "oneOf", "prefixItems")
+
+
+def strict_schema_error(node: Any, path: tuple = ()) -> Optional[str]:
+    """What OpenAI's strict structured outputs would say about a schema, or None when it passes:
+    every object lists every property in ``required`` and has ``additionalProperties: false``, no
+    ``default`` keyword anywhere, no ``$ref`` with sibling keywords."""
+    if not isinstance(node, dict):
+        return None
+    where = f"In context={path}, "
+    if "default" in node:
+        return where + "'default' is not permitted."
+    if "$ref" in node and len(node) > 1:
+        return where + "'$ref' cannot have keywords {" + ", ".join(sorted(k for k in node if k != "$ref")) + "}."
+    if node.get("type") == "object" or "properties" in node:
+        if node.get("additionalProperties") is not False:
+            return where + "'additionalProperties' is required to be supplied and to be false."
+        missing = [k for k in node.get("properties", {}) if k not in node.get("required", [])]
+        if missing:
+            return where + f"'required' is required to be supplied and to be an array including every key in properties. Missing '{missing[0]}'."
+    for key, value in node.items():
+        if key in _NAME_MAPS and isinstance(value, dict):
+            for name, sub in value.items():
+                if (error := strict_schema_error(sub, path + (key, name))):
+                    return error
+        elif key in _SCHEMA_LISTS and isinstance(value, list):
+            for i, sub in enumerate(value):
+                if (error := strict_schema_error(sub, path + (key, i))):
+                    return error
+        elif key == "items" and (error := strict_schema_error(value, path + (key,))):
+            return error
+    return None
+
+
+def _refusal(stub: "StubServer", body: dict[str, Any]) -> Optional[dict[str, Any]]:
+    """The 400 a strict OpenAI-like server answers to ``body``, or None when it accepts it."""
+    model = str(body.get("model", "")).rsplit("/", 1)[-1]
+    if _REASONING_MODELS.match(model):
+        if "max_tokens" in body:
+            return openai_error("Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+                                "max_tokens", "unsupported_parameter")
+        if "temperature" in body and body["temperature"] != 1:
+            return openai_error(f"Unsupported value: 'temperature' does not support {body['temperature']} with this model. "
+                                "Only the default (1) value is supported.", "temperature", "unsupported_value")
+        if body.get("reasoning_effort", "medium") not in ("minimal", "low", "medium", "high"):
+            return openai_error(f"Invalid value: '{body['reasoning_effort']}'.", "reasoning_effort", "invalid_value")
+    elif "reasoning_effort" in body:
+        return openai_error("Unrecognized request argument supplied: reasoning_effort", "reasoning_effort", "unsupported_parameter")
+    if stub.strict_schemas:
+        rf = body.get("response_format") or {}
+        schemas = [("response_format", (rf.get("json_schema") or {}).get("name", ""), (rf.get("json_schema") or {}).get("schema"))]
+        schemas.append(("response_format", "", rf.get("schema")))
+        schemas += [("function", t["function"].get("name", ""), t["function"].get("parameters")) for t in body.get("tools") or []]
+        for kind, name, schema in schemas:
+            if schema is not None and (error := strict_schema_error(schema)):
+                return openai_error(f"Invalid schema for {kind} '{name}': {error}", "response_format" if kind == "response_format" else "tools",
+                                    "invalid_json_schema" if kind == "response_format" else "invalid_function_parameters")
+    if stub.context_window is not None:
+        prompt = sum(len(str(m.get("content") or "")) for m in body.get("messages", [])) // 4
+        if prompt > stub.context_window:
+            if stub.context_style == "llama.cpp":
+                error = {"code": 400, "message": f"request ({prompt} tokens) exceeds the available context size ({stub.context_window} tokens), try increasing it",
+                         "type": "exceed_context_size_error", "n_prompt_tokens": prompt, "n_ctx": stub.context_window}
+                return reply(status=400, body=json.dumps({"error": error}))
+            return openai_error(f"This model's maximum context length is {stub.context_window} tokens. However, your messages resulted in "
+                                f"{prompt} tokens. Please reduce the length of the messages.", "messages", "context_length_exceeded")
+    return None
+
+
 class StubServer:
-    """Context manager: ``with StubServer() as stub: stub.url, stub.script, stub.requests``."""
+    """Context manager: ``with StubServer() as stub: stub.url, stub.script, stub.requests``.
+
+    Like OpenAI it answers HTTP 400 to a reasoning model (o1, o3, o4-mini, gpt-5) sent ``max_tokens``
+    or a temperature other than 1, and to another model sent ``reasoning_effort``. Set
+    ``strict_schemas`` and it refuses any schema sent (response_format, tools) that breaks OpenAI's
+    strict rules (:func:`strict_schema_error`); set ``context_window`` (tokens, 4 characters each)
+    and a longer prompt gets OpenAI's ``context_length_exceeded`` error, or llama.cpp server's
+    ``exceed_context_size_error`` with ``context_style = "llama.cpp"``. A refused request is
+    recorded but takes nothing from the script.
+    """
 
     def __init__(self, default: Optional[dict[str, Any]] = None, keep_alive: bool = False, port: int = 0) -> None:
         self.script: list[dict[str, Any]] = []
         self.requests: list[dict[str, Any]] = []
         self.default = default or reply()
+        self.strict_schemas = False
+        self.context_window: Optional[int] = None
+        self.context_style = "openai"
         self._lock = threading.Lock()
         stub = self
 
@@ -58,7 +155,7 @@ class StubServer:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 with stub._lock:
                     stub.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
-                    spec = stub.script.pop(0) if stub.script else stub.default
+                    spec = _refusal(stub, body) or (stub.script.pop(0) if stub.script else stub.default)
                 if spec["delay"]:
                     time.sleep(spec["delay"])
                 if spec.get("body") is not None:

@@ -11,6 +11,7 @@ from pydantic import Field
 
 from paperfields.extract.backends.base import BackendError, BackendOptions, FailureClass, Generation, GenerationRequest, Usage, parse_reply
 from paperfields.extract.backends.base import register_provider
+from paperfields.extract.backends.openai_compat import rejected_class
 from paperfields.extract.backends.base import redact_generation, redact_secrets
 
 
@@ -50,7 +51,9 @@ class AnthropicBackend:
         except self._anthropic.APIError as exc:
             # A 401 body may echo the key, and the runner writes errors to predictions.jsonl.
             detail = redact_secrets(f"{type(exc).__name__}: {exc}", os.environ.get("ANTHROPIC_API_KEY"))[:300]
-            gen = Generation(failure=FailureClass.transport_error, error=detail)
+            # A 400 ("prompt is too long", a bad parameter) can never succeed unchanged: not a transport error.
+            failure = rejected_class(getattr(exc, "status_code", None), str(exc)) or FailureClass.transport_error
+            gen = Generation(failure=failure, error=detail)
         except errors.InstructorError as exc:
             last = getattr(exc, "last_completion", None)
             text = "".join(getattr(block, "text", "") for block in getattr(last, "content", []) or [])

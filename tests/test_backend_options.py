@@ -1,0 +1,80 @@
+"""Each backend takes its own validated options (issue 14): an option that does not apply is refused
+by ``get_backend`` and by ``paperfields run`` before any work, naming every such option and the
+backends it applies to; defaults the user did not set never trip the check."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from typer.testing import CliRunner
+
+from paperfields.cli import app
+from paperfields.extract.backends import BackendError, GenerationRequest, get_backend, known_providers
+from paperfields.extract.backends.base import _PROVIDERS, BackendOptions, option_flag
+
+
+def _run(tmp_path, *args):
+    return CliRunner().invoke(app, ["run", "--runs-dir", str(tmp_path / "runs"), "--no-score", "-q", *args])
+
+
+def test_cli_refuses_options_that_do_not_apply_before_any_work(tmp_path):
+    cache = tmp_path / "responses.sqlite"  # the conftest's per-test response cache
+    result = _run(tmp_path, "-b", "rules/empty", "--base-url", "http://127.0.0.1:8000/v1", "--grammar", "--mode", "tools", "--threads", "3")
+    assert result.exit_code == 2, result.output
+    assert ("options that do not apply to rules/empty: --base-url (openai/ only), --grammar (openai/ only), --mode (openai/ only), "
+            "--threads (local/ only)") in result.stderr
+    assert not (tmp_path / "runs").exists() and not cache.exists()  # nothing recorded
+
+
+@pytest.mark.parametrize("args, refused", [
+    (["-b", "rules/baseline", "--threads", "2"], "--threads (local/ only)"),
+    (["-b", "openai/m", "--base-url", "http://127.0.0.1:9/v1", "--threads", "2"], "options that do not apply to openai/m: --threads (local/ only)"),
+    (["-b", "local/no-such-model.gguf", "--base-url", "http://127.0.0.1:9/v1"], "options that do not apply to local/no-such-model.gguf: --base-url (openai/ only)"),
+    (["-b", "local/no-such-model.gguf", "--mode", "json"], "--mode (openai/ only)"),
+    (["-b", "fake/a", "--grammar"], "options that do not apply to fake/a: --grammar (openai/ only)"),
+    (["-b", "openai/m", "--base-url", "http://127.0.0.1:9/v1", "--mode", "tools", "--grammar"], "--grammar does not apply to --mode tools"),
+])
+def test_cli_each_backend_refuses_the_others_options(tmp_path, args, refused):
+    result = _run(tmp_path, *args)
+    assert result.exit_code == 2 and refused in result.stderr, result.output
+    assert "weights" not in result.stderr  # refused before the local backend looks for its model file
+    assert not (tmp_path / "runs").exists()
+
+
+def test_cli_defaults_do_not_trip_the_check(tmp_path):
+    result = _run(tmp_path, "-b", "rules/empty", "--limit", "2", "--run-id", "r")
+    assert result.exit_code == 0, result.output
+    from paperfields.extract.runner import load_manifest
+
+    config = load_manifest(tmp_path / "runs" / "r").config
+    assert (config.base_url, config.mode, config.grammar) == (None, None, False)
+
+
+def test_get_backend_refuses_unknown_and_bad_options():
+    with pytest.raises(BackendError, match=r"options that do not apply to rules/empty: --base-url \(openai/ only\), --threads \(local/ only\)$"):
+        get_backend("rules/empty", base_url="http://x", n_threads=2)
+    with pytest.raises(BackendError, match="options that do not apply to fake/a: --colour$"):
+        get_backend("fake/a", colour="blue")  # an option no backend takes
+    with pytest.raises(BackendError, match="openai/m: --transport-retries: Input should be greater than or equal to 0"):
+        get_backend("openai/m", base_url="http://127.0.0.1:9/v1", transport_retries=-1)
+    with pytest.raises(BackendError, match="local/x.gguf: --threads: Input should be greater than or equal to 1"):
+        get_backend("local/x.gguf", n_threads=0)
+    with pytest.raises(BackendError, match="anthropic/m: --timeout-s: Input should be greater than 0"):
+        get_backend("anthropic/m", timeout_s=0)
+
+
+def test_options_reach_the_backend():
+    backend = get_backend("openai/m", base_url="http://127.0.0.1:9/v1", mode="json", grammar=True, reasks=3)
+    assert (backend.base_url, backend.mode, backend.grammar, backend.reasks) == ("http://127.0.0.1:9/v1", "json", True, 3)
+    fake = get_backend("fake/scripted", replies=['{"method_name": "A"}', ('{"method_name": "B"', "length")])
+    first = asyncio.run(fake.generate(GenerationRequest(messages=[{"role": "user", "content": "x"}])))
+    second = asyncio.run(fake.generate(GenerationRequest(messages=[{"role": "user", "content": "x"}])))
+    assert first.record["method_name"] == "A" and second.failure.value == "truncated"
+
+
+def test_every_provider_declares_options_that_forbid_the_rest():
+    assert set(known_providers()) >= {"anthropic", "fake", "local", "openai", "rules"}
+    for provider, (_, options) in _PROVIDERS.items():
+        assert issubclass(options, BackendOptions) and options.model_config["extra"] == "forbid", provider
+    assert option_flag("n_threads") == "--threads" and option_flag("base_url") == "--base-url"
