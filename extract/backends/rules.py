@@ -400,6 +400,6 @@ class RulesBackend:
         return gen
 
 
-@register_provider("rules")
-def _factory(model: str, **options: Any) -> RulesBackend:
+@register_provider("rules")  # no options: get_backend refuses any (--base-url, --threads, ...) before this runs
+def _factory(model: str) -> RulesBackend:
     return RulesBackend(model)
