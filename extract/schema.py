@@ -7,11 +7,12 @@ Changing a field, a description or an enum changes ``SCHEMA_VERSION``.
 
 from __future__ import annotations
 
+import math
 import re
 from enum import Enum
-from typing import Any, Optional
+from typing import Annotated, Any, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, model_validator
 
 SCHEMA_VERSION = "1.0"
 
@@ -76,16 +77,186 @@ class Qualifier(str, Enum):
     about = "about"
 
 
-_NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?|[-+]?\.\d+")
+# Models write placeholders where they mean "nothing": read as null in a scalar field, dropped from a list.
+PLACEHOLDERS = frozenset({
+    "", "-", "--", "\u2013", "\u2014", "n/a", "n.a.", "null", "none", "nil", "unknown", "unspecified",
+    "not applicable", "not available", "not specified", "not mentioned", "not stated", "not reported", "not given",
+})
+# Signs the field descriptions name (and their common spellings), read as the enum value they stand for.
+_SIGNS: dict[type[Enum], dict[str, str]] = {
+    Unit: {"%": "percent", "percentage": "percent", "pct": "percent",
+           "x": "times", "\u00d7": "times", "fold": "times", "-fold": "times",
+           "pp": "percentage_points", "p.p.": "percentage_points", "percentage point": "percentage_points",
+           "% points": "percentage_points", "%-points": "percentage_points",
+           "point": "points", "pts": "points", "pt": "points",
+           "s": "seconds", "sec": "seconds", "secs": "seconds", "second": "seconds"},
+    Qualifier: {"~": "about", "\u2248": "about", "approximately": "about", "approx.": "about", "around": "about", "roughly": "about",
+                ">": "over", "more than": "over", "<": "under", "less than": "under", "on average": "average", "=": "exact"},
+    ResultKind: {"gain": "improvement", "increase": "improvement", "cut": "reduction", "decrease": "reduction"},
+}
+# Line breaks and other control characters never belong in a name: a run of them (with the spaces
+# around it) becomes one space. No abstract in the corpus contains one.
+_CONTROL_RUN = re.compile(r"\s*[\x00-\x1f\x7f-\x9f\u2028\u2029][\s\x00-\x1f\x7f-\x9f\u2028\u2029]*")
+_MINUS = str.maketrans({"\u2212": "-", "\u2012": "-", "\ufe63": "-", "\uff0d": "-"})
+# A unit sign written after the number ("56.61%", "1.37x", "3 pp", "12 s"); any other suffix is refused.
+_UNIT_SUFFIX = re.compile(r"\s*(?:%|\u00d7|x|-?fold|pp|p\.p\.|percentage points?|points?|pts|s|secs?|seconds?)$", re.IGNORECASE)
+_GROUPED = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
+_RANGE = re.compile(r"(.+?)\s*(?:-|\u2013|\u2014|\bto\b)\s*(.+)", re.IGNORECASE)
 
 
-def _coerce_number(value: Any) -> Any:
-    """Accept "56.61%", "35,368", "1.37x" from a model as the number they state."""
-    if isinstance(value, str):
-        match = _NUMBER.search(value)
-        if match:
-            return float(match.group().replace(",", ""))
+def parse_number(text: str) -> float:
+    """The number a model wrote as a string, as a finite float.
+
+    Python's ``float`` reads it (so ``"1e-4"``, ``"3.2e5"`` and ``"5_000"``, a Python digit
+    separator, are numbers) after three normalizations: a Unicode minus (U+2212 and its look-alikes)
+    becomes ``-``; one unit sign the schema describes may follow the number (``%``, ``x``, ``×``,
+    ``fold``, ``pp``, ``points``, ``s``); commas are allowed only as thousands separators
+    (``"35,368"``, not ``"1,5"``). Raises ValueError, quoting the text, for anything else (``"~5"``,
+    ``"12.5 to 13"``, ``"35K"``, ``"nan"``, ``"inf"``): a prefix is never kept.
+    """
+    s = _UNIT_SUFFIX.sub("", text.strip().translate(_MINUS), count=1)
+    if "," in s:
+        if not _GROUPED.fullmatch(s):
+            raise ValueError(f"'{text}' is not a number (a comma that is not a thousands separator)")
+        s = s.replace(",", "")
+    try:
+        number = float(s)
+    except ValueError:
+        raise ValueError(f"'{text}' is not a number") from None
+    if not math.isfinite(number):
+        raise ValueError(f"'{text}' is not a finite number")
+    return number
+
+
+def _note(info: ValidationInfo, repair: str) -> None:
+    """Record a tolerated deviation in ``context["repairs"]`` (a list, kept free of duplicates) when the
+    caller passed one (:func:`paperfields.extract.backends.base.parse_reply` does)."""
+    repairs = info.context.get("repairs") if isinstance(info.context, dict) else None
+    if isinstance(repairs, list) and repair not in repairs:
+        repairs.append(repair)
+
+
+def _is_placeholder(value: Any) -> bool:
+    return isinstance(value, str) and value.strip().lower() in PLACEHOLDERS
+
+
+def _clean(value: Any, info: ValidationInfo) -> Any:
+    if isinstance(value, str) and _CONTROL_RUN.search(value):
+        _note(info, "control_chars")
+        return _CONTROL_RUN.sub(" ", value).strip()
     return value
+
+
+def _text(value: Any, info: ValidationInfo) -> Any:
+    return _clean(value, info)
+
+
+def _optional_text(value: Any, info: ValidationInfo) -> Any:
+    value = _clean(value, info)
+    if _is_placeholder(value):
+        _note(info, "placeholders")
+        return None
+    return value
+
+
+def _items(value: Any, info: ValidationInfo) -> Any:
+    """A list with null and placeholder items dropped; null or a placeholder instead of the list is []."""
+    if value is None or _is_placeholder(value):
+        _note(info, "placeholders")
+        return []
+    if not isinstance(value, list):
+        return value
+    kept = [v for v in (_clean(v, info) for v in value) if v is not None and not _is_placeholder(v)]
+    if len(kept) != len(value):
+        _note(info, "placeholders")
+    return kept
+
+
+def _enum_value(enum: type[Enum], value: Any, info: ValidationInfo) -> Any:
+    """``value`` as a value of ``enum``: exact, else a sign the description names ("%", "x", "~"), else
+    matched ignoring case and with runs of spaces, hyphens and other punctuation read as ``_``."""
+    if not isinstance(value, str) or value in enum._value2member_map_:
+        return value
+    sign = _SIGNS.get(enum, {}).get(value.strip().lower())
+    if sign is not None:
+        _note(info, "unit_sign")
+        return sign
+    key = re.sub(r"[^0-9a-z]+", "_", value.strip().lower()).strip("_")
+    if key in enum._value2member_map_:
+        _note(info, "enum_spelling")
+        return key
+    return value
+
+
+def _enum(enum: type[Enum], default: Any = None) -> BeforeValidator:
+    """Validator of a single enum field; null or a placeholder gives ``default`` (the field's own
+    default, as if the key were absent) when the field has one."""
+
+    def validate(value: Any, info: ValidationInfo) -> Any:
+        if default is not None and (value is None or _is_placeholder(value)):
+            _note(info, "placeholders")
+            return default
+        return _enum_value(enum, value, info)
+
+    return BeforeValidator(validate)
+
+
+def _enum_items(enum: type[Enum]) -> BeforeValidator:
+    def validate(value: Any, info: ValidationInfo) -> Any:
+        value = _items(value, info)
+        return [_enum_value(enum, v, info) for v in value] if isinstance(value, list) else value
+
+    return BeforeValidator(validate)
+
+
+def _number(value: Any, info: ValidationInfo) -> Any:
+    if isinstance(value, bool):
+        raise ValueError(f"{str(value).lower()} is not a number")
+    if isinstance(value, int):
+        try:
+            float(value)
+        except OverflowError:
+            raise ValueError("the number is too large") from None
+        return value
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{value} is not a finite number")
+    if isinstance(value, str):
+        number = parse_number(value)
+        _note(info, "number_text")
+        return number
+    return value
+
+
+def _bool(value: Any, info: ValidationInfo) -> Any:
+    if value is None or isinstance(value, bool):
+        return value
+    if _is_placeholder(value):
+        _note(info, "placeholders")
+        return None
+    word = value.strip().lower() if isinstance(value, str) else value
+    if word in ("true", "yes", 1):
+        _note(info, "bool_text")
+        return True
+    if word in ("false", "no", 0):
+        _note(info, "bool_text")
+        return False
+    raise ValueError(f"{value!r} is not true, false or null")
+
+
+Text = Annotated[str, BeforeValidator(_text)]
+OptionalText = Annotated[Optional[str], BeforeValidator(_optional_text)]
+TextList = Annotated[list[str], BeforeValidator(_items)]
+
+
+def _optional_number(value: Any, info: ValidationInfo) -> Any:
+    if _is_placeholder(value):
+        _note(info, "placeholders")
+        return None
+    return _number(value, info)
+
+
+Number = Annotated[float, BeforeValidator(_number)]
+OptionalNumber = Annotated[Optional[float], BeforeValidator(_optional_number)]
 
 
 class Result(BaseModel):
@@ -93,20 +264,39 @@ class Result(BaseModel):
 
     model_config = ConfigDict(extra="ignore", use_enum_values=True)
 
-    metric: str = Field(description="What the number measures, as written in the abstract.")
-    value: float = Field(description="The number as written in the abstract, without its unit (56.61 for '56.61%', 3 for '3x'); for a range, the lower end.")
-    value_upper: Optional[float] = Field(default=None, description="Upper end of a range ('58-63%' gives 63), else null.")
-    unit: Unit = Field(description="percent for '%', percentage_points for 'points'/'pp' of a percentage, times for 'x'/'fold', points for other score points, seconds, count for plain counts, other.")
-    kind: ResultKind = Field(description="absolute for a score or amount, improvement for a gain over something, reduction for a cut (cost, latency, error, tokens).")
-    qualifier: Qualifier = Field(default="exact", description="exact, up_to ('up to'), over ('over', 'more than'), under ('less than'), average ('on average'), about ('about', '~').")
-    dataset: Optional[str] = Field(default=None, description="Named dataset or benchmark the number is on, as written, else null.")
-    model: Optional[str] = Field(default=None, description="Named model the number is for, as written, else null.")
-    baseline: Optional[str] = Field(default=None, description="Named method the number is compared against, as written, else null.")
+    metric: Text = Field(description="What the number measures, as written in the abstract.")
+    value: Number = Field(allow_inf_nan=False, description="The number as written in the abstract, without its unit (56.61 for '56.61%', 3 for '3x'); for a range, the lower end.")
+    value_upper: OptionalNumber = Field(default=None, allow_inf_nan=False, description="Upper end of a range ('58-63%' gives 63), else null.")
+    unit: Annotated[Unit, _enum(Unit)] = Field(description="percent for '%', percentage_points for 'points'/'pp' of a percentage, times for 'x'/'fold', points for other score points, seconds, count for plain counts, other.")
+    kind: Annotated[ResultKind, _enum(ResultKind)] = Field(description="absolute for a score or amount, improvement for a gain over something, reduction for a cut (cost, latency, error, tokens).")
+    qualifier: Annotated[Qualifier, _enum(Qualifier, "exact")] = Field(default="exact", description="exact, up_to ('up to'), over ('over', 'more than'), under ('less than'), average ('on average'), about ('about', '~').")
+    dataset: OptionalText = Field(default=None, description="Named dataset or benchmark the number is on, as written, else null.")
+    model: OptionalText = Field(default=None, description="Named model the number is for, as written, else null.")
+    baseline: OptionalText = Field(default=None, description="Named method the number is compared against, as written, else null.")
 
-    @field_validator("value", "value_upper", mode="before")
+    @model_validator(mode="before")
     @classmethod
-    def _numbers_from_strings(cls, value: Any) -> Any:
-        return _coerce_number(value)
+    def _range_and_extra_keys(cls, data: Any, info: ValidationInfo) -> Any:
+        """A range written as the value ("58-63%", "12.5 to 13") becomes value and value_upper when
+        both ends are numbers in order and value_upper is not given; keys not in the schema are noted."""
+        if not isinstance(data, dict):
+            return data
+        if set(data) - set(cls.model_fields):
+            _note(info, "extra_keys")
+        value = data.get("value")
+        if isinstance(value, str) and data.get("value_upper") is None:
+            try:
+                parse_number(value)
+            except ValueError:
+                ends = _RANGE.fullmatch(value.strip())
+                try:
+                    low, high = (parse_number(ends.group(1)), parse_number(ends.group(2))) if ends else (None, None)
+                except ValueError:
+                    low = high = None
+                if low is not None and high is not None and low <= high:
+                    _note(info, "number_text")
+                    data = {**data, "value": low, "value_upper": high}
+        return data
 
 
 class PaperRecord(BaseModel):
@@ -114,23 +304,18 @@ class PaperRecord(BaseModel):
 
     model_config = ConfigDict(extra="ignore", use_enum_values=True)
 
-    method_name: Optional[str] = Field(default=None, description="Name the paper gives its main contribution (a coined name or acronym), as written; null when the contribution is unnamed.")
-    method_full_name: Optional[str] = Field(default=None, description="Spelled-out form of method_name when the abstract gives one, else null.")
-    contribution_types: list[ContributionType] = Field(default_factory=list, description="The kinds of contribution the abstract claims (usually one or two): method, model, benchmark, dataset, system, theory, analysis.")
-    research_area: ResearchArea = Field(default="other", description="Exactly one area from the fixed list.")
-    tasks: list[str] = Field(default_factory=list, description="Tasks the paper addresses or evaluates on, as short noun phrases written in the abstract.")
-    datasets: list[str] = Field(default_factory=list, description="Named datasets and benchmarks written in the abstract; not descriptions like 'math benchmarks'.")
-    models: list[str] = Field(default_factory=list, description="Specific named models the abstract uses or evaluates, as written; not generic kinds like 'LLMs'.")
-    metrics: list[str] = Field(default_factory=list, description="Evaluation metrics the abstract names, as written.")
-    baselines: list[str] = Field(default_factory=list, description="Named methods or models the abstract says it compares against, as written.")
-    results: list[Result] = Field(default_factory=list, description="Quantitative claims, one entry per number stated.")
-    code_url: Optional[str] = Field(default=None, description="First-party code or project URL given in the abstract, else null.")
-    training_free: Optional[bool] = Field(default=None, description="true if the abstract says the method needs no training, false if it trains or fine-tunes a model, null when not applicable.")
-
-    @field_validator("tasks", "datasets", "models", "metrics", "baselines", "contribution_types", mode="before")
-    @classmethod
-    def _none_is_empty(cls, value: Any) -> Any:
-        return [] if value is None else value
+    method_name: OptionalText = Field(default=None, description="Name the paper gives its main contribution (a coined name or acronym), as written; null when the contribution is unnamed.")
+    method_full_name: OptionalText = Field(default=None, description="Spelled-out form of method_name when the abstract gives one, else null.")
+    contribution_types: Annotated[list[ContributionType], _enum_items(ContributionType)] = Field(default_factory=list, description="The kinds of contribution the abstract claims (usually one or two): method, model, benchmark, dataset, system, theory, analysis.")
+    research_area: Annotated[ResearchArea, _enum(ResearchArea, "other")] = Field(default="other", description="Exactly one area from the fixed list.")
+    tasks: TextList = Field(default_factory=list, description="Tasks the paper addresses or evaluates on, as short noun phrases written in the abstract.")
+    datasets: TextList = Field(default_factory=list, description="Named datasets and benchmarks written in the abstract; not descriptions like 'math benchmarks'.")
+    models: TextList = Field(default_factory=list, description="Specific named models the abstract uses or evaluates, as written; not generic kinds like 'LLMs'.")
+    metrics: TextList = Field(default_factory=list, description="Evaluation metrics the abstract names, as written.")
+    baselines: TextList = Field(default_factory=list, description="Named methods or models the abstract says it compares against, as written.")
+    results: Annotated[list[Result], BeforeValidator(_items)] = Field(default_factory=list, description="Quantitative claims, one entry per number stated.")
+    code_url: OptionalText = Field(default=None, description="First-party code or project URL given in the abstract, else null.")
+    training_free: Annotated[Optional[bool], BeforeValidator(_bool)] = Field(default=None, description="true if the abstract says the method needs no training, false if it trains or fine-tunes a model, null when not applicable.")
 
 
 LIST_FIELDS = ("tasks", "datasets", "models", "metrics", "baselines")

@@ -34,8 +34,8 @@ CASES = [
     ("valid", [reply()], None, 1, "StubNet"),
     ("fenced", [reply("```json\n" + VALID + "\n```")], None, 1, "StubNet"),
     ("think block", [reply("<think>looking</think>" + VALID)], None, 1, "StubNet"),
-    ("raw newline in a string", [reply('{"method_name": "Stub\nNet", "research_area": "other"}')] * 2, None, None, "Stub\nNet"),
-    ("LaTeX under-escaped", [reply('{"method_name": "$10\\times$ Net", "research_area": "other"}')] * 2, None, None, "$10\\times$ Net"),
+    ("raw newline in a string", [reply('{"method_name": "Stub\nNet", "research_area": "other"}')], None, 1, "Stub Net"),
+    ("LaTeX under-escaped", [reply('{"method_name": "$10\\times$ Net", "research_area": "other"}')], None, 1, "$10\\times$ Net"),
     ("extra keys", [reply('{"method_name": "StubNet", "colour": "blue"}')], None, 1, "StubNet"),
     ("malformed JSON", [reply('{"method_name": "Stub')] * 2, "malformed_json", 2, None),
     ("wrong types", [reply('{"tasks": "one task", "research_area": 7}')] * 2, "schema_invalid", 2, None),
@@ -59,6 +59,129 @@ def test_reply_kinds(stub, name, script, failure, attempts, method_name):
     else:
         assert gen.record is None and gen.raw_text is not None or failure == "empty_reply"
     assert gen.transport_retries == 0
+
+
+MODES = ["md_json", "json", "json_schema", "tools"]
+CONRAD = '{"method_name": "ConRAD", "tasks": ["fault localization"]}\n\nNote: a field with nothing to report is left empty, e.g. {}.'
+LATEX = "$\\tanh$ \\tfrac \\rangle \\binom \\bm \\ne \\frac \\times"
+
+
+def _results(*results):
+    return json.dumps({"method_name": "X", "results": [{"metric": "m", "unit": "count", "kind": "absolute", **r} for r in results]}, ensure_ascii=False)
+
+
+# Issue 14, items 1 to 6: the same reply gets the same stored outcome in every mode, with no re-ask for
+# what can be repaired; (name, reply, failure, HTTP requests, stored fields, repairs).
+EVERY_MODE = [
+    ("1 a note with {} after the record", CONRAD, "malformed_json", 2, None, None),
+    ("1 a fenced {} after the record", '{"method_name": "ConRAD"}\n```json\n{}\n```', "malformed_json", 2, None, None),
+    ("1 prose without an object after it", '{"method_name": "ConRAD"}\n\nNote: O(n) is {linear}.', None, 1, {"method_name": "ConRAD"}, ["prose"]),
+    ("1 LaTeX braces in a metric", '{"method_name": "X", "results": [{"metric": "see \\url{x}", "value": 3, "unit": "count", "kind": "absolute"}]}',
+     None, 1, {"results.0.metric": "see \\url{x}"}, ["escapes"]),
+    ("2 NaN", _results({"value": 1}).replace("1}", "NaN}"), "schema_invalid", 2, None, None),
+    ("2 Infinity", _results({"value": 1}).replace("1}", "Infinity}"), "schema_invalid", 2, None, None),
+    ("2 -Infinity", _results({"value": 1}).replace("1}", "-Infinity}"), "schema_invalid", 2, None, None),
+    ("2 1e999", _results({"value": 1}).replace("1}", "1e999}"), "schema_invalid", 2, None, None),
+    ("3 LaTeX commands", json.dumps({"method_name": LATEX}).replace("\\\\", "\\"), None, 1, {"method_name": LATEX}, ["escapes"]),
+    ("3 \\url is text", '{"code_url": "\\url{https://github.com/a/b}"}', None, 1, {"code_url": "\\url{https://github.com/a/b}"}, ["escapes"]),
+    ("3 \\n before a space is a line break, stored as a space", '{"method_name": "Stub\\n Net"}', None, 1, {"method_name": "Stub Net"}, ["control_chars"]),
+    ("4 numbers as text", _results({"value": "1e-4"}, {"value": "3.2e5"}, {"value": "5_000"}, {"value": "\u221212.5"}, {"value": "56.61%"},
+                                   {"value": "35,368"}, {"value": "1.37x"}, {"value": "12.5 to 13"}),
+     None, 1, {"results.0.value": 0.0001, "results.1.value": 320000.0, "results.2.value": 5000.0, "results.3.value": -12.5,
+               "results.4.value": 56.61, "results.5.value": 35368.0, "results.6.value": 1.37, "results.7.value": 12.5, "results.7.value_upper": 13.0},
+     ["number_text"]),
+    ("4 a number not fully read", _results({"value": "12.5 or 13"}), "schema_invalid", 2, None, None),
+    ("5 placeholders", json.dumps({"method_name": "N/A", "method_full_name": "null", "code_url": "None", "training_free": "N/A",
+                                   "tasks": ["", "-", "unknown", "fault localization"], "datasets": ["n/a"]}),
+     None, 1, {"method_name": None, "method_full_name": None, "code_url": None, "training_free": None, "tasks": ["fault localization"], "datasets": []},
+     ["placeholders"]),
+    ("5 casing and unit signs", _results({"value": 5, "unit": "%", "dataset": "N/A", "model": "none", "baseline": "-"}).replace(
+        '"method_name"', '"research_area": "Alignment_Safety", "training_free": "yes", "method_name"'),
+     None, 1, {"research_area": "alignment_safety", "training_free": True, "results.0.unit": "percent", "results.0.dataset": None,
+               "results.0.model": None, "results.0.baseline": None}, ["enum_spelling", "bool_text", "unit_sign", "placeholders"]),
+    ("6 fenced", "```json\n" + VALID + "\n```", None, 1, {"method_name": "StubNet"}, ["fenced"]),
+    ("6 raw newline in a string", '{"method_name": "Stub\nNet"}', None, 1, {"method_name": "Stub Net"}, ["raw_control", "control_chars"]),
+]
+
+
+def _stored(record, path):
+    value = record
+    for part in path.split("."):
+        value = value[int(part)] if part.isdigit() else value[part]
+    return value
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name, text, failure, requests, stored, repairs", EVERY_MODE, ids=[c[0] for c in EVERY_MODE])
+def test_every_mode_stores_the_same_outcome(stub, mode, name, text, failure, requests, stored, repairs):
+    gen = _generate(stub, [reply(text)] * 2, mode=mode)
+    assert (gen.failure.value if gen.failure else None) == failure, (gen.error, gen.record)
+    assert len(stub.requests) == requests and gen.attempts == requests
+    if mode == "tools":  # the stub answered with a call of the forced tool, as servers that honor tool_choice do
+        assert stub.requests[0]["body"]["tool_choice"]["type"] == "function"
+    if failure is None:
+        assert {path: _stored(gen.record, path) for path in stored} == stored
+        assert sorted(gen.repairs) == sorted(repairs)
+    else:
+        assert gen.record is None
+        # The re-ask told the model what our parser found in its reply, and nothing else about it.
+        reask = stub.requests[1]["body"]["messages"][-1]["content"]
+        assert gen.error in reask and "input_type" not in reask and "mode:" not in reask, reask
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_reask_states_what_was_wrong_and_its_answer_is_kept(stub, mode):
+    gen = _generate(stub, [reply('{"method_name": "StubNet", "tasks": "one task"}'), reply()], mode=mode)
+    assert gen.failure is None and gen.record["method_name"] == "StubNet" and gen.record["datasets"] == ["GSM8K"]
+    assert gen.attempts == 2 and len(stub.requests) == 2
+    reask = stub.requests[1]["body"]["messages"][-1]["content"]
+    assert "field 'tasks': Input should be a valid list (1 error(s))" in reask, reask
+    assert "input_type" not in reask
+
+
+def test_tools_mode_with_a_server_that_ignores_tools_reads_the_content(stub):
+    # The reply never reaches our parser until instructor has asked once for the tool call (a true
+    # request); the content is then read like in every other mode, and the deviation recorded.
+    gen = _generate(stub, [reply("```json\n" + VALID + "\n```", tool_call=False)] * 2, mode="tools")
+    assert gen.failure is None and gen.record["method_name"] == "StubNet"
+    assert gen.repairs == ["fenced", "no_tool_call"] and len(stub.requests) == 2
+    assert "No tool calls" in stub.requests[1]["body"]["messages"][-1]["content"]
+
+
+def test_tools_mode_reads_the_call_not_the_talk_beside_it(stub):
+    stub.script[:] = [reply(VALID, tool_call=True)]
+    gen = _generate(stub, [reply(VALID, tool_call=True)], mode="tools")
+    assert gen.failure is None and gen.record["method_name"] == "StubNet" and gen.repairs == []
+
+
+def test_a_cut_off_reply_with_a_lone_surrogate_is_a_storable_failure(stub):
+    gen = _generate(stub, [reply('{"method_name": "A\ud800', finish_reason="length")])
+    assert gen.failure.value == "truncated" and gen.raw_text == '{"method_name": "A\ufffd'
+    gen.model_dump_json()  # what the runner writes
+
+
+def test_no_reply_writes_a_line_the_readers_refuse(stub, tmp_path):
+    """NaN, Infinity and a lone surrogate escape used to be written as lines that `score`, `show` and a
+    rerun refuse (issue 14, item 2): now each is a readable line, scored, and final on a rerun."""
+    from paperfields.extract.runner import read_predictions
+
+    nan = _results({"value": 1}).replace("1}", "NaN}")
+    # The lone surrogate travels as the escape "\ud800" in the HTTP body's JSON, and the client decodes it.
+    stub.script[:] = [reply(nan), reply(nan), reply('{"method_name": "A\ud800B"}'), reply(nan.replace("NaN", "Infinity"))] * 2
+    env = dict(os.environ, PAPERFIELDS_RESPONSE_CACHE=str(tmp_path / "cache.sqlite"))
+    cmd = [sys.executable, "-m", "paperfields.cli", "run", "-b", "openai/m", "--base-url", stub.url, "--limit", "3", "--concurrency", "1",
+           "--runs-dir", str(tmp_path / "runs"), "--run-id", "r"]
+    first = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    assert first.returncode == 0, first.stderr
+    lines = read_predictions(tmp_path / "runs" / "r" / "predictions.jsonl")
+    assert [line.failure.value if line.failure else None for line in lines] == ["schema_invalid", None, "schema_invalid"]
+    assert "results.0.value" in lines[0].error and lines[1].record["method_name"] == "A\ufffdB" and lines[1].repairs == ["surrogates"]
+    assert (tmp_path / "runs" / "r" / "scores.json").is_file()
+    asked = len(stub.requests)
+    assert asked == 5
+    again = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert len(stub.requests) == asked  # final answers: nothing asked again
 
 
 NOT_A_CHAT_COMPLETION = [

@@ -118,7 +118,7 @@ class Generation(BaseModel):
 
     ``latency_s`` is wall seconds for all attempts; ``attempts`` counts model replies
     (validation re-asks included); ``transport_retries`` counts HTTP requests repeated after a 429,
-    a 5xx or a timeout; ``repairs`` lists tolerated deviations ("fenced", "think", "escapes").
+    a 5xx or a timeout; ``repairs`` names every tolerated deviation of the reply (listed in :func:`parse_reply`).
     """
 
     record: Optional[dict[str, Any]] = None
@@ -234,27 +234,113 @@ def check_params(backend: Backend, params: GenerationParams) -> None:
 
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
-_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+# A markdown fence with any language tag; an unclosed one runs to the end of the reply.
+_FENCE = re.compile(r"```[\w+-]*[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
 _REFUSAL = re.compile(r"^\s*(I'm sorry|I am sorry|I can(?:no|')t|I won't|I will not|Sorry,|As an AI)", re.IGNORECASE)
-# A lone backslash that is not a JSON escape (LaTeX such as \alpha), or that starts a LaTeX command
-# whose first letter happens to be one (\times parses as a tab + "imes", \frac as a form feed).
-_LATEX_AS_ESCAPE = re.compile(
-    r"(?<!\\)\\(?=(?:times|tau|theta|text\w*|top|tilde|to|frac|forall|beta|bar|bf|boldsymbol|nabla|nu|neq|"
-    r"right\w*|rho|mathrm|mathbf|mathcal|uparrow|underline)(?![a-z]))"
+# JSON tokens as far as finding the object's end needs them: a string, a bracket, a run of anything else.
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]|[^"{}\[\]]+|"', re.DOTALL)
+# Inside a string: a valid escape (kept), a lone backslash (group 1) or a raw control character (group 2).
+_STRING_PART = re.compile(
+    r'\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}'  # a surrogate pair
+    r'|u(?![dD][89a-fA-F])[0-9a-fA-F]{4}'  # any other \uXXXX (a lone surrogate is text)
+    r'|[bfnrt](?![A-Za-z])'  # \n, \t ... not followed by a letter
+    r'|["\\/])'
+    r'|(\\)|([\x00-\x1f])'
 )
-_BAD_ESCAPE = re.compile(r'(?<!\\)\\(?![\\/"bfnrtu])')
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def replace_surrogates(text: Optional[str]) -> Optional[str]:
+    """``text`` with each lone UTF-16 surrogate (a JSON ``"\\ud800"`` escape decoded by an HTTP client)
+    replaced by U+FFFD: no UTF-8 file, so no ``predictions.jsonl`` line, can hold one. None stays None."""
+    return _SURROGATE.sub("\ufffd", text) if text else text
+
+
+def _top_level_object(text: str, start: int, repairs: list[str]) -> tuple[str, int]:
+    """The JSON object that opens at ``text[start]`` (a ``{``), as strict JSON text, and the index just
+    past its closing brace (``len(text)`` when it never closes).
+
+    Inside strings, a backslash that does not start a JSON escape is kept as literal text, and so is
+    one that does but is followed by a letter run: ``\\times``, ``\\frac``, ``\\beta``, ``\\ne``,
+    ``\\rangle``, ``\\url`` are LaTeX commands, not a tab, form feed, backspace, newline, CR or
+    ``\\u`` escape ("escapes"). The rule's limit: a real escape written directly before a word
+    (``"line\\nbreak"``) is read as the text ``\\nbreak``; a value never needs a line break, and
+    one would be replaced by a space anyway. Raw control characters inside strings (a line break
+    written as is) are escaped ("raw_control").
+    """
+
+    def fix(match: re.Match[str]) -> str:
+        if match.group(1):
+            _add(repairs, "escapes")
+            return "\\\\"
+        if match.group(2):
+            _add(repairs, "raw_control")
+            return f"\\u{ord(match.group(2)):04x}"
+        return match.group(0)
+
+    depth, out = 0, []
+    for token in _TOKEN.finditer(text, start):
+        part = token.group()
+        if len(part) > 1 and part[0] == part[-1] == '"':
+            part = '"' + _STRING_PART.sub(fix, part[1:-1]) + '"'
+        elif part in ("{", "["):
+            depth += 1
+        elif part in ("}", "]"):
+            depth -= 1
+        out.append(part)
+        if depth == 0:
+            return "".join(out), token.end()
+    return "".join(out), len(text)
+
+
+def _holds_object(text: str) -> bool:
+    """True when some ``{`` in ``text`` opens a complete JSON object."""
+    for match in re.finditer(r"\{", text):
+        candidate, _ = _top_level_object(text, match.start(), [])
+        try:
+            if isinstance(json.loads(candidate), dict):
+                return True
+        except (json.JSONDecodeError, RecursionError):
+            continue
+    return False
+
+
+def _add(repairs: list[str], repair: str) -> None:
+    if repair not in repairs:
+        repairs.append(repair)
+
+
+def _schema_error(exc: ValidationError) -> str:
+    """Every error of a failed validation, field by field (the first five), for the record and for a re-ask."""
+    parts = [f"field '{'.'.join(str(p) for p in e['loc']) or '(root)'}': {e['msg']}" for e in exc.errors()[:5]]
+    return "; ".join(parts) + f" ({exc.error_count()} error(s))"
 
 
 def parse_reply(text: Optional[str], finish_reason: Optional[str] = None, response_model: type[BaseModel] = PaperRecord) -> Generation:
     """Classify and parse a raw model reply into a Generation (usage and latency left at zero).
 
     Order of checks: truncated (``finish_reason == "length"``) before anything else, so a
-    cut-off reply is never mistaken for malformed JSON; then empty, ``<think>`` blocks and
-    markdown fences are removed (recorded in ``repairs``), refusal (no JSON object and a refusal
-    phrase), malformed JSON (raw newlines inside strings and under-escaped LaTeX backslashes are
-    tolerated), schema-invalid (Pydantic validation error).
+    cut-off reply is never mistaken for malformed JSON; then ``<think>`` blocks are removed and the
+    reply is empty or not; then the record is read from the reply's own top-level object only: the
+    first ``{`` of the reply (of its markdown fence, when the fence opens before any ``{``) up to
+    its matching ``}``. Text before or after it is ignored (a later ``{...}`` in a note never
+    becomes the record). No ``{`` at all is a refusal (a refusal phrase) or malformed JSON; an
+    object that does not parse is malformed JSON (an unclosed one too); one that does not validate
+    against ``response_model`` is schema_invalid, naming each field. JSON strings follow the
+    escape rule of :func:`_top_level_object` (LaTeX backslashes are text), and the schema's
+    validators read placeholders, enum spellings, unit signs and numbers written as text
+    (:mod:`paperfields.extract.schema`) and refuse non-finite numbers.
+
+    Every tolerated deviation is named in ``repairs``: think, fenced, prose (text around the
+    object), surrogates (lone UTF-16 surrogates replaced by U+FFFD), escapes, raw_control,
+    extra_keys, and the schema's control_chars, placeholders, enum_spelling, unit_sign,
+    number_text, bool_text. The record (a dict) always passes ``response_model`` again unchanged
+    and serializes to strict JSON.
     """
     gen = Generation(raw_text=text, finish_reason=finish_reason)
+    if text and _SURROGATE.search(text):  # a "\ud800" escape in the HTTP body: no UTF-8 file could hold it
+        text = gen.raw_text = replace_surrogates(text)
+        gen.repairs.append("surrogates")
     if finish_reason == "length":
         gen.failure, gen.error = FailureClass.truncated, "reply cut off at max_tokens (finish_reason=length)"
         return gen
@@ -265,40 +351,37 @@ def parse_reply(text: Optional[str], finish_reason: Optional[str] = None, respon
     if not body.strip():
         gen.failure, gen.error = FailureClass.empty_reply, "empty reply"
         return gen
-    fence = _FENCE.search(body)
-    if fence:
-        body = fence.group(1)
-        gen.repairs.append("fenced")
-    start, end = body.find("{"), body.rfind("}")
-    if start < 0 or end < start:
+    start = body.find("{")
+    if start < 0:
         if _REFUSAL.search(body):
             gen.failure, gen.error = FailureClass.refusal, "model declined to answer"
         else:
             gen.failure, gen.error = FailureClass.malformed_json, "no JSON object in reply"
         return gen
-    candidate = body[start : end + 1]
-    escaped = _LATEX_AS_ESCAPE.sub(r"\\\\", candidate)
-    if escaped != candidate:
-        candidate = escaped
-        gen.repairs.append("escapes")
-    try:
-        data = json.loads(candidate, strict=False)
-    except json.JSONDecodeError:
-        try:
-            data = json.loads(_BAD_ESCAPE.sub(r"\\\\", candidate), strict=False)
-            if "escapes" not in gen.repairs:
-                gen.repairs.append("escapes")
-        except json.JSONDecodeError as exc:
-            gen.failure, gen.error = FailureClass.malformed_json, f"invalid JSON: {exc.msg} at char {exc.pos}"
-            return gen
-    if not isinstance(data, dict):
-        gen.failure, gen.error = FailureClass.schema_invalid, "reply is JSON but not an object"
+    fence = next((f for f in _FENCE.finditer(body) if f.start(1) <= start < f.end(1)), None)
+    if fence:
+        gen.repairs.append("fenced")
+    candidate, end = _top_level_object(body[: fence.end(1)] if fence else body, start, gen.repairs)
+    before, after = (body[: fence.start()] + body[fence.start(1) : start], body[end : fence.end(1)] + body[fence.end() :]) if fence else (body[:start], body[end:])
+    if (before + after).strip():
+        _add(gen.repairs, "prose")
+    if _holds_object(after):
+        # Which object is the answer is a guess (a note's "e.g. {}" would be a valid empty record): refused.
+        gen.failure, gen.error = FailureClass.malformed_json, "more than one JSON object in reply (answer with exactly one)"
         return gen
     try:
-        gen.record = response_model.model_validate(data).model_dump(mode="json")
+        data = json.loads(candidate)
+    except json.JSONDecodeError as exc:
+        what = "the JSON object never closes" if end == len(body) and exc.pos >= len(candidate.rstrip()) else f"{exc.msg} at char {exc.pos}"
+        gen.failure, gen.error = FailureClass.malformed_json, f"invalid JSON: {what}"
+        return gen
+    except RecursionError:
+        gen.failure, gen.error = FailureClass.malformed_json, "invalid JSON: nested too deeply"
+        return gen
+    if set(data) - set(response_model.model_fields):
+        _add(gen.repairs, "extra_keys")
+    try:
+        gen.record = response_model.model_validate(data, context={"repairs": gen.repairs}).model_dump(mode="json")
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "(root)"
-        gen.failure = FailureClass.schema_invalid
-        gen.error = f"field '{field}': {first['msg']} ({exc.error_count()} error(s))"
+        gen.failure, gen.error = FailureClass.schema_invalid, _schema_error(exc)
     return gen

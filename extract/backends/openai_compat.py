@@ -44,6 +44,7 @@ from paperfields.extract.backends.base import (
     redact_generation,
     redact_secrets,
     register_provider,
+    replace_surrogates,
 )
 from paperfields.extract.schema import all_required
 
@@ -63,6 +64,8 @@ _CONTEXT_OVERFLOW = re.compile(
 REJECTED_STATUSES = (400, 413, 422)
 # HTTP requests made on behalf of the current generate() call (each asyncio task has its own list).
 _HTTP_REQUESTS: contextvars.ContextVar[list[str]] = contextvars.ContextVar("paperfields_http_requests")
+# The raw reply (text, finish_reason) instructor is about to parse in the current generate() call.
+_CURRENT_REPLY: contextvars.ContextVar[Callable[[], tuple[Optional[str], Optional[str]]]] = contextvars.ContextVar("paperfields_current_reply")
 
 
 async def _count_request(request: Any) -> None:
@@ -157,6 +160,23 @@ def _instructor_model(model: type, strict: bool = False) -> type:
         return json.loads(memo[key])  # a fresh copy, 5x cheaper than copy.deepcopy
 
     wrapped.model_json_schema = classmethod(model_json_schema)
+    plain_validate_json = wrapped.model_validate_json
+
+    def model_validate_json(cls: type, json_data: Any, **kwargs: Any) -> Any:
+        # Every mode reads the whole raw reply with the project's parse_reply, not the fragment instructor
+        # cut out of it (md_json takes a later code block or object): all modes classify a reply alike,
+        # repairs (fences, raw newlines, LaTeX) cost no re-ask, and a re-ask states what our parser found.
+        current = _CURRENT_REPLY.get(None)
+        if current is None:  # outside OpenAIBackend.generate
+            return plain_validate_json(json_data, **kwargs)
+        from instructor.core.exceptions import ResponseParsingError
+
+        gen = parse_reply(*current(), model)
+        if gen.record is None:
+            raise ResponseParsingError(gen.error or "the reply holds no record")
+        return cls.model_validate(gen.record)
+
+    wrapped.model_validate_json = classmethod(model_validate_json)
     return wrapped
 
 
@@ -186,8 +206,10 @@ def _describe(response: Any, redact: Callable[[str], str]) -> str:
     return "no choices" if not choices else "a choice without a message"
 
 
-def _reply_text(completion: Any) -> tuple[Optional[str], Optional[str]]:
-    """Raw text and finish_reason of a chat completion (tool-call arguments in tools mode)."""
+def _reply_text(completion: Any, tools: bool = False) -> tuple[Optional[str], Optional[str]]:
+    """Raw text and finish_reason of a chat completion: the content, else the first tool call's
+    arguments (first, when ``tools``: tools mode asks for the call, and content beside it is talk),
+    else the refusal."""
     try:
         choice = completion.choices[0]
     except (AttributeError, IndexError, TypeError):
@@ -195,9 +217,10 @@ def _reply_text(completion: Any) -> tuple[Optional[str], Optional[str]]:
     message = choice.message
     if message is None:
         return None, choice.finish_reason
-    text = message.content
-    if not text and getattr(message, "tool_calls", None):
-        text = message.tool_calls[0].function.arguments
+    calls = getattr(message, "tool_calls", None)
+    text = calls[0].function.arguments if tools and calls else message.content
+    if not text and calls:
+        text = calls[0].function.arguments
     if not text and getattr(message, "refusal", None):
         text = message.refusal
     return text, choice.finish_reason
@@ -288,6 +311,8 @@ class OpenAIBackend:
         usages: list[Usage] = []
         http_requests: list[str] = []
         _HTTP_REQUESTS.set(http_requests)
+        tools = self.mode == "tools"
+        _CURRENT_REPLY.set(lambda: _reply_text(responses[-1], tools))  # what _instructor_model's parser reads
 
         def on_response(response: Any) -> None:
             # Snapshot usage now: instructor later folds the running total into the last response.
@@ -336,23 +361,23 @@ class OpenAIBackend:
                 what = "a body that is not valid JSON" if _transport_cause(exc, json.JSONDecodeError) else _describe(last, self._redact)
                 failure = Generation(failure=FailureClass.transport_error,
                                      error=f"the server's reply was not a chat completion: {what} ({self._server})")
-            # Validation re-asks exhausted (or an unparsable reply): classify the last reply ourselves,
-            # and keep it when our more lenient parser accepts it (raw newlines, LaTeX backslashes).
+            # Re-asks exhausted: the last reply's own classification. A tools-mode reply without a tool
+            # call never reached our parser (instructor re-asks for the call), so it may still hold a record.
             else:
-                failure = parse_reply(*_reply_text(last), request.response_model)
+                failure = parse_reply(*_reply_text(last, tools), request.response_model)
                 if failure.failure is None:
-                    record, failure = None, None
+                    failure = None
         latency = time.perf_counter() - start
         usage = sum(usages, Usage())
-        text, finish = _reply_text(responses[-1]) if responses else (None, None)
+        text, finish = _reply_text(responses[-1], tools) if responses else (None, None)
         if failure is None:
-            ours = parse_reply(text, finish, request.response_model) if text else Generation()
-            # Our parse of the raw text wins: it repairs LaTeX that strict JSON silently misreads (\t in \times).
-            gen = ours if ours.record is not None else Generation(record=record.model_dump(mode="json"), raw_text=text, finish_reason=finish)
-            gen.failure, gen.error = None, None
+            # The same parse instructor's attempt passed (see _instructor_model), now with its repairs.
+            gen = parse_reply(text, finish, request.response_model)
+            if tools and not getattr(responses[-1].choices[0].message, "tool_calls", None):
+                gen.repairs.append("no_tool_call")
         else:
             gen = failure
-            gen.raw_text = gen.raw_text if gen.raw_text is not None else text
+            gen.raw_text = gen.raw_text if gen.raw_text is not None else replace_surrogates(text)
             gen.finish_reason = gen.finish_reason or finish
         # Servers echo the key in 401 bodies, and the runner writes the whole generation to disk.
         gen = redact_generation(gen, self.raw_client.api_key)
