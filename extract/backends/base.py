@@ -154,6 +154,20 @@ class Backend(Protocol):
         ...
 
 
+class BackendOptions(BaseModel):
+    """The options a provider's factory takes: subclass it per provider and pass the subclass to
+    :func:`register_provider`. An option the provider does not declare is refused
+    (``extra="forbid"``), so ``--base-url`` given to ``rules/`` stops the run before any work instead
+    of being recorded and ignored.
+
+    A field whose command-line flag is not ``--`` plus its name with dashes says so with
+    ``json_schema_extra={"flag": "--threads"}``. Validators may read the model name (the part after
+    ``provider/``) from ``info.context["model"]``.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
 BackendFactory = Callable[..., Backend]
 _PROVIDERS: dict[str, tuple[BackendFactory, type[BackendOptions]]] = {}
 
