@@ -154,6 +154,19 @@ def test_tools_mode_reads_the_call_not_the_talk_beside_it(stub):
     assert gen.failure is None and gen.record["method_name"] == "StubNet" and gen.repairs == []
 
 
+def test_the_reply_parser_is_used_only_inside_generate(stub):
+    from paperfields.extract.backends.openai_compat import _instructor_model
+    from paperfields.extract.schema import PaperRecord
+
+    async def generate_then_validate():
+        backend = get_backend("openai/stub-model", base_url=stub.url)
+        gen = await backend.generate(GenerationRequest(messages=MESSAGES))
+        return gen, _instructor_model(PaperRecord).model_validate_json('{"method_name": "Plain"}')
+
+    gen, plain = asyncio.run(generate_then_validate())
+    assert gen.record["method_name"] == "StubNet" and plain.method_name == "Plain"
+
+
 def test_a_cut_off_reply_with_a_lone_surrogate_is_a_storable_failure(stub):
     gen = _generate(stub, [reply('{"method_name": "A\ud800', finish_reason="length")])
     assert gen.failure.value == "truncated" and gen.raw_text == '{"method_name": "A\ufffd'

@@ -312,7 +312,7 @@ class OpenAIBackend:
         http_requests: list[str] = []
         _HTTP_REQUESTS.set(http_requests)
         tools = self.mode == "tools"
-        _CURRENT_REPLY.set(lambda: _reply_text(responses[-1], tools))  # what _instructor_model's parser reads
+        reading = _CURRENT_REPLY.set(lambda: _reply_text(responses[-1], tools))  # what _instructor_model's parser reads
 
         def on_response(response: Any) -> None:
             # Snapshot usage now: instructor later folds the running total into the last response.
@@ -367,6 +367,8 @@ class OpenAIBackend:
                 failure = parse_reply(*_reply_text(last, tools), request.response_model)
                 if failure.failure is None:
                     failure = None
+        finally:
+            _CURRENT_REPLY.reset(reading)  # later validation in this task is plain pydantic again
         latency = time.perf_counter() - start
         usage = sum(usages, Usage())
         text, finish = _reply_text(responses[-1], tools) if responses else (None, None)
