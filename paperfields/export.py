@@ -1,15 +1,23 @@
 """Release the corpus and gold (and optionally committed predictions) as a Hugging Face dataset.
 
 ``export_dataset`` writes a folder in Hub layout: ``gold/{dev,test}.parquet`` (config ``gold``),
-``predictions/<run>.parquet`` (config ``predictions``, one split per committed run) and a dataset
-card ``README.md`` generated from the project's own data. ``push_dataset`` uploads it with
-``huggingface_hub``; the token comes from the environment or the standard login and is never written.
+``predictions/<split>.parquet`` (config ``predictions``, one split per published run, named by
+:func:`split_names`), ``LICENSE.md`` (the terms: whose the abstracts are, and the project's license for
+everything else) and a dataset card ``README.md`` generated from the project's own data.
+``push_dataset`` uploads it with ``huggingface_hub``; the token comes from the environment or the
+standard login and is never written.
+
+The Parquet files hold plain Arrow types and no ``datasets`` feature metadata: ``datasets`` >= 4 writes
+its list type as ``List``, which ``datasets`` 3.x cannot read (``Feature type 'List' not found``),
+while plain Arrow lists load in both.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+from collections import defaultdict
 from pathlib import Path
 from typing import Any, Optional
 
@@ -17,7 +25,11 @@ from paperfields.extract.schema import SCHEMA_VERSION, PaperRecord, Result
 from paperfields.scoring.gold import GOLD_VERSION, gold_fingerprint, load_gold
 from paperfields.scoring.score import SCORER_VERSION
 
-LICENSE = "cc-by-4.0"
+# No single license covers the release: the abstracts are their authors' (no license can be granted
+# for them here) and everything else is the project's, under its license (see LICENSE.md).
+LICENSE = "other"
+LICENSE_NAME = "paperfields-abstracts-by-their-authors-annotations-apache-2.0"
+PROJECT_LICENSE = "Apache-2.0"
 
 
 def features():
@@ -36,14 +48,16 @@ def features():
 
 
 def prediction_features():
+    """``datasets`` Features of a predictions row: paper id, abstract, run metadata, ``valid``,
+    ``failure``, then every record field (null on a failed row)."""
     from datasets import Features, Value
 
-    base = dict(features())
-    for key in ("split", "source", "position", "text", "alternates", "normalized"):
-        base.pop(key)
-    base.update({"run_id": Value("string"), "backend": Value("string"), "strategy": Value("string"),
-                 "valid": Value("bool"), "failure": Value("string")})
-    return Features(base)
+    string = Value("string")
+    record = dict(features())
+    for key in ("id", "split", "source", "position", "text", "alternates", "normalized"):
+        record.pop(key)
+    return Features({"id": string, "text": string, "run_id": string, "backend": string, "strategy": string,
+                     "valid": Value("bool"), "failure": string, **record})
 
 
 def gold_rows(gold_path: Path, corpus_path: Path) -> dict[str, list[dict[str, Any]]]:
@@ -63,24 +77,56 @@ def gold_rows(gold_path: Path, corpus_path: Path) -> dict[str, list[dict[str, An
     return rows
 
 
-def prediction_rows(run_dir: Path) -> list[dict[str, Any]]:
-    """One row per paper of a run: the predicted record (empty when it failed) and run metadata."""
-    from paperfields.extract.runner import load_manifest, read_predictions
+def prediction_rows(run_dir: Path, texts: dict[str, str]) -> list[dict[str, Any]]:
+    """One row per paper of a run, by paper id: the abstract (``texts``: paper id -> text), run metadata,
+    and the predicted record, or, for a paper the model failed, ``valid`` False, the ``failure``
+    class and every record field None (never an empty record, which would read as a real answer).
+    Raises RunError naming the run and paper when a paper is not in ``texts``."""
+    from paperfields.extract.runner import RunError, load_manifest, read_predictions
 
     manifest = load_manifest(run_dir)
-    empty = {k: v for k, v in PaperRecord().model_dump(mode="json").items()}
+    nothing = dict.fromkeys(PaperRecord.model_fields)
     rows = []
     for line in sorted(read_predictions(run_dir / "predictions.jsonl"), key=lambda l: l.paper_id):
-        record = line.record or {**empty, "research_area": None}
-        rows.append({"id": line.paper_id, **record, "run_id": manifest.run_id, "backend": manifest.config.backend,
+        if line.paper_id not in texts:
+            raise RunError(f"{run_dir / 'predictions.jsonl'}: paper {line.paper_id} is not in the exported corpus")
+        rows.append({"id": line.paper_id, "text": texts[line.paper_id], "run_id": manifest.run_id, "backend": manifest.config.backend,
                      "strategy": manifest.config.strategy, "valid": line.record is not None,
-                     "failure": line.failure.value if line.failure else None})
+                     "failure": line.failure.value if line.failure else None, **(line.record or nothing)})
     return rows
 
 
 def split_name(run_id: str) -> str:
-    """A Hub split name for a run id (letters, digits and underscores)."""
+    """A Hub split name for a run id (letters, digits and underscores); two ids may give the same
+    name: :func:`split_names` makes them unique."""
     return re.sub(r"[^A-Za-z0-9_]", "_", run_id)
+
+
+def split_names(run_ids: list[str]) -> dict[str, str]:
+    """Run id -> a unique Hub split name. Ids whose :func:`split_name` collides (``openai_qwen2.5-7b...``
+    and ``openai_qwen2.5_7b...``) all get ``__`` plus 8 hex digits of their id's sha256 appended; an id
+    that collides with none keeps its plain name. The same ids give the same names in any order.
+    Raises ValueError in the (astronomically unlikely) case that the suffixed names still collide."""
+    by_name: dict[str, list[str]] = defaultdict(list)
+    for run_id in run_ids:
+        by_name[split_name(run_id)].append(run_id)
+    names = {}
+    for name, ids in by_name.items():
+        for run_id in ids:
+            names[run_id] = name if len(ids) == 1 else f"{name}__{hashlib.sha256(run_id.encode()).hexdigest()[:8]}"
+    if len(set(names.values())) != len(names):
+        raise ValueError(f"run ids {sorted(run_ids)} do not give unique split names: rename a run folder")
+    return names
+
+
+def _write_parquet(rows: list[dict[str, Any]], features, path: Path) -> None:
+    """Rows as Parquet, typed by ``features`` but without the ``datasets`` schema metadata (see module doc)."""
+    import pyarrow.parquet as pq
+    from datasets import Dataset
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = Dataset.from_list(rows, features=features).data.table
+    pq.write_table(table.replace_schema_metadata(None), str(path))
 
 
 def export_dataset(out_dir: Path, gold_path: Path, corpus_path: Path, runs_dir: Optional[Path], card_extras: dict[str, str],
@@ -94,102 +140,187 @@ def export_dataset(out_dir: Path, gold_path: Path, corpus_path: Path, runs_dir: 
     changed since scoring, or it was scored against another version of ``gold_path``), or when a run
     is partial (``--limit``) or unfinished and its id is not in ``include_partial``.
     """
-    from datasets import Dataset
+    from paperfields.extract.corpus import load_corpus
 
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for split, rows in gold_rows(gold_path, corpus_path).items():
         path = out_dir / "gold" / f"{split}.parquet"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        Dataset.from_list(rows, features=features()).to_parquet(str(path))
+        _write_parquet(rows, features(), path)
         written.append(path)
-    runs = []
+    status: dict[str, dict[str, Any]] = {}
     if runs_dir is not None:
         from paperfields.extract.runner import RunError
         from paperfields.scoring.runs import load_scored_run
 
         run_dirs = sorted(p.parent for p in runs_dir.glob("*/scores.json"))
+        names = split_names([run_dir.name for run_dir in run_dirs])
         for run_dir in run_dirs:
             scores, _ = load_scored_run(run_dir, gold_path)  # published predictions must be the ones the card's scores describe
             if not scores.comparable and run_dir.name not in include_partial:
                 raise RunError(f"{run_dir}: a {'unfinished' if scores.unfinished else 'partial'} run ({scores.papers_done}/{scores.papers} "
                                f"papers done, {scores.papers} of {scores.papers_in_split} in the split) is not exported unless named on "
                                f"purpose: --include-partial {run_dir.name}, or finish it first")
-        status = {}
+            status[names[run_dir.name]] = {"run_id": run_dir.name, "complete": scores.comparable, "reference": scores.reference,
+                                           "papers": scores.papers, "papers_done": scores.papers_done, "papers_total": scores.papers_in_split}
+        texts = {p.id: p.text for p in load_corpus(corpus_path)}
         for run_dir in run_dirs:
-            scores, _ = load_scored_run(run_dir, gold_path)
-            status[split_name(run_dir.name)] = {"run_id": run_dir.name, "complete": scores.comparable,
-                                                "reference": scores.reference, "papers": scores.papers, "papers_done": scores.papers_done,
-                                                "papers_total": scores.papers_in_split}
-        for run_dir in run_dirs:
-            path = out_dir / "predictions" / f"{split_name(run_dir.name)}.parquet"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            Dataset.from_list(prediction_rows(run_dir), features=prediction_features()).to_parquet(str(path))
+            path = out_dir / "predictions" / f"{names[run_dir.name]}.parquet"
+            _write_parquet(prediction_rows(run_dir, texts), prediction_features(), path)
             written.append(path)
-            runs.append(split_name(run_dir.name))
-    if runs:
-        listing = out_dir / "predictions" / "runs.json"
+    listing = out_dir / "predictions" / "runs.json"
+    if status:
         listing.write_text(json.dumps(status, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         written.append(listing)
-    elif (out_dir / "predictions" / "runs.json").exists():
-        (out_dir / "predictions" / "runs.json").unlink()
+    elif listing.exists():
+        listing.unlink()
     for stale in sorted(set((out_dir / "predictions").glob("*.parquet")) - set(written)):
         stale.unlink()
     if (out_dir / "predictions").is_dir() and not any((out_dir / "predictions").iterdir()):
         (out_dir / "predictions").rmdir()
+    terms = out_dir / "LICENSE.md"
+    terms.write_text(license_text(), encoding="utf-8")
+    written.append(terms)
     card = out_dir / "README.md"
-    card.write_text(dataset_card(gold_path, corpus_path, runs, card_extras), encoding="utf-8")
+    card.write_text(dataset_card(gold_path, corpus_path, status, card_extras), encoding="utf-8")
     written.append(card)
     return written
 
 
-def field_table() -> str:
-    """Markdown table of the schema fields and their descriptions (from the Pydantic model)."""
-    lines = ["| field | description |", "|---|---|"]
-    for name, field in PaperRecord.model_fields.items():
-        lines.append(f"| `{name}` | {field.description} |")
-    for name, field in Result.model_fields.items():
-        lines.append(f"| `results[].{name}` | {field.description} |")
+def _table(head: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table: header row, separator row, one row per item (``|`` in a cell escaped)."""
+    cell = lambda text: str(text).replace("|", "\\|").replace("\n", " ")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
-def dataset_card(gold_path: Path, corpus_path: Path, runs: list[str], extras: dict[str, str]) -> str:
+def field_table() -> str:
+    """Markdown table of the schema fields and their descriptions (from the Pydantic model)."""
+    rows = [[f"`{name}`", field.description or ""] for name, field in PaperRecord.model_fields.items()]
+    rows += [[f"`results[].{name}`", field.description or ""] for name, field in Result.model_fields.items()]
+    return _table(["field", "description"], rows)
+
+
+def prediction_column_table() -> str:
+    """Markdown table of the ``predictions`` config's columns."""
+    from paperfields.extract.backends.base import FailureClass
+
+    classes = ", ".join(f"`{c.value}`" for c in FailureClass)
+    return _table(["column", "meaning"], [
+        ["`id`", "paper id; joins with the `gold` config's `id`"],
+        ["`text`", "the abstract the model was given (the same text as in `gold`)"],
+        ["`run_id`", "the run's id; `predictions/runs.json` maps each split name to its run id"],
+        ["`backend`", "`provider/model` of the run (`rules/...`: model-free references)"],
+        ["`strategy`", "the prompting strategy (zero_shot, few_shot, ...)"],
+        ["`valid`", "true when the run produced a schema-valid record for the paper"],
+        ["`failure`", f"null on a valid row; else why there is no record: {classes}. A failed paper scores 0 on every field"],
+        ["record fields", "as in `gold` (see Fields). All null on a failed row; on a valid row an empty list or a null is "
+                          "the model's answer (nothing found)"],
+    ])
+
+
+def license_text() -> str:
+    """``LICENSE.md`` of the release: where the abstracts come from, whose they are, and the project's
+    license for everything else."""
+    return f"""# Terms of the PaperFields dataset
+
+## The abstracts (`text`)
+
+{ABSTRACTS_SOURCE}
+
+Their copyright belongs to their authors (or to whomever the authors assigned it). This release grants
+no license for them and claims none: they are included unchanged so that every label can be checked
+against the text it was read from, for research on information extraction. Any other use is subject to
+the terms under which each paper was published. An author who wants an abstract removed can open a
+discussion on the dataset's page.
+
+## Everything else
+
+The gold labels (`gold` config: every field except `text`, with `alternates` and `normalized`), the
+predictions of the published runs (`predictions` config, except `text`) and this documentation are the
+PaperFields project's work, released under the project's license, {PROJECT_LICENSE}
+(https://www.apache.org/licenses/LICENSE-2.0), the same as its code.
+"""
+
+
+ABSTRACTS_SOURCE = (
+    "The abstracts are abstracts of ICML 2026 papers, written and published by the papers' authors, as the four "
+    "plain-text lists the project took them from state (each headed \"ICML 2026 Papers\" or \"ICML 2026 论文列表\", "
+    "a list of ICML 2026 papers; the file names are in the `source` column). Each text is verbatim from its list "
+    "(every one appears there character for character); only the lists' header lines were left out. The lists give "
+    "no titles, authors or links, so this release cannot name the paper behind an abstract, nor the terms under "
+    "which each paper was published."
+)
+
+
+def dataset_card(gold_path: Path, corpus_path: Path, runs: dict[str, dict[str, Any]], extras: dict[str, str]) -> str:
     """The dataset card: YAML front matter built with ``huggingface_hub.DatasetCardData`` and a body
-    generated from the schema, the gold, the agreement file and the leaderboard."""
+    generated from the schema, the gold, the agreement file and the leaderboard. ``runs`` maps each
+    predictions split name to its entry of ``predictions/runs.json`` (``run_id``, ``complete``, ``papers``,
+    ...). Every table has a header and a separator row and stands between blank lines."""
     from huggingface_hub import DatasetCard, DatasetCardData
 
     rows = gold_rows(gold_path, corpus_path)
     configs = [{"config_name": "gold", "data_files": [{"split": s, "path": f"gold/{s}.parquet"} for s in ("dev", "test")], "default": True}]
     if runs:
-        configs.append({"config_name": "predictions", "data_files": [{"split": r, "path": f"predictions/{r}.parquet"} for r in runs]})
+        configs.append({"config_name": "predictions", "data_files": [{"split": r, "path": f"predictions/{r}.parquet"} for r in sorted(runs)]})
     data = DatasetCardData(
-        license=LICENSE, language=["en"], task_categories=["text-generation"], size_categories=["n<1K"],
-        pretty_name="PaperFields: structured extraction from ICML 2026 abstracts", configs=configs,
+        license=LICENSE, license_name=LICENSE_NAME, license_link="LICENSE.md", language=["en"], task_categories=["text-generation"],
+        size_categories=["n<1K"], pretty_name="PaperFields: structured extraction from ICML 2026 abstracts", configs=configs,
         tags=["information-extraction", "structured-output", "benchmark", "scientific-papers"],
     )
     versions = f"schema {SCHEMA_VERSION}, gold {GOLD_VERSION} ({gold_fingerprint(gold_path)}), scorer {SCORER_VERSION}"
+    if runs:
+        split_rows = [[f"`{name}`", f"`{e['run_id']}`", "yes" if e["complete"] else "no (partial or unfinished)",
+                       f"{e['papers_done']}/{e['papers']}"] for name, e in sorted(runs.items())]
+        predictions = ("One split per published run. A split name is the run id with every character other than a letter, "
+                       "digit or underscore replaced by `_`; run ids that would give the same name get 8 hex digits of the "
+                       "sha256 of their id appended.\n\n" + _table(["split", "run id", "complete", "papers done"], split_rows)
+                       + "\n\nColumns:\n\n" + prediction_column_table())
+    else:
+        predictions = "No predictions in this export."
     body = f"""
 # PaperFields
 
 A benchmark for turning a machine-learning paper abstract into a structured record. {sum(len(r) for r in rows.values())}
-ICML 2026 abstracts ({len(rows['dev'])} dev, {len(rows['test'])} test), each hand-labeled by reading the abstract.
+ICML 2026 abstracts ({len(rows['dev'])} dev, {len(rows['test'])} test), each labeled by reading the abstract.
 
 Versions: {versions}.
 
 ## Configs
 
-- `gold`: one row per abstract, with the abstract `text`, every schema field, `alternates` (other accepted
-  surface forms of a gold string) and `normalized` (gold strings not written verbatim in the abstract).
-- `predictions`: one split per committed run ({len(runs)} runs), the predicted record per paper with run metadata.
-
 ```python
 from datasets import load_dataset
 gold = load_dataset("path/or/repo", "gold")
+predictions = load_dataset("path/or/repo", "predictions")
 ```
+
+The files are plain Parquet (Arrow types, no `datasets` feature metadata), so `datasets` 3.x and 4 or later
+load them alike.
+
+### `gold`
+
+One row per abstract: `id`, `split`, `source` (the list the abstract came from), `position` (its place in
+that list), the abstract `text`, every schema field, `alternates` (other accepted surface forms of a gold
+string) and `normalized` (gold strings not written verbatim in the abstract).
+
+### `predictions`
+
+{predictions}
 
 ## Fields
 
 {field_table()}
+
+## Source of the abstracts and terms of use
+
+{ABSTRACTS_SOURCE}
+
+The abstracts' copyright belongs to their authors; this release grants no license for them and claims
+none (they are here so that each label can be checked against its text). The labels, the predictions and
+this card are the PaperFields project's work under its license, {PROJECT_LICENSE}. Hence the metadata
+license `other`: see `LICENSE.md` for the terms.
 
 ## How the gold was made
 
@@ -199,7 +330,7 @@ gold = load_dataset("path/or/repo", "gold")
 
 ## Leaderboard (test split)
 
-{extras.get('leaderboard', '')}
+{extras.get('leaderboard', '') or '(no runs yet)'}
 
 ## Citation
 
@@ -212,26 +343,75 @@ gold = load_dataset("path/or/repo", "gold")
 }}
 ```
 """
+    body = re.sub(r"\n{3,}", "\n\n", body)
     card = DatasetCard("---\n" + data.to_yaml() + "\n---\n" + body)  # parses the front matter back: a card that validates
     return str(card)
 
 
+def markdown_blocks(text: str) -> list[tuple[str, int, list[tuple[str, str]]]]:
+    """A Markdown document as sections: (heading text, heading level, blocks), where blocks are the
+    section's top-level blocks in order as (kind, source text), kind one of ``paragraph``, ``table``,
+    ``bullet_list``, ``ordered_list``, ``fence``, ``blockquote``, ... (markdown-it's token names). Text
+    before the first heading is a section ("", 0, ...). Parsed with markdown-it (CommonMark plus GFM tables)."""
+    from markdown_it import MarkdownIt
+
+    lines = text.splitlines()
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    sections: list[tuple[str, int, list[tuple[str, str]]]] = [("", 0, [])]
+    for i, token in enumerate(tokens):
+        if token.level != 0 or token.nesting < 0 or not token.map:
+            continue
+        start, end = token.map
+        if token.type == "heading_open":
+            sections.append((tokens[i + 1].content, int(token.tag[1]), []))
+        else:
+            sections[-1][2].append((token.type.removesuffix("_open"), "\n".join(lines[start:end]).strip()))
+    return sections
+
+
+def _card_section(text: str, source: str) -> str:
+    """A generated Markdown file (agreement, leaderboard) cut down for the card: the paragraphs and tables
+    of its level-1 text and of each level-2 section that holds a table or is plain prose; level-2
+    headings become level 3 (under the card's own level-2 heading). Lists, the paragraph introducing a
+    list, deeper sections (per-paper disagreements) and the 'Generated by ...; do not edit' sentence
+    are left out."""
+    parts = [f"From `{source}`:"]
+    sections = markdown_blocks(text)
+    for k, (title, level, blocks) in enumerate(sections):
+        has_subsections = k + 1 < len(sections) and sections[k + 1][1] > level
+        kinds = {kind for kind, _ in blocks}
+        if level >= 3 or (level == 2 and "table" not in kinds and (has_subsections or kinds - {"paragraph"})):
+            continue
+        kept = []
+        for j, (kind, block) in enumerate(blocks):
+            introduces_list = j + 1 < len(blocks) and blocks[j + 1][0].endswith("list")
+            if kind == "table" or (kind == "paragraph" and not introduces_list):
+                block = re.sub(r"^Generated by .*?do not edit by hand\.\s*", "", block, flags=re.S)
+                kept += [block] if block else []
+        if level == 2 and kept:
+            parts.append(f"### {title}")
+        parts += kept
+    return "\n\n".join(parts)
+
+
 def card_extras(gold_dir: Path, results_dir: Path) -> dict[str, str]:
-    """Text for the card from the project's own files: guideline summary, agreement, leaderboard."""
+    """Text for the card from the project's own files: guideline summary, ``gold/AGREEMENT.md`` and
+    ``results/leaderboard.md`` (their level-1 and level-2 sections' paragraphs and tables; an absent
+    file gives an empty string)."""
+    # Who the annotators were is stated once, in AGREEMENT.md (copied below it in the card), not guessed here.
     guidelines = (
-        "Each abstract was labeled by a person under `gold/GUIDELINES.md` (definition, inclusions, exclusions, "
-        "canonical form and worked examples per field), never by keeping a model's output. Rulings added after "
-        "each labeling round were applied to every affected record."
+        "Each gold record was written by an annotator reading the abstract under `gold/GUIDELINES.md` (definition, "
+        "inclusions, exclusions, canonical form and worked examples per field), never by keeping an extraction "
+        "model's output. Rulings added after each labeling round were applied to every affected record. Who the "
+        "annotators were, and how blind the second labelings were, is stated with the agreement figures below."
     )
-    agreement = ""
-    path = gold_dir / "AGREEMENT.md"
-    if path.is_file():
-        text = path.read_text(encoding="utf-8")
-        keep = [l for l in text.splitlines() if l.startswith(("Overall agreement", "research_area:", "Scorer-human agreement", "| "))]
-        agreement = "Agreement (from `gold/AGREEMENT.md`):\n\n" + "\n".join(keep[:40])
+    agreement = gold_dir / "AGREEMENT.md"
     board = results_dir / "leaderboard.md"
-    leaderboard = "\n".join(l for l in board.read_text(encoding="utf-8").splitlines() if l.startswith("|")) if board.is_file() else "(no runs yet)"
-    return {"guidelines": guidelines, "agreement": agreement, "leaderboard": leaderboard}
+    return {
+        "guidelines": guidelines,
+        "agreement": _card_section(agreement.read_text(encoding="utf-8"), "gold/AGREEMENT.md") if agreement.is_file() else "",
+        "leaderboard": _card_section(board.read_text(encoding="utf-8"), "results/leaderboard.md") if board.is_file() else "",
+    }
 
 
 def push_dataset(folder: Path, repo_id: str, private: bool, dry_run: bool, include_partial: frozenset[str] | set[str] = frozenset()) -> dict[str, Any]:
