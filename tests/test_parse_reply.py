@@ -88,6 +88,17 @@ def test_braces_that_are_not_an_object_around_the_record_are_prose():
     assert gen.record["method_name"] == "ConRAD" and gen.repairs == ["prose"]
 
 
+@pytest.mark.parametrize("tail", ["{" * 20_000, ' {"' * 20_000, " {x}" * 20_000, '{"a": ' * 5_000, "[" * 20_000 + "]" * 20_000])
+def test_long_bracketed_prose_after_the_record_is_read_in_one_pass(tail):
+    gen = parse_reply('{"method_name": "A"}' + tail)
+    assert gen.record["method_name"] == "A" and gen.repairs == ["prose"]
+
+
+def test_bracketed_prose_too_tangled_to_check_is_refused():
+    gen = parse_reply('{"method_name": "A"}' + '{"a" ' * 5_000 + "}" * 5_000)
+    assert gen.failure.value == "malformed_json" and gen.error.startswith("too much bracketed text after the JSON object")
+
+
 def test_a_later_fragment_never_becomes_the_record():
     # The leading object is broken: the valid one after it is not taken instead.
     gen = parse_reply('{"method_name": "ConRAD", "tasks": ["a" "b"]}\n{"method_name": "Fragment"}')

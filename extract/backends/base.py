@@ -283,20 +283,11 @@ def _top_level_object(text: str, start: int, repairs: list[str]) -> tuple[str, i
     written as is) are escaped ("raw_control").
     """
 
-    def fix(match: re.Match[str]) -> str:
-        if match.group(1):
-            _add(repairs, "escapes")
-            return "\\\\"
-        if match.group(2):
-            _add(repairs, "raw_control")
-            return f"\\u{ord(match.group(2)):04x}"
-        return match.group(0)
-
     depth, out = 0, []
     for token in _TOKEN.finditer(text, start):
         part = token.group()
         if len(part) > 1 and part[0] == part[-1] == '"':
-            part = '"' + _STRING_PART.sub(fix, part[1:-1]) + '"'
+            part = _strict_string(part, repairs)
         elif part in ("{", "["):
             depth += 1
         elif part in ("}", "]"):
@@ -307,16 +298,54 @@ def _top_level_object(text: str, start: int, repairs: list[str]) -> tuple[str, i
     return "".join(out), len(text)
 
 
-def _holds_object(text: str) -> bool:
-    """True when some ``{`` in ``text`` opens a complete JSON object."""
-    for match in re.finditer(r"\{", text):
-        candidate, _ = _top_level_object(text, match.start(), [])
-        try:
-            if isinstance(json.loads(candidate), dict):
-                return True
-        except (json.JSONDecodeError, RecursionError):
-            continue
-    return False
+def _strict_string(token: str, repairs: list[str]) -> str:
+    """A JSON string token as strict JSON, by the escape rule of :func:`_top_level_object`."""
+
+    def fix(match: re.Match[str]) -> str:
+        if match.group(1):
+            _add(repairs, "escapes")
+            return "\\\\"
+        if match.group(2):
+            _add(repairs, "raw_control")
+            return f"\\u{ord(match.group(2)):04x}"
+        return match.group(0)
+
+    return '"' + _STRING_PART.sub(fix, token[1:-1]) + '"'
+
+
+# An object opens with a key or closes at once; "{x}" or "{{" in prose cannot be one.
+_OBJECT_START = re.compile(r'\{\s*["}]')
+_AMBIGUITY_BUDGET = 200_000  # characters of candidate objects tried after the record
+
+
+def _second_object(text: str) -> Optional[str]:
+    """Why ``text``, what follows the record, makes the reply ambiguous (it holds a complete JSON
+    object), else None. One pass: each ``{`` that can open an object is tried once it closes."""
+    opened: list[int] = []  # per open bracket: where its token sits in ``out``, -1 when it cannot open an object
+    out: list[str] = []
+    budget = _AMBIGUITY_BUDGET
+    for token in _TOKEN.finditer(text):
+        part = token.group()
+        if len(part) > 1 and part[0] == part[-1] == '"':
+            part = _strict_string(part, [])
+        elif part == "{":
+            opened.append(len(out) if _OBJECT_START.match(text, token.start()) else -1)
+        elif part == "[":
+            opened.append(-1)
+        elif part in ("}", "]") and opened:
+            begin = opened.pop()
+            if part == "}" and begin >= 0:
+                candidate = "".join(out[begin:]) + "}"
+                budget -= len(candidate)
+                try:
+                    if isinstance(json.loads(candidate), dict):
+                        return "more than one JSON object in reply (answer with exactly one)"
+                except (json.JSONDecodeError, RecursionError):
+                    pass
+                if budget < 0:
+                    return "too much bracketed text after the JSON object to tell whether it holds another (answer with one object only)"
+        out.append(part)
+    return None
 
 
 def _add(repairs: list[str], repair: str) -> None:
@@ -379,9 +408,10 @@ def parse_reply(text: Optional[str], finish_reason: Optional[str] = None, respon
     before, after = (body[: fence.start()] + body[fence.start(1) : start], body[end : fence.end(1)] + body[fence.end() :]) if fence else (body[:start], body[end:])
     if (before + after).strip():
         _add(gen.repairs, "prose")
-    if _holds_object(after):
-        # Which object is the answer is a guess (a note's "e.g. {}" would be a valid empty record): refused.
-        gen.failure, gen.error = FailureClass.malformed_json, "more than one JSON object in reply (answer with exactly one)"
+    ambiguous = _second_object(after)
+    if ambiguous:
+        # Which object is the answer would be a guess (a note's "e.g. {}" is a valid empty record): refused.
+        gen.failure, gen.error = FailureClass.malformed_json, ambiguous
         return gen
     try:
         data = json.loads(candidate)
