@@ -2,8 +2,10 @@
 
 The key holds everything that changes the output: provider/model, base URL, instructor mode,
 grammar flag, every generation parameter, the messages, the response schema and the sample
-index; and nothing that does not (timeouts, concurrency, API keys, run ids). Transport errors are
-never cached: they say nothing about the model.
+index; and nothing that does not (timeouts, concurrency, API keys, run ids). Only the model's
+answers are cached: never a transport error (the model never answered), nor a request the server
+or llama.cpp refused before the model saw it (``request_rejected``, ``context_overflow``): those say
+nothing about the model, and another server or context size may take the same request.
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ from typing import Any, Optional
 from pydantic import BaseModel
 
 from paperfields.extract.backends.base import FailureClass, Generation, GenerationRequest
+
+
+# Failures that are not the model's answer, so never cached.
+NOT_ANSWERS = frozenset({FailureClass.transport_error, FailureClass.request_rejected, FailureClass.context_overflow})
 
 
 def default_cache_path() -> Path:
@@ -67,7 +73,8 @@ class ResponseCache:
         return Generation.model_validate_json(row[0]) if row else None
 
     def put(self, key: str, generation: Generation) -> None:
-        if generation.failure == FailureClass.transport_error:
+        """Store ``generation`` under ``key``, unless it is not the model's answer (:data:`NOT_ANSWERS`)."""
+        if generation.failure in NOT_ANSWERS:
             return
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?)", (key, generation.model_dump_json()))

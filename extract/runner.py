@@ -4,15 +4,20 @@ A run folder ``results/runs/<run-id>/`` holds ``predictions.jsonl`` (one line pe
 and flushed as each paper finishes, in finishing order) and ``manifest.json`` (the run config,
 provenance and totals). Running the same config again resumes: finished papers are skipped, papers whose line is a
 transport error (the model never answered) are asked again (the later line counts), and a line
-cut off by a crash is dropped and its paper redone. A different config in the same folder is refused.
+cut off by a crash is dropped and its paper redone. Every other line is final for the run's config,
+``request_rejected`` and ``context_overflow`` included (the same request would be refused again).
+A different config in the same folder is refused, and so is a second run of the folder while one
+is going (an exclusive lock, ``.lock`` in the folder, holding the PID of the run that has it).
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import fcntl
 import hashlib
 import json
+import os
 import re
 import subprocess
 import time
@@ -30,7 +35,7 @@ from paperfields.extract.cache import ResponseCache, cache_key
 from paperfields.extract.corpus import Paper
 from paperfields.extract.schema import SCHEMA_VERSION, PaperRecord
 from paperfields.extract.strategies import Strategy
-from paperfields.paths import project_root
+from paperfields.paths import checkout_root
 
 MANIFEST_VERSION = 1
 BATCH_DISCOUNT = 0.5  # the OpenAI Batch API bills half the listed per-token price
@@ -100,10 +105,14 @@ class Manifest(BaseModel):
     status: str = "running"
     paper_ids: list[str] = Field(default_factory=list, description="papers asked for, in corpus order (union over resumes)")
     papers_total: int
-    papers_done: int = 0
+    papers_done: int = Field(default=0, description="papers whose latest line is final: a record or a failure other than "
+                             "transport_error (those are asked again on resume)")
     papers_valid: int = 0
     failures_by_class: dict[str, int] = Field(default_factory=dict)
-    usage: Usage = Usage()
+    usage: Usage = Field(default=Usage(), description="tokens the model processed for this run (what dollars_total prices); "
+                         "answers served from the response cache are in cached_usage. Runs written before cached_usage existed count both here")
+    cached_usage: Usage = Field(default=Usage(), description="tokens of the answers served from the response cache (the model "
+                                "processed them for an earlier request; no dollars)")
     model_requests: int = Field(default=0, description="model calls made (attempts of papers not answered from the cache)")
     cache_hits: int = 0
     model_seconds_total: float = 0.0
@@ -118,8 +127,11 @@ class Manifest(BaseModel):
 
 
 def git_commit(root: Path | None = None) -> Optional[str]:
-    """HEAD commit of the project checkout (with ``-dirty`` when there are uncommitted changes), or None."""
-    root = root or project_root()
+    """HEAD commit of the project checkout (with ``-dirty`` when there are uncommitted changes), or None
+    (also for a wheel install, which has no checkout: the current folder's repository is not ours)."""
+    root = root or checkout_root()
+    if root is None:
+        return None
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
         if head.returncode != 0:
@@ -250,6 +262,7 @@ class _Totals:
         self._billed = price.model_copy(update={"input": price.input * discount, "output": price.output * discount}) if price and discount != 1.0 else price
         self.latest: dict[str, Optional[str]] = {}  # paper id -> failure class of its latest line (None: a record)
         self.usage = Usage()
+        self.cached_usage = Usage()
         self.model_requests = 0
         self.cache_hits = 0
         self.model_seconds = 0.0
@@ -257,13 +270,15 @@ class _Totals:
 
     def add(self, line: PredictionLine) -> None:
         """Count a line; a later line for the same paper (a retried transport error) replaces its
-        outcome, while its tokens, requests, seconds and dollars add up (they were spent)."""
+        outcome, while its tokens, requests, seconds and dollars add up (they were spent). The tokens
+        of a line served from the cache go to ``cached_usage``, never into ``usage`` or dollars."""
         self.latest[line.paper_id] = line.failure.value if line.failure else None
-        self.usage = self.usage + line.usage
         self.model_seconds += line.latency_s
         if line.cached:
             self.cache_hits += 1
+            self.cached_usage = self.cached_usage + line.usage
             return
+        self.usage = self.usage + line.usage
         self.model_requests += line.attempts
         cost = self.cost(line.usage)
         self.dollars = None if cost is None or self.dollars is None else self.dollars + cost
@@ -273,14 +288,60 @@ class _Totals:
         return dollars(usage, self._billed)
 
     def write_to(self, manifest: Manifest) -> None:
-        manifest.papers_done = len(self.latest)
+        manifest.papers_done = sum(1 for failure in self.latest.values() if failure != FailureClass.transport_error.value)
         manifest.papers_valid = sum(1 for failure in self.latest.values() if failure is None)
         manifest.failures_by_class = dict(sorted(Counter(f for f in self.latest.values() if f).items()))
         manifest.usage = self.usage
+        manifest.cached_usage = self.cached_usage
         manifest.model_requests = self.model_requests
         manifest.cache_hits = self.cache_hits
         manifest.model_seconds_total = round(self.model_seconds, 3)
         manifest.dollars_total = None if self.dollars is None else round(self.dollars, 6)
+
+
+class FolderLock:
+    """An exclusive lock on a run folder, so two runs of it at once cannot both ask for every paper.
+
+    The lock is ``fcntl.flock`` on ``<run_dir>/.lock``, which holds the PID of the process that has
+    it; the operating system drops it when that process ends, however it ends (a lock file left
+    by a killed run is taken over). Raises RunError naming the folder and the holding PID when
+    another run holds it (no waiting). :meth:`release` removes the file.
+    """
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = run_dir / ".lock"
+        while True:
+            fh = self.path.open("a+", encoding="utf-8")
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                fh.seek(0)
+                holder = fh.read().strip() or "unknown"  # empty for the instant between its lock and its write
+                fh.close()
+                raise RunError(
+                    f"{run_dir}: another run (PID {holder}) is using this run folder; wait for it to finish "
+                    "(or stop it), or use another --run-id"
+                ) from None
+            try:
+                current = os.stat(self.path).st_ino
+            except FileNotFoundError:
+                current = None
+            if current == os.fstat(fh.fileno()).st_ino:
+                break
+            fh.close()  # the holder removed the file between our open and our lock: lock the file there now
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"{os.getpid()}\n")
+        fh.flush()
+        self._fh: Optional[IO[str]] = fh
+
+    def release(self) -> None:
+        """Remove the lock file and unlock (idempotent)."""
+        if self._fh is None:
+            return
+        self.path.unlink(missing_ok=True)  # before unlocking: a run that opens the old file after this sees it is gone
+        self._fh.close()
+        self._fh = None
 
 
 class _RunFolder:
@@ -291,10 +352,24 @@ class _RunFolder:
     lists the papers still to do. ``finished`` is True when a complete run has nothing left: the
     caller then returns ``manifest`` untouched. Use as a context manager around the work (it marks
     the run running and holds ``predictions.jsonl`` open), then call :meth:`finish`.
+
+    The folder's :class:`FolderLock` is taken first (RunError when another run holds it) and held
+    until the ``with`` block ends; a finished run, or a folder refused for its config, releases it
+    at once.
     """
 
     def __init__(self, papers: list[Paper], config: RunConfig, run_dir: Path) -> None:
         run_dir.mkdir(parents=True, exist_ok=True)
+        self._lock = FolderLock(run_dir)
+        try:
+            self._open(papers, config, run_dir)
+        except BaseException:
+            self._lock.release()
+            raise
+        if self.finished:
+            self._lock.release()
+
+    def _open(self, papers: list[Paper], config: RunConfig, run_dir: Path) -> None:
         self.run_dir = run_dir
         self.pred_path = run_dir / "predictions.jsonl"
         has_lines = self.pred_path.is_file() and self.pred_path.stat().st_size > 0
@@ -341,9 +416,11 @@ class _RunFolder:
         if self._out is not None:
             self._out.close()
             self._out = None
+        self._lock.release()
 
     def done(self, paper_id: str) -> bool:
-        """True when ``paper_id``'s latest line holds an answer or a model failure.
+        """True when ``paper_id``'s latest line is final: a record, a model failure, or a request that
+        can never succeed unchanged (``request_rejected``, ``context_overflow``).
 
         The one rule for "done": a paper with no line, or whose latest line is a transport error (the
         model never answered), is asked (again).
@@ -353,7 +430,8 @@ class _RunFolder:
     def write(self, paper_id: str, gen: Generation, on_paper: Optional[Callable[[PredictionLine], None]] = None) -> PredictionLine:
         """Append the paper's line (flushed at once), add it to the totals, then call ``on_paper``."""
         assert self._out is not None, "write() inside the with block"
-        line = PredictionLine(paper_id=paper_id, dollars=self.totals.cost(gen.usage), **gen.model_dump())
+        cost = 0.0 if gen.cached else self.totals.cost(gen.usage)  # an answer from the cache cost this run nothing
+        line = PredictionLine(paper_id=paper_id, dollars=cost, **gen.model_dump())
         self._out.write(line.model_dump_json() + "\n")
         self._out.flush()
         self.totals.add(line)

@@ -374,7 +374,7 @@ def run(
             f"{manifest.wall_seconds:.0f} s wall; folder {run_dir}"
         )
         unanswered = manifest.failures_by_class.get("transport_error", 0)
-        if unanswered and unanswered == manifest.papers_done:
+        if unanswered and manifest.papers_done == 0:  # papers_done leaves transport errors out
             from paperfields.extract.runner import read_predictions
 
             first = next((l.error for l in read_predictions(run_dir / "predictions.jsonl") if l.error), "")

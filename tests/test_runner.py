@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable, Optional
 
 import pytest
 
@@ -28,22 +29,51 @@ def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "paperfields.cli", *args]
 
 
+CHILD = Path(__file__).parent / "cli_child.py"  # the CLI with a gated/ backend that holds still after N papers
+GUARD_S = 600  # how long a test waits for a state before it fails: a guard against a hang, never a speed assumption
+
+
+def _gated(tmp_path: Path, after: Optional[int], *args: str) -> tuple[list[str], dict[str, str]]:
+    """The command and environment of a CLI run whose gated/ backend answers ``after`` requests at once and
+    then waits for ``tmp_path / 'gate'`` to exist (``after`` None: never waits)."""
+    env = dict(os.environ, PF_GATE_FILE=str(tmp_path / "gate"))
+    env.pop("PF_GATE_AFTER", None)
+    if after is not None:
+        env["PF_GATE_AFTER"] = str(after)
+    return [sys.executable, str(CHILD), *args], env
+
+
+def _wait_until(condition: Callable[[], bool], what: str, proc: Optional[subprocess.Popen] = None) -> None:
+    """Poll ``condition`` until it holds; fail naming ``what`` if ``proc`` exits first or GUARD_S pass."""
+    deadline = time.monotonic() + GUARD_S
+    while not condition():
+        if proc is not None and proc.poll() is not None:
+            pytest.fail(f"the run exited ({proc.returncode}) before {what}: {proc.stderr.read() if proc.stderr else ''}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"no {what} within {GUARD_S} s")
+        time.sleep(0.02)
+
+
+def _lines(path: Path) -> int:
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
 def test_killed_run_resumes_and_ends_with_every_paper_once(tmp_path):
     runs = tmp_path / "runs"
-    cmd = _cli("run", "--backend", "fake/slow", "--limit", "12", "--runs-dir", str(runs), "--no-score")
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    pred = runs / "fake_slow__zero_shot__test" / "predictions.jsonl"
-    deadline = time.time() + 60
-    while time.time() < deadline and (not pred.exists() or len(pred.read_text().splitlines()) < 4):
-        time.sleep(0.05)
+    cmd, held = _gated(tmp_path, 4, "run", "--backend", "gated/x", "--limit", "12", "--runs-dir", str(runs), "--no-score")
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=held)
+    pred = runs / "gated_x__zero_shot__test" / "predictions.jsonl"
+    _wait_until(lambda: _lines(pred) >= 4, "4 papers written", proc)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     first = read_predictions(pred)
-    assert 4 <= len(first) < 12
+    assert len(first) == 4  # the fifth paper was held: it cannot have been written
+    assert (pred.parent / ".lock").read_text().strip() == str(proc.pid)  # a killed run leaves its lock file ...
+    _, free = _gated(tmp_path, None)
     # A crash in the middle of a write leaves a cut-off line: it must be dropped and its paper redone.
     with pred.open("a") as fh:
         fh.write('{"paper_id": "p-cut-off", "record": {"method_na')
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=GUARD_S, env=free)  # ... which the next run takes over
     assert done.returncode == 0, done.stderr
     lines = read_predictions(pred)
     ids = [line.paper_id for line in lines]
@@ -51,8 +81,9 @@ def test_killed_run_resumes_and_ends_with_every_paper_once(tmp_path):
     assert [l.paper_id for l in lines[: len(first)]] == [l.paper_id for l in first]  # finished papers not redone
     manifest = load_manifest(pred.parent)
     assert manifest.status == "complete" and manifest.papers_done == 12 and manifest.papers_total == 12
+    assert not (pred.parent / ".lock").exists()
     # A rerun of a finished run does no work.
-    again = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=GUARD_S, env=free)
     assert again.returncode == 0 and len(read_predictions(pred)) == 12
 
 
@@ -215,6 +246,7 @@ def test_transport_errors_are_asked_again_on_resume_and_the_later_line_counts(tm
     run_dir = tmp_path / "run"
     first = asyncio.run(run_extraction(papers, backend, Strategy("zero_shot"), _config(), run_dir))
     assert first.failures_by_class == {"transport_error": 2} and first.papers_valid == 2 and first.status == "incomplete"
+    assert first.papers_done == 2  # a transport error is not done: the paper is asked again
     backend.down.clear()
     backend.requests.clear()
     started: list[int] = []  # what the progress bar starts from: papers with an answer, not the transport errors
@@ -344,16 +376,17 @@ def test_a_folder_with_no_prediction_yet_takes_a_new_config(tmp_path, corpus):
 
 def test_an_interrupted_run_leaves_its_totals_in_the_manifest(tmp_path):
     runs = tmp_path / "runs"
-    proc = subprocess.Popen(_cli("run", "--backend", "fake/slow", "--limit", "20", "--runs-dir", str(runs), "--no-score"),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    pred = runs / "fake_slow__zero_shot__test" / "predictions.jsonl"
-    deadline = time.time() + 60
-    while time.time() < deadline and (not pred.exists() or len(pred.read_text().splitlines()) < 3):
-        time.sleep(0.05)
+    cmd, env = _gated(tmp_path, 3, "run", "--backend", "gated/x", "--limit", "20", "--runs-dir", str(runs), "--no-score")
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    pred = runs / "gated_x__zero_shot__test" / "predictions.jsonl"
+    _wait_until(lambda: _lines(pred) >= 3, "3 papers written", proc)  # the fourth is held until the signal
     proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=30) == 130
-    manifest = load_manifest(runs / "fake_slow__zero_shot__test")
-    assert manifest.status == "incomplete" and manifest.papers_done == len(read_predictions(pred)) >= 3
+    _, err = proc.communicate(timeout=GUARD_S)
+    assert proc.returncode == 130, err
+    assert "interrupted; finished papers are saved" in err
+    manifest = load_manifest(runs / "gated_x__zero_shot__test")
+    assert manifest.status == "incomplete" and manifest.papers_done == len(read_predictions(pred)) == 3
+    assert not (pred.parent / ".lock").exists()
 
 
 def test_a_template_error_stops_the_run_before_any_folder_exists(tmp_path):
@@ -391,3 +424,120 @@ def test_a_backend_crash_echoing_a_key_is_stored_masked(tmp_path, corpus):
     assert manifest.failures_by_class == {"transport_error": 1}
     text = (tmp_path / "run" / "predictions.jsonl").read_text()
     assert "sk-planted" not in text and "RuntimeError: auth failed for key sk-***" in text
+
+
+class _Refusing:
+    """A backend whose server refuses some requests outright: ``refuse`` maps a paper's text to the failure class."""
+
+    def __init__(self, refuse: dict[str, str]) -> None:
+        from paperfields.extract.backends.fake import FakeBackend
+
+        self.name = "fake/refusing"
+        self.refuse = refuse
+        self.inner = FakeBackend("refusing")
+        self.asked: list[str] = []
+
+    async def generate(self, request):
+        from paperfields.extract.backends import FailureClass, Generation
+
+        self.asked.append(request.paper_text)
+        if request.paper_text in self.refuse:
+            return Generation(failure=FailureClass(self.refuse[request.paper_text]), error="refused before the model saw it")
+        return await self.inner.generate(request)
+
+
+def test_requests_that_can_never_succeed_are_final_for_the_run_and_never_cached(tmp_path, corpus):
+    from paperfields.extract.cache import ResponseCache
+
+    papers = corpus[:3]
+    backend = _Refusing({papers[0].text: "request_rejected", papers[1].text: "context_overflow"})
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    run_dir = tmp_path / "run"
+    first = asyncio.run(run_extraction(papers, backend, Strategy("zero_shot"), _config(), run_dir, cache=cache))
+    assert first.failures_by_class == {"context_overflow": 1, "request_rejected": 1}
+    assert first.papers_done == 3 and first.papers_valid == 1 and first.status == "complete"
+    assert len(cache) == 1  # only the model's answer: a refused request is not an answer
+    # A rerun asks nothing again: the same request would be refused again.
+    backend.asked.clear()
+    started: list[int] = []
+    again = asyncio.run(run_extraction(papers, backend, Strategy("zero_shot"), _config(), run_dir, cache=cache, on_start=started.append))
+    assert backend.asked == [] and started == [3] and again.status == "complete"
+    assert len((run_dir / "predictions.jsonl").read_text().splitlines()) == 3
+    # Another folder with the same cache: the answer comes from the cache, the refused requests are sent again.
+    other = asyncio.run(run_extraction(papers, backend, Strategy("zero_shot"), _config(), tmp_path / "other", cache=cache))
+    assert sorted(backend.asked) == sorted([papers[0].text, papers[1].text]) and other.cache_hits == 1
+
+
+def test_tokens_served_from_the_cache_are_kept_apart_from_the_model_tokens_and_cost_nothing(tmp_path, corpus):
+    from paperfields.extract.backends.prices import dollars, price_for
+    from paperfields.extract.cache import ResponseCache
+
+    priced = _config(backend="openai/gpt-4o-mini")  # the fake backend answers; the config's backend sets the price
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    fresh = asyncio.run(run_extraction(corpus[:2], get_backend("fake/a"), Strategy("zero_shot"), priced, tmp_path / "one", cache=cache))
+    lines = read_predictions(tmp_path / "one" / "predictions.jsonl")
+    spent = lines[0].usage + lines[1].usage
+    assert spent.input_tokens > 0 and fresh.usage == spent and fresh.cached_usage.input_tokens == 0
+    assert fresh.dollars_total == pytest.approx(dollars(spent, price_for("openai/gpt-4o-mini")), abs=1e-6) and fresh.dollars_total > 0
+    # The same papers and one more in another folder: two answers from the cache, one from the model.
+    mixed = asyncio.run(run_extraction(corpus[:3], get_backend("fake/a"), Strategy("zero_shot"), priced, tmp_path / "two", cache=cache))
+    two = read_predictions(tmp_path / "two" / "predictions.jsonl")
+    assert [l.cached for l in two] == [True, True, False] and mixed.cache_hits == 2 and mixed.model_requests == 1
+    assert mixed.cached_usage == spent and mixed.usage == two[2].usage
+    assert [l.dollars for l in two[:2]] == [0.0, 0.0] and two[2].dollars > 0
+    assert mixed.dollars_total == pytest.approx(two[2].dollars, abs=1e-6)
+
+
+class _Held:
+    """A backend that answers once ``gate`` is set, and says when a request is waiting on it."""
+
+    def __init__(self) -> None:
+        from paperfields.extract.backends.fake import FakeBackend
+
+        self.name = "fake/held"
+        self.inner = FakeBackend("held")
+        self.gate = asyncio.Event()
+        self.waiting = asyncio.Event()
+
+    async def generate(self, request):
+        self.waiting.set()
+        await self.gate.wait()
+        return await self.inner.generate(request)
+
+
+def test_a_second_run_of_a_folder_in_use_is_refused_naming_the_folder_and_the_holder(tmp_path, corpus):
+    run_dir = tmp_path / "run"
+
+    async def two_at_once() -> None:
+        backend = _Held()
+        first = asyncio.ensure_future(run_extraction(corpus[:2], backend, Strategy("zero_shot"), _config(), run_dir))
+        await backend.waiting.wait()  # the first run holds the folder and waits on its first paper
+        assert (run_dir / ".lock").read_text().strip() == str(os.getpid())
+        with pytest.raises(RunError, match=rf"^{re.escape(str(run_dir))}: another run \(PID {os.getpid()}\) is using this run folder"):
+            await run_extraction(corpus[:2], get_backend("fake/a"), Strategy("zero_shot"), _config(), run_dir)
+        backend.gate.set()
+        manifest = await first
+        assert manifest.status == "complete" and manifest.papers_done == 2
+
+    asyncio.run(two_at_once())
+    assert not (run_dir / ".lock").exists()
+    assert len((run_dir / "predictions.jsonl").read_text().splitlines()) == 2
+    # Released: the next run takes the folder (a finished run: nothing to do, and the lock is let go again).
+    asyncio.run(run_extraction(corpus[:2], get_backend("fake/a"), Strategy("zero_shot"), _config(), run_dir))
+    assert not (run_dir / ".lock").exists()
+
+
+def test_two_identical_cli_runs_at_once_the_second_fails_fast_and_each_paper_is_asked_once(tmp_path):
+    runs = tmp_path / "runs"
+    cmd, env = _gated(tmp_path, 2, "run", "--backend", "gated/x", "--limit", "5", "--runs-dir", str(runs), "--no-score")
+    first = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    run_dir = runs / "gated_x__zero_shot__test"
+    _wait_until(lambda: _lines(run_dir / "predictions.jsonl") >= 2, "2 papers written", first)  # the third is held
+    second = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=GUARD_S)
+    assert second.returncode == 2, second.stderr
+    assert f"{run_dir}: another run (PID {first.pid}) is using this run folder" in second.stderr and "Traceback" not in second.stderr
+    (tmp_path / "gate").touch()
+    _, err = first.communicate(timeout=GUARD_S)
+    assert first.returncode == 0, err
+    ids = [json.loads(line)["paper_id"] for line in (run_dir / "predictions.jsonl").read_text().splitlines()]
+    assert len(ids) == 5 == len(set(ids)) and load_manifest(run_dir).papers_done == 5
