@@ -3,6 +3,13 @@
 Every field has a description; the descriptions reach the JSON schema shown to models
 (``PaperRecord.model_json_schema()``) and the gold guidelines (``gold/GUIDELINES.md``).
 Changing a field, a description or an enum changes ``SCHEMA_VERSION``.
+
+The fields' validators read what models write for the schema's values, without changing the JSON
+schema: placeholders ("N/A", "null", "", ...) as null or dropped from lists, enum values in any case
+and with spaces or hyphens, the unit and qualifier signs the descriptions name ("%", "x", "pp",
+"~"), numbers written as text (:func:`parse_number`), "true"/"yes"/"no" for training_free; line
+breaks and control characters in names become a space. Non-finite numbers are refused. Each
+tolerated deviation is named in ``context["repairs"]`` when the caller passes a list there.
 """
 
 from __future__ import annotations
