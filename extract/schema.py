@@ -105,8 +105,9 @@ _SIGNS: dict[type[Enum], dict[str, str]] = {
 # around it) becomes one space. No abstract in the corpus contains one.
 _CONTROL_RUN = re.compile(r"\s*[\x00-\x1f\x7f-\x9f\u2028\u2029][\s\x00-\x1f\x7f-\x9f\u2028\u2029]*")
 _MINUS = str.maketrans({"\u2212": "-", "\u2012": "-", "\ufe63": "-", "\uff0d": "-"})
-# A unit sign written after the number ("56.61%", "1.37x", "3 pp", "12 s"); any other suffix is refused.
-_UNIT_SUFFIX = re.compile(r"\s*(?:%|\u00d7|x|-?fold|pp|p\.p\.|percentage points?|points?|pts|s|secs?|seconds?)$", re.IGNORECASE)
+# A unit sign written after the number ("56.61%", "1.37x", "3 pp", "12 s", LaTeX "56.61\%" and "16\times"
+# as the abstracts write them); any other suffix is refused.
+_UNIT_SUFFIX = re.compile(r"\s*(?:\\?%|\u00d7|\\times|x|-?fold|pp|p\.p\.|percentage points?|points?|pts|s|secs?|seconds?)$", re.IGNORECASE)
 _GROUPED = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
 _RANGE = re.compile(r"(.+?)\s*(?:-|\u2013|\u2014|\bto\b)\s*(.+)", re.IGNORECASE)
 
@@ -116,12 +117,13 @@ def parse_number(text: str) -> float:
 
     Python's ``float`` reads it (so ``"1e-4"``, ``"3.2e5"`` and ``"5_000"``, a Python digit
     separator, are numbers) after three normalizations: a Unicode minus (U+2212 and its look-alikes)
-    becomes ``-``; one unit sign the schema describes may follow the number (``%``, ``x``, ``×``,
-    ``fold``, ``pp``, ``points``, ``s``); commas are allowed only as thousands separators
-    (``"35,368"``, not ``"1,5"``). Raises ValueError, quoting the text, for anything else (``"~5"``,
-    ``"12.5 to 13"``, ``"35K"``, ``"nan"``, ``"inf"``): a prefix is never kept.
+    becomes ``-`` and LaTeX math delimiters ``$`` are dropped; one unit sign the schema describes may
+    follow the number (``%``, ``x``, ``×``, ``fold``, ``pp``, ``points``, ``s``, LaTeX ``\\%`` and
+    ``\\times``); commas are allowed only as thousands separators (``"35,368"``, not ``"1,5"``).
+    Raises ValueError, quoting the text, for anything else (``"~5"``, ``"12.5 to 13"``, ``"35K"``,
+    ``"nan"``, ``"inf"``): a prefix is never kept.
     """
-    s = _UNIT_SUFFIX.sub("", text.strip().translate(_MINUS), count=1)
+    s = _UNIT_SUFFIX.sub("", text.strip().translate(_MINUS).replace("$", "").strip(), count=1)
     if "," in s:
         if not _GROUPED.fullmatch(s):
             raise ValueError(f"'{text}' is not a number (a comma that is not a thousands separator)")

@@ -171,12 +171,13 @@ def test_a_raw_newline_in_a_metric_name_becomes_a_space():
     ("1e-4", 0.0001), ("3.2e5", 320000.0), ("5_000", 5000.0), ("\u221212.5", -12.5), ("56.61%", 56.61), ("35,368", 35368.0),
     ("1,234,567.5", 1234567.5), ("1.37x", 1.37), ("3\u00d7", 3.0), ("2-fold", 2.0), ("4.1 pp", 4.1), ("12 s", 12.0),
     (" 7 ", 7.0), ("+3", 3.0), ("-0.5", -0.5), (".5", 0.5),
+    ("56.61\\%", 56.61), ("$82.0\\%$", 82.0), ("53.19$\\times$", 53.19), ("$1.82\\times$", 1.82), ("$5", 5.0),  # LaTeX as the abstracts write it
 ])
 def test_parse_number(text, number):
     assert parse_number(text) == number
 
 
-@pytest.mark.parametrize("text", ["12.5 to 13", "~5", "35K", "1,5", "1,23", "abc", "nan", "inf", "-infinity", "5 apples", "", "5__000", "0x1F", "$5"])
+@pytest.mark.parametrize("text", ["12.5 to 13", "~5", "35K", "1,5", "1,23", "abc", "nan", "inf", "-infinity", "5 apples", "", "5__000", "0x1F", "$\\sim4\\times$", "**53.19**"])
 def test_parse_number_refuses_what_it_cannot_read(text):
     with pytest.raises(ValueError, match="is not a"):
         parse_number(text)
