@@ -1,24 +1,29 @@
-"""Matching rules, one per field type. Every rule is a pure function of prediction and gold, and
-symmetric: swapping the two swaps precision and recall (gold ``alternates``, written by hand for
-gold strings, are the one exception).
+"""Matching rules, one per field (``FIELD_RULES``). Every rule is a pure function of prediction, gold
+and the abstract, and symmetric: swapping the two swaps precision and recall (gold ``alternates``,
+written by hand for gold strings, are the one exception).
 
 Lists are aligned one to one with the Hungarian algorithm (Kuhn 1955; scipy
 ``linear_sum_assignment``) on a similarity matrix, as in the slot-filling and IE literature
 (e.g. SciREX, Jain et al. 2020); a pair counts only at or above the field's threshold.
 
 Strings are compared by their :func:`~paperfields.scoring.normalize.normalize` key (markup, invisible
-characters, Greek letters, case, hyphens, glued versions). Two guards hold before any similarity:
-the digit sequences must be the same (``Qwen3-4B`` is not ``Qwen3-30B-A3B``, ``AIME24`` not
-``AIME25``) and so must the symbol marks (``AnyEdit++`` is not ``AnyEdit``). Numbers agree by
+characters, Greek letters, case, hyphens, glued versions), after the field's reduction (generic head
+words, restricting phrases, abbreviations: see :class:`MatchRule`). Two guards hold before any
+similarity: the digit sequences must be the same (``Qwen3-4B`` is not ``Qwen3-30B-A3B``, ``AIME24``
+not ``AIME25``) and so must the symbol marks (``AnyEdit++`` is not ``AnyEdit``). Numbers agree by
 :func:`~paperfields.scoring.normalize.numbers_agree`, with the precision they are written with in
 the abstract when it is given.
+
+The rules were chosen against two sets of pairs judged by hand (``gold/scorer_judgments.jsonl``,
+``gold/scorer_validation_judgments.jsonl``; see :mod:`paperfields.scoring.validity`), each mechanism
+kept only where it fixed a kind of disagreement on both without adding a wrong "same".
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Callable, Optional, Sequence
 
@@ -30,6 +35,18 @@ from paperfields.scoring.normalize import normalize, normalize_url, number_preci
 
 _DIGITS = re.compile(r"\d+(?:\.\d+)*")
 _MARKS = re.compile(r"\++|#")
+_ENDS_IN_LETTER = re.compile(r"[^\W\d_]$")
+
+# Prepositions that attach a setting to a generic head word ("nanoGPT baseline on pre-training",
+# "verifiable programming tasks under synthetic noise") or, on a metric, restrict where it is
+# measured ("EM on generation"). "of", "in", "with", "per", "at" are left out: they carry the
+# argument or a component ("reduction in latency", "MoE with EP", "tokens per second", "recall at 10").
+RESTRICTING_PREPOSITIONS = frozenset({"on", "for", "under", "after", "across", "over"})
+# Quantifying adjectives that wrap a head word without narrowing it: "core X tasks", "diverse X tasks".
+GENERIC_QUANTIFIERS = frozenset({"core", "diverse", "various", "several", "multiple", "many", "different"})
+# Metric abbreviations common across ML abstracts (a paper's own acronyms come from the abstract
+# instead, see :func:`abstract_aliases`). A key is a whole word after normalization ("Acc." -> "acc").
+METRIC_ABBREVIATIONS = (("acc", "accuracy"), ("em", "exact match"), ("ppl", "perplexity"))
 
 
 @dataclass(frozen=True)
@@ -37,29 +54,114 @@ class MatchRule:
     """When two strings count as the same item.
 
     ``threshold``: rapidfuzz ratio / 100 at or above which they match. ``containment``: a phrase also
-    matches when the tokens of one are a subset of the other's with at most one token more (one
-    modifier dropped: "accuracy" ~ "mean accuracy", "throughput" ~ "inference throughput"). Chosen
-    against 170 hand-judged pairs from real runs (gold/AGREEMENT.md): on tasks and metrics it raised
-    scorer-human agreement from 105 to 110 of 118, at the price of accepting "success rate" for
-    "attack success rate". Without ``containment`` the opposite holds: a name with a token more or
-    less is another name (``GPT-4o mini`` is not ``GPT-4o``, ``MMLU Pro`` not ``MMLU``), however high
-    the ratio.
+    matches when the tokens of one are a subset of the other's with at most one word more (one
+    modifier dropped: "accuracy" ~ "mean accuracy", "throughput" ~ "inference throughput"), at the
+    price of accepting "success rate" for "attack success rate". Without ``containment`` the
+    opposite holds: a name with a token more or less is another name (``GPT-4o mini`` is not
+    ``GPT-4o``, ``MMLU Pro`` not ``MMLU``), however high the ratio.
+
+    Before comparing, both sides are reduced alike: ``heads`` are generic head words of the field,
+    dropped at the end of a phrase or before a restricting preposition, with what follows and with
+    leading generic quantifiers ("GRPO baseline" -> "GRPO", "core threat-investigation tasks" ->
+    "threat-investigation", "nanoGPT baseline on pre-training" -> "nanoGPT"); ``restrictions`` are
+    prepositions opening a trailing phrase that is dropped ("EM on generation" -> "EM"; never on
+    tasks, where "code generation for PLs" names a narrower task); ``abbreviations`` are (word,
+    expansion) pairs ("Acc." -> "accuracy").
+
+    ``compounds``: a hyphenated compound is one word for containment ("speedup" ~ "wall-clock
+    speedup"); otherwise each token counts. ``contrast``: one leading modifier is not dropped when
+    the abstract writes both phrases, the broader also on its own ("code generation" vs "verified
+    code generation" in a paper that contrasts the two). ``word_forms``: containment also on Snowball
+    stems ("generate code" ~ "code generation"), where the shorter must keep two words to take one
+    more ("mathematics" is not "mathematical reasoning").
     """
 
     threshold: float
     containment: bool = False
+    heads: frozenset[str] = frozenset()
+    restrictions: frozenset[str] = frozenset()
+    abbreviations: tuple[tuple[str, str], ...] = ()
+    compounds: bool = False
+    contrast: bool = False
+    word_forms: bool = False
 
 
-NAME = MatchRule(0.9)  # datasets, models, baselines, result dataset/model/baseline: versions must agree
-PHRASE = MatchRule(0.85, containment=True)  # tasks, metrics, result metric: descriptive noun phrases
+NAME = MatchRule(0.9)  # names: models, and the base of datasets and baselines; versions must agree
+PHRASE = MatchRule(0.85, containment=True)  # descriptive phrases: the base of tasks and metrics, and the soft method-name score
+TASKS = replace(PHRASE, compounds=True, heads=frozenset({"task", "tasks", "benchmark", "benchmarks"}), contrast=True, word_forms=True)
+METRICS = replace(PHRASE, compounds=True, heads=frozenset({"metric", "metrics"}), restrictions=RESTRICTING_PREPOSITIONS,
+                  abbreviations=METRIC_ABBREVIATIONS)
+DATASETS = replace(NAME, heads=frozenset({"benchmark", "benchmarks", "dataset", "datasets"}))
+BASELINES = replace(NAME, heads=frozenset({"baseline", "baselines"}))
+# The rule of each list field; the result tuple's metric, dataset, model and baseline use the same.
+FIELD_RULES = {"tasks": TASKS, "metrics": METRICS, "datasets": DATASETS, "models": NAME, "baselines": BASELINES}
+
+
+def accepted_forms(gold: str, alternates: dict[str, list[str]]) -> list[str]:
+    """Accepted written forms of a gold string: itself plus its alternates (looked up by normalized key)."""
+    keys: dict[str, list[str]] = {}
+    for key, values in alternates.items():
+        keys.setdefault(normalize(key), []).extend(values)
+    return [gold] + keys.get(normalize(gold), [])
 
 
 def forms(gold: str, alternates: dict[str, list[str]]) -> list[str]:
     """Normalized accepted forms of a gold string: itself plus its alternates."""
-    keys: dict[str, list[str]] = {}
-    for key, values in alternates.items():
-        keys.setdefault(normalize(key), []).extend(values)
-    return [normalize(gold)] + [normalize(a) for a in keys.get(normalize(gold), [])]
+    return [normalize(form) for form in accepted_forms(gold, alternates)]
+
+
+Words = tuple[tuple[str, ...], ...]  # the tokens of each written word, in order ("wall-clock" is one word)
+
+
+def _tokens(words: Words) -> frozenset[str]:
+    return frozenset(t for word in words for t in word)
+
+
+@dataclass(frozen=True)
+class _Phrase:
+    key: str  # matching key of the reduced phrase
+    words: Words
+
+
+def _cut_head(words: list[str], heads: frozenset[str]) -> list[str]:
+    for i in range(1, len(words)):
+        if words[i] in heads and (i == len(words) - 1 or words[i + 1] in RESTRICTING_PREPOSITIONS):
+            kept = words[:i]
+            while len(kept) > 1 and kept[0] in GENERIC_QUANTIFIERS:
+                kept = kept[1:]
+            return kept
+    return words
+
+
+def _written_words(text: str) -> list[str]:
+    """Normalized written words of a text (split at whitespace only, so a hyphenated compound stays
+    one word), a version after a name glued to it as :func:`normalize` glues it ("Qwen 2.5")."""
+    words: list[str] = []
+    for word in (normalize(w) for w in strip_markup(text).split()):
+        if not word:
+            continue
+        if words and _ENDS_IN_LETTER.search(words[-1]) and word[0].isdigit():
+            words[-1] += word
+        else:
+            words.append(word)
+    return words
+
+
+@lru_cache(maxsize=1 << 16)
+def _phrase(text: str, rule: MatchRule) -> _Phrase:
+    """``text`` reduced by ``rule`` (see :class:`MatchRule`): its key and the tokens of each word."""
+    words = _written_words(text)
+    if len(words) > 1 and words[0] == "the":
+        words = words[1:]
+    expand = dict(rule.abbreviations)
+    words = [expand.get(w, w) for w in words]
+    if rule.restrictions:
+        words = words[:next((i for i in range(1, len(words)) if words[i] in rule.restrictions), len(words))]
+    if rule.heads:
+        words = _cut_head(words, rule.heads)
+    if rule.compounds:
+        return _Phrase(" ".join(words), tuple(tuple(w.split()) for w in words))
+    return _Phrase(" ".join(words), tuple((t,) for w in words for t in w.split()))
 
 
 def _signature(key: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -67,31 +169,94 @@ def _signature(key: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(_DIGITS.findall(key)), tuple(_MARKS.findall(key))
 
 
-def similarity(predicted: str, accepted: Sequence[str], rule: MatchRule = NAME) -> float:
-    """Similarity in [0, 1] of a prediction to the accepted (normalized) forms of one gold item.
+@lru_cache(maxsize=1)
+def _stemmer():
+    import snowballstemmer
 
-    1.0 when the normalized strings are equal or differ only in spaces (``SWE-bench`` ~ ``SWEBench``).
-    0.0 when their digit sequences differ (``GPT-4o`` never matches ``GPT-4``, ``Qwen2.5-7B`` never
-    ``Qwen2.5-14B``, but ``Llama3.1-8B`` is ``Llama-3.1-8B``) or their symbol marks do (``AnyEdit++``
-    vs ``AnyEdit``). With ``rule.containment``, 1.0 when one's tokens are a subset of the other's with
-    at most one more; without it, 0.0 when they are a strict subset (a name with a token added). Else
-    the rapidfuzz ratio of the normalized strings, best over the accepted forms.
+    return snowballstemmer.stemmer("english")
+
+
+def _stemmed(words: Words) -> Words:
+    stem = _stemmer().stemWord
+    return tuple(tuple(stem(t) for t in word) for word in words)
+
+
+@lru_cache(maxsize=256)
+def _abstract_sequence(text: str, stem: bool) -> str:
+    """The abstract's tokens (stemmed or not) joined by spaces, for phrase look-ups."""
+    words = tuple(tuple(w.split()) for w in _written_words(text))
+    return " ".join(t for word in (_stemmed(words) if stem else words) for t in word)
+
+
+def _occurs(tokens: Sequence[str], sequence: str) -> bool:
+    return re.search(rf"(?<!\S){re.escape(' '.join(tokens))}(?!\S)", sequence) is not None
+
+
+def _contrasted(short: Words, long_: Words, text: str, stem: bool) -> bool:
+    """``long_`` is ``short`` after one leading modifier, and the abstract writes both: the narrower
+    phrase, and the broader one on its own elsewhere. The paper then contrasts the two ("code
+    generation" and "verified code generation"), so the modifier restricts and they differ."""
+    if not text or len(long_) < 2 or _tokens(long_[1:]) != _tokens(short):
+        return False
+    narrow, broad = [t for w in long_ for t in w], [t for w in long_[1:] for t in w]
+    sequence = _abstract_sequence(text, stem)
+    if not _occurs(narrow, sequence):
+        return False
+    rest = re.sub(rf"(?<!\S){re.escape(' '.join(narrow))}(?!\S)", "|", sequence)
+    return _occurs(broad, rest)
+
+
+def _contained(a: Words, b: Words, rule: MatchRule, text: str, stem: bool) -> Optional[bool]:
+    """How token containment decides a pair: True (the same: one's tokens are the other's with at
+    most one written word more), False (different: a name with a token added, or a contrasted
+    modifier), or None (containment does not decide; the ratio does)."""
+    short, long_ = (a, b) if len(_tokens(a)) <= len(_tokens(b)) else (b, a)
+    shared = _tokens(short)
+    if not shared or not shared <= _tokens(long_):
+        return None
+    if not rule.containment:
+        return False if shared != _tokens(long_) else None
+    if sum(not set(word) <= shared for word in long_) > 1:
+        return None
+    if stem and shared != _tokens(long_) and len(short) < 2:
+        return None  # a lone word in another form is too little to go on: "mathematics" vs "mathematical reasoning"
+    if rule.contrast and _contrasted(short, long_, text, stem):
+        return False
+    return True
+
+
+def similarity(predicted: str, accepted: Sequence[str], rule: MatchRule = NAME, text: Optional[str] = None) -> float:
+    """Similarity in [0, 1] of a prediction to the accepted forms of one gold item (written or
+    normalized: :func:`accepted_forms` or :func:`forms`; written ones keep hyphenated compounds whole).
+    ``text`` is the abstract, read only by a rule with ``contrast``.
+
+    Both sides are first reduced by ``rule`` (generic heads, restricting phrases, abbreviations: see
+    :class:`MatchRule`). 1.0 when the reduced keys are equal or differ only in spaces (``SWE-bench`` ~
+    ``SWEBench``). 0.0 when their digit sequences differ (``GPT-4o`` never matches ``GPT-4``,
+    ``Qwen2.5-7B`` never ``Qwen2.5-14B``, but ``Llama3.1-8B`` is ``Llama-3.1-8B``) or their symbol marks
+    do (``AnyEdit++`` vs ``AnyEdit``). With ``rule.containment``, 1.0 when one's tokens are a subset of
+    the other's with at most one written word more, unless ``rule.contrast`` and the abstract contrasts
+    the two (:func:`_contrasted`: 0.0); with ``rule.word_forms`` the same on Snowball stems ("generate
+    code" ~ "code generation"), where the shorter must keep two words to take one more. Without
+    ``containment``, 0.0 when one's tokens are a strict subset of the other's (a name with a token
+    added). Else the rapidfuzz ratio of the keys, best over the accepted forms.
     """
-    p = normalize(predicted)
+    p = _phrase(predicted, rule)
     best = 0.0
-    for form in accepted:
-        if _signature(p) != _signature(form):
+    for accepted_form in accepted:
+        form = _phrase(accepted_form, rule)
+        if _signature(p.key) != _signature(form.key):
             continue
-        if p.replace(" ", "") == form.replace(" ", ""):
+        if p.key.replace(" ", "") == form.key.replace(" ", ""):
             return 1.0
-        a, b = set(p.split()), set(form.split())
-        short, long_ = (a, b) if len(a) <= len(b) else (b, a)
-        if short and short <= long_:
-            if rule.containment and len(long_) - len(short) <= 1:
-                return 1.0
-            if not rule.containment and short != long_:
-                continue
-        best = max(best, fuzz.ratio(p, form) / 100.0)
+        verdict = _contained(p.words, form.words, rule, text or "", stem=False)
+        if verdict is None and rule.word_forms:
+            verdict = _contained(_stemmed(p.words), _stemmed(form.words), rule, text or "", stem=True)
+        if verdict:
+            return 1.0
+        if verdict is False:
+            continue
+        best = max(best, fuzz.ratio(p.key, form.key) / 100.0)
     return best
 
 
@@ -120,29 +285,32 @@ def assign(allowed: np.ndarray, weight: Optional[np.ndarray] = None) -> list[tup
 
 
 def align_strings(
-    predicted: Sequence[str], gold: Sequence[str], alternates: dict[str, list[str]], rule: MatchRule
+    predicted: Sequence[str], gold: Sequence[str], alternates: dict[str, list[str]], rule: MatchRule, text: Optional[str] = None
 ) -> tuple[list[str], list[str], list[tuple[int, int]]]:
-    """De-duplicated predictions and gold, and the one-to-one matched (pred, gold) index pairs."""
+    """De-duplicated predictions and gold, and the one-to-one matched (pred, gold) index pairs.
+    ``text`` is the abstract, for a rule that reads it (``contrast``: see :func:`similarity`)."""
     pred, gold = dedupe(predicted), dedupe(gold)
     if not pred or not gold:
         return pred, gold, []
-    sim = np.array([[similarity(p, forms(g, alternates), rule) for g in gold] for p in pred])
+    sim = np.array([[similarity(p, accepted_forms(g, alternates), rule, text) for g in gold] for p in pred])
     return pred, gold, assign(sim >= rule.threshold, sim)
 
 
 def match_strings(
-    predicted: Sequence[str], gold: Sequence[str], alternates: dict[str, list[str]], rule: MatchRule
+    predicted: Sequence[str], gold: Sequence[str], alternates: dict[str, list[str]], rule: MatchRule, text: Optional[str] = None
 ) -> tuple[int, int, int]:
     """(tp, fp, fn) of a list of strings against gold, after normalization and de-duplication."""
-    pred, gold, pairs = align_strings(predicted, gold, alternates, rule)
+    pred, gold, pairs = align_strings(predicted, gold, alternates, rule, text)
     return len(pairs), len(pred) - len(pairs), len(gold) - len(pairs)
 
 
-def same_name(predicted: Optional[str], gold: Optional[str], alternates: dict[str, list[str]], rule: MatchRule = NAME) -> bool:
-    """Optional names agree: both missing, or both present and similar enough under ``rule``."""
+def same_name(predicted: Optional[str], gold: Optional[str], alternates: dict[str, list[str]], rule: MatchRule = NAME,
+              text: Optional[str] = None) -> bool:
+    """Optional names agree: both missing, or both present and similar enough under ``rule``
+    (``text``, the abstract, for a rule that reads it)."""
     if not predicted or not gold:
         return not predicted and not gold
-    return similarity(predicted, forms(gold, alternates), rule) >= rule.threshold
+    return similarity(predicted, accepted_forms(gold, alternates), rule, text) >= rule.threshold
 
 
 def same_url(predicted: Optional[str], gold: Optional[str]) -> bool:
@@ -282,10 +450,10 @@ def _same_qualifier(pred: dict, gold: dict) -> bool:
 
 RESULT_LEVELS: dict[str, Callable[[dict, dict, dict, Optional[str]], bool]] = {
     "value": lambda p, g, alt, text: same_value(p, g, text),
-    "value_metric": lambda p, g, alt, text: same_value(p, g, text) and same_name(p.get("metric"), g.get("metric"), alt, PHRASE),
+    "value_metric": lambda p, g, alt, text: same_value(p, g, text) and same_name(p.get("metric"), g.get("metric"), alt, METRICS),
     "full": lambda p, g, alt, text: same_value(p, g, text)
-    and same_name(p.get("metric"), g.get("metric"), alt, PHRASE)
-    and all(same_name(p.get(k), g.get(k), alt) for k in ("dataset", "model", "baseline"))
+    and same_name(p.get("metric"), g.get("metric"), alt, METRICS)
+    and all(same_name(p.get(k), g.get(k), alt, FIELD_RULES[f"{k}s"]) for k in ("dataset", "model", "baseline"))
     and p.get("kind") == g.get("kind")
     and _same_qualifier(p, g)
     and unit_agrees(p, g, text),
@@ -299,9 +467,9 @@ def attribute_agrees(pred: dict, gold: dict, attribute: str, alternates: dict[st
     """One attribute of a matched result pair agrees (names by :func:`same_name`, the unit by
     :func:`unit_agrees`, a missing qualifier read as ``exact``, other enums exactly)."""
     if attribute == "metric":
-        return same_name(pred.get("metric"), gold.get("metric"), alternates, PHRASE)
+        return same_name(pred.get("metric"), gold.get("metric"), alternates, METRICS)
     if attribute in ("dataset", "model", "baseline"):
-        return same_name(pred.get(attribute), gold.get(attribute), alternates)
+        return same_name(pred.get(attribute), gold.get(attribute), alternates, FIELD_RULES[f"{attribute}s"])
     if attribute == "unit":
         return unit_agrees(pred, gold, text)
     if attribute == "qualifier":

@@ -18,12 +18,17 @@ from hypothesis import strategies as st
 from paperfields.extract.schema import PaperRecord
 from paperfields.scoring.gold import GoldRecord
 from paperfields.scoring.match import (
+    BASELINES,
+    FIELD_RULES,
+    METRICS,
     NAME,
     PHRASE,
+    TASKS,
     abstract_aliases,
     align_results,
     align_strings,
     attribute_agrees,
+    match_strings,
     same_value,
     similarity,
     unit_agrees,
@@ -102,6 +107,87 @@ KINDS = [
 @pytest.mark.parametrize("kind, field, pred, gold, expect", KINDS, ids=[k[0] for k in KINDS])
 def test_verdict_by_kind_through_score_predictions_and_swapped(kind, field, pred, gold, expect):
     _check(field, pred, gold, expect)
+
+
+# --- Field rules (scorer 3.1): each kind of disagreement with the judged pairs, fixed by mechanism ---
+
+# How p482e8cfe45 writes it: the paper contrasts plain code generation with the verified setting it studies.
+CONTRAST_ABSTRACT = ("Self-play is brittle in code generation, where unit tests are noisy. We study self-play in the "
+                     "verified code generation setting, where formal verification gives reliable signals.")
+
+# (kind, field, prediction, gold, (tp, fp, fn), abstract or None)
+FIELD_KINDS = [
+    ("head 'baseline' in baselines", "baselines", ["GRPO baseline"], ["GRPO"], (1, 0, 0), None),
+    ("head with its setting in baselines", "baselines", ["nanoGPT baseline on pre-training"], ["nanoGPT"], (1, 0, 0), None),
+    ("head keeps the version guard", "baselines", ["GPT-4o baseline"], ["GPT-4o-mini"], (0, 1, 1), None),
+    ("head keeps the symbol guard", "baselines", ["AnyEdit baseline"], ["AnyEdit++"], (0, 1, 1), None),
+    ("'with' adds a component, not a setting", "baselines", ["MoE with EP"], ["EP"], (0, 1, 1), None),
+    ("head 'benchmark' in datasets", "datasets", ["MMLU benchmark"], ["MMLU"], (1, 0, 0), None),
+    ("head kept apart from a subset name", "datasets", ["MMLU benchmark"], ["MMLU-Pro"], (0, 1, 1), None),
+    ("head keeps years apart", "datasets", ["AIME24 benchmark"], ["AIME25"], (0, 1, 1), None),
+    ("'core X tasks' in tasks", "tasks", ["core threat-investigation tasks"], ["threat-investigation"], (1, 0, 0), None),
+    ("'diverse X tasks' in tasks", "tasks", ["diverse reasoning tasks"], ["reasoning"], (1, 0, 0), None),
+    ("'X tasks under a condition' in tasks", "tasks", ["verifiable programming tasks under synthetic noise"], ["verifiable programming tasks"], (1, 0, 0), None),
+    ("'X benchmarks' in tasks", "tasks", ["tool-use benchmarks"], ["multi-turn tool-use"], (1, 0, 0), None),
+    ("no restricting phrase dropped on tasks", "tasks", ["generate code for complex-syntax PLs"], ["code generation"], (0, 1, 1), None),
+    ("restricting phrase on a metric", "metrics", ["EM on generation"], ["EM"], (1, 0, 0), None),
+    ("restricting phrase after a verb on a metric", "metrics", ["old-task loss increases after continual training"], ["old-task loss"], (1, 0, 0), None),
+    ("'per' is no restriction", "metrics", ["tokens per second"], ["tokens"], (0, 1, 1), None),
+    ("metric abbreviation Acc.", "metrics", ["accuracy"], ["Acc."], (1, 0, 0), None),
+    ("metric abbreviation and restriction", "metrics", ["Acc. on classification"], ["Acc."], (1, 0, 0), None),
+    ("metric abbreviation EM", "metrics", ["exact match"], ["EM"], (1, 0, 0), None),
+    ("hyphenated compound is one modifier, metric", "metrics", ["end-to-end wall-clock speedup"], ["wall-clock speedup"], (1, 0, 0), None),
+    ("hyphenated compound is one modifier, metric 2", "metrics", ["speedup"], ["wall-clock speedup"], (1, 0, 0), None),
+    ("hyphenated compound is one modifier, task", "tasks", ["issue localization"], ["repository-level issue localization"], (1, 0, 0), None),
+    ("two modifiers are too many", "tasks", ["reasoning"], ["long-horizon CoT reasoning"], (0, 1, 1), None),
+    ("verb form of a task", "tasks", ["generate code"], ["code generation"], (1, 0, 0), None),
+    ("verb phrase with one word more", "tasks", ["control LLM behavior"], ["behavioral control"], (1, 0, 0), None),
+    ("a lone word in another form takes no modifier", "tasks", ["mathematics"], ["mathematical reasoning"], (0, 1, 1), None),
+    ("word forms only on tasks", "datasets", ["generate code"], ["code generation"], (0, 1, 1), None),
+    ("a modifier the abstract contrasts", "tasks", ["code generation"], ["verified code generation"], (0, 1, 1), CONTRAST_ABSTRACT),
+    ("a contrasted modifier in another word form", "tasks", ["generating code"], ["verified code generation"], (0, 1, 1), CONTRAST_ABSTRACT),
+    ("no contrast without the abstract", "tasks", ["code generation"], ["verified code generation"], (1, 0, 0), None),
+    ("no contrast where the abstract never writes the narrow phrase", "tasks", ["issue localization"], ["repository-level issue localization"],
+     (1, 0, 0), "We localize issues: issue localization in large repositories is hard."),
+    ("no contrast on metrics", "metrics", ["accuracy"], ["mean accuracy"], (1, 0, 0), "Mean accuracy rises; accuracy on hard items too."),
+]
+
+
+@pytest.mark.parametrize("kind, field, pred, gold, expect, abstract", FIELD_KINDS, ids=[k[0] for k in FIELD_KINDS])
+def test_field_rule_by_kind(kind, field, pred, gold, expect, abstract):
+    tp, fp, fn = match_strings(pred, gold, {}, FIELD_RULES[field], abstract)
+    assert (tp, fp, fn) == expect
+    assert match_strings(gold, pred, {}, FIELD_RULES[field], abstract) == (tp, fn, fp)
+
+
+def test_the_scorer_uses_the_field_rules():
+    from paperfields.scoring.score import LIST_RULES
+
+    assert LIST_RULES == {field: FIELD_RULES[field] for field in ("tasks", "datasets", "models", "metrics", "baselines")}
+
+
+@pytest.mark.parametrize("kind, field, pred, gold, expect, abstract", FIELD_KINDS, ids=[k[0] for k in FIELD_KINDS])
+def test_field_rule_by_kind_through_score_predictions_and_swapped(kind, field, pred, gold, expect, abstract):
+    _check(field, pred, gold, expect, abstract)
+
+
+def test_result_tuples_use_the_field_rules():
+    gold = [R(61.2, metric="EM", baseline="GRPO", dataset="MMLU")]
+    pred = [R(61.2, metric="EM on generation", baseline="GRPO baseline", dataset="MMLU benchmark")]
+    _check("results_full", pred, gold, (1, 0, 0))
+    _check("results_full", [R(61.2, metric="EM", baseline="GRPO", dataset="MMLU-Pro")], gold, (0, 1, 1))
+
+
+def test_reduction_keeps_versions_and_words():
+    # A version after a name stays glued to it; a hyphenated compound is one written word.
+    assert similarity("Qwen 2.5 baseline", ["Qwen2.5"], BASELINES) == 1.0
+    assert similarity("Qwen2.5 baseline", ["Qwen2.5-7B"], BASELINES) == 0.0
+    assert similarity("wall-clock speedup", ["speedup"], METRICS) == 1.0
+    assert similarity("wall clock speedup", ["speedup"], METRICS) < METRICS.threshold  # spaced: two words more
+    # The soft method-name rule counts tokens, not written words: "Tree-of-Thoughts" is three.
+    assert similarity("Thoughts", ["Tree-of-Thoughts"], PHRASE) < PHRASE.threshold
+    # The phrase alone is never reduced to nothing.
+    assert similarity("tasks", ["tasks"], TASKS) == 1.0 and similarity("baseline", ["baselines"], BASELINES) >= BASELINES.threshold
 
 
 def test_normalization_keys_of_each_kind():
@@ -233,18 +319,20 @@ def test_percent_labeled_fraction_through_score_predictions():
 NAMES = ["GPT-4o", "GPT-4o-mini", "gpt 4o", "Search-R1", "Search-R2", "Qwen3-4B", "Qwen3-30B-A3B", "Qwen 2.5\u20137B",
          "Qwen2.5-7B", "AIME24", "AIME25", "AIME\u200b25", "MMLU", "MMLU-Pro", "AnyEdit", "AnyEdit++", "$V_0$", "V0",
          "\u03c4\u00b2-Bench", "tau2-bench", "code generation", "verified code generation", "accuracy", "mean accuracy",
-         "attack success rate", "success rate", "pass@1", "Pass@1 score", "SWE-bench Verified", "SWEBench"]
+         "attack success rate", "success rate", "pass@1", "Pass@1 score", "SWE-bench Verified", "SWEBench", "GRPO baseline",
+         "GRPO", "EM on generation", "EM", "Acc.", "accuracy on AIME24", "generate code", "generating code", "code generation tasks",
+         "core reasoning tasks", "reasoning", "wall-clock speedup", "speedup", "MMLU benchmark", "mathematics", "mathematical reasoning"]
 names = st.lists(st.one_of(st.sampled_from(NAMES), st.text(alphabet="abcAB12 -+.", min_size=1, max_size=8)), max_size=5)
 
 
-@given(names, names, st.sampled_from([NAME, PHRASE]))
+@given(names, names, st.sampled_from([NAME, PHRASE, *FIELD_RULES.values()]), st.sampled_from([None, ABSTRACT, CONTRAST_ABSTRACT]))
 @settings(max_examples=300, deadline=None)
-def test_string_alignment_is_symmetric(pred, gold, rule):
-    forward, backward = align_strings(pred, gold, {}, rule), align_strings(gold, pred, {}, rule)
+def test_string_alignment_is_symmetric(pred, gold, rule, text):
+    forward, backward = align_strings(pred, gold, {}, rule, text), align_strings(gold, pred, {}, rule, text)
     assert len(forward[2]) == len(backward[2])
     for p in pred:
         for g in gold:
-            assert similarity(p, [normalize(g)], rule) == similarity(g, [normalize(p)], rule)
+            assert similarity(p, [g], rule, text) == similarity(g, [p], rule, text)
 
 
 VALUES = [58, 58.0, 56.6, 56.61, 56.614, 0.5661, 0.566, 2.0, 2.04, 2.3, 10, 9.8, 1.37, 1.4, 0.85, 85]
