@@ -334,9 +334,12 @@ def _validity_section(gold_path: Path, gold: list[GoldRecord]) -> list[str]:
     judgments_path = gold_path.parent / "scorer_judgments.jsonl"
     if not judgments_path.is_file():
         return ["## Scorer validity", "", f"Not reported: there is no `{judgments_path.name}` beside the gold file (made with `paperfields gold sample-pairs`, judged by hand)."]
+    from paperfields.extract.corpus import load_corpus
     from paperfields.scoring.validity import KNOWN_DISAGREEMENTS, load_judgments, validity_report
 
-    report = validity_report(load_judgments(judgments_path, {g.id for g in gold}), gold)
+    corpus = gold_path.parent / "corpus.jsonl"  # the verdict reads the abstract as the scorer does
+    abstracts = {p.id: p.text for p in load_corpus(corpus)} if corpus.is_file() else {}
+    report = validity_report(load_judgments(judgments_path, {g.id for g in gold}), gold, abstracts)
     c = report["confusion"]
     lines = [
         "## Scorer validity", "",

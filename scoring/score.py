@@ -37,7 +37,7 @@ from scipy import stats
 from paperfields.extract.schema import LIST_FIELDS, SCHEMA_VERSION, ContributionType, ResearchArea
 from paperfields.scoring.gold import GoldRecord, findable, url_in_text
 from paperfields.scoring.match import (
-    NAME,
+    FIELD_RULES,
     PHRASE,
     RESULT_ATTRIBUTES,
     align_results,
@@ -55,7 +55,7 @@ BOOTSTRAP_SEED = 20260
 BOOTSTRAP_RESAMPLES = 2000
 SOFT_THRESHOLD = 0.85
 
-LIST_RULES = {"tasks": PHRASE, "metrics": PHRASE, "datasets": NAME, "models": NAME, "baselines": NAME}
+LIST_RULES = {field: FIELD_RULES[field] for field in LIST_FIELDS}  # each list field's matching rule (scoring/match.py)
 # Fields in the headline (macro over fields); results enter at the value+metric level.
 HEADLINE_FIELDS = (
     "method_name", "method_full_name", "contribution_types", "research_area", "tasks", "datasets",
@@ -122,7 +122,7 @@ def score_paper(prediction: Optional[dict[str, Any]], gold: GoldRecord, abstract
     pred_types, gold_types = set(p.get("contribution_types") or []), set(g["contribution_types"])
     out["contribution_types"] = (len(pred_types & gold_types), len(pred_types - gold_types), len(gold_types - pred_types))
     for field in LIST_FIELDS:
-        pred, gl, pairs = align_strings(p.get(field) or [], g[field], alt, LIST_RULES[field])
+        pred, gl, pairs = align_strings(p.get(field) or [], g[field], alt, LIST_RULES[field], abstract)
         out[field] = (len(pairs), len(pred) - len(pairs), len(gl) - len(pairs))
     results = p.get("results") or []
     for name, level in (("results_value", "value"), ("results", "value_metric"), ("results_full", "full")):
@@ -171,7 +171,7 @@ def diagnose_paper(prediction: Optional[dict[str, Any]], gold: GoldRecord, abstr
         else:
             grounding[field] = [0, 0, 0]
     for field in LIST_FIELDS:
-        pred, _, pairs = align_strings(p.get(field) or [], g[field], alt, LIST_RULES[field])
+        pred, _, pairs = align_strings(p.get(field) or [], g[field], alt, LIST_RULES[field], abstract)
         matched = {i for i, _ in pairs}
         ok = [findable(item, abstract) for item in pred]
         grounding[field] = [sum(ok), sum(1 for i, o in enumerate(ok) if o and i in matched), len(pred)]
