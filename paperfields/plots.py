@@ -55,7 +55,7 @@ def plot_overall(scores: list[RunScores], path: Path) -> Path:
     """Horizontal bars of the headline per complete contender with 95% CI whiskers, best on top;
     references as vertical lines; partial and unfinished runs named in a footnote, not drawn."""
     contenders, references, partial = _split(scores)
-    fig, ax = plt.subplots(figsize=(9, 0.5 * max(len(contenders), 1) + 2.2))
+    fig, ax = plt.subplots(figsize=(9, 0.5 * max(len(contenders), 1) + 2.6 + 0.22 * len(references)))
     names = [s.run_id for s in contenders][::-1]
     values = [s.headline for s in contenders][::-1]
     low = [s.headline - s.headline_ci95[0] if s.headline_ci95 else 0 for s in contenders][::-1]
@@ -65,7 +65,7 @@ def plot_overall(scores: list[RunScores], path: Path) -> Path:
     ax.set_xlim(0, 1)
     ax.set_xlabel(HEADLINE_LABEL)
     ax.set_title("PaperFields leaderboard: headline per run")
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), fontsize=8, frameon=False)  # below the axes: never over a bar
     if partial:
         fig.text(0.01, 0.01, "not drawn (partial or unfinished): " + ", ".join(s.run_id for s in partial), fontsize=7)
     fig.tight_layout(rect=(0, 0.03 if partial else 0, 1, 1))
