@@ -225,7 +225,7 @@ def _print_leaderboard(scores: list, highlight: Optional[str] = None, wide: bool
                   title_justify="left", box=None, pad_edge=False, padding=(0, 1), header_style="bold")
     cols = ["#", "model", "strategy", "papers", "valid", "headline [95% CI]", "P/R", "s/paper"]
     if wide:
-        cols += ["invented", "$", "per-paper F1", "name", "area", "datasets", "models", "metrics", "results"]
+        cols += ["invented", "$", "s/correct", "contamination", "per-paper F1", "name", "area", "datasets", "models", "metrics", "results"]
     for col in cols:
         table.add_column(col, no_wrap=col != "model", overflow="fold", justify="right" if col in ("#", "papers", "valid", "s/paper", "$") else "left")
     section = None
@@ -243,9 +243,9 @@ def _print_leaderboard(scores: list, highlight: Optional[str] = None, wide: bool
                  f"{fmt(s.precision, 2)}/{fmt(s.recall, 2)}", f"{s.seconds_per_paper:.1f}"]
         if wide:
             cells += [DASH if mean_invented(s) is None else f"{mean_invented(s):.0%}", "?" if s.dollars_total is None else f"{s.dollars_total:.2f}",
-                      fmt(s.per_paper_f1)] + [fmt(s.fields[f].score) for f in ("method_name", "research_area", "datasets", "models", "metrics", "results")]
+                      fmt(s.seconds_per_correct, 2), r["contamination"], fmt(s.per_paper_f1)] + [fmt(s.fields[f].score) for f in ("method_name", "research_area", "datasets", "models", "metrics", "results")]
         table.add_row(*cells, style="bold" if s.run_id == highlight else None)
-    out.print(table)
+    (Console(width=None if sys.stdout.isatty() else 240) if wide else out).print(table)
     out.print("# rank among complete contenders; ref: reference (rules/*, annotator/*); part: partial or unfinished (no rank, no CI).\n"
               "P/R: micro precision/recall over all fields' items; –: undefined. --wide: more columns.", highlight=False, markup=False)
 
@@ -444,9 +444,11 @@ def _run_dir(run: str, runs_dir: Optional[Path]) -> Path:
     if candidate.is_dir() and (candidate / "manifest.json").exists():
         return candidate
     places = [runs_dir] if runs_dir else [paths.user_runs_dir(), paths.published_runs_dir()]
-    for place in places:
-        if (place / run).is_dir():
-            return place / run
+    found = [place / run for place in places if (place / run).is_dir()]
+    if len(found) > 1:
+        fail(f"run '{run}' is in both {found[0]} and {found[1]}; give the folder path you mean")
+    if found:
+        return found[0]
     fail(f"no run folder '{run}' (looked for {candidate} and in {', '.join(str(p) for p in places)})")
 
 
@@ -633,7 +635,7 @@ def publish(
     run: str = typer.Argument(..., help="Run id (under runs/) or run folder to publish."),
     allow_partial: bool = typer.Option(False, "--allow-partial", help="Publish a partial or unfinished run all the same (it is listed apart, never ranked)."),
 ) -> None:
-    """Copy a finished, scored run into results/runs (the published set that the leaderboard, export and push use).
+    """Move a finished, scored run from runs/ into results/runs (the published set that the leaderboard, export and push use).
 
     Then run `paperfields leaderboard` to regenerate the board and commit both."""
     import shutil
@@ -656,6 +658,7 @@ def publish(
         fail(f"{target} exists already; remove it first to replace it")
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(source, target, ignore=shutil.ignore_patterns("*.tmp", "report.html", ".lock", "*.lock"))
+    shutil.rmtree(source)  # moved, not copied: one run id names one folder
     console.print(f"published {source} -> {target}; now run `paperfields leaderboard` and commit both")
 
 

@@ -139,6 +139,15 @@ def plot_seconds(scores: list[RunScores], path: Path) -> Path:
                       "Headline vs model time per paper (complete contenders)", path)
 
 
+def plot_seconds_per_correct(scores: list[RunScores], path: Path) -> Path:
+    """Model seconds per correctly extracted item (every attempt included, cache hits excluded; lower
+    is better) against the headline, complete contenders with model time, Pareto front drawn."""
+    contenders, references, _ = _split(scores)
+    timed = [s for s in contenders if s.seconds_per_correct]
+    return _cost_plot(timed, references, lambda s: s.seconds_per_correct, "model seconds per correct item (lower is better)",
+                      "Headline vs model time per correct item (complete contenders)", path)
+
+
 def plot_dollars(scores: list[RunScores], path: Path) -> Path | None:
     """Dollars per run against the headline for the complete contenders with a known price; None
     (nothing written) when no contender has one."""
@@ -152,11 +161,12 @@ def plot_dollars(scores: list[RunScores], path: Path) -> Path | None:
 
 def write_plots(scores: list[RunScores], folder: Path) -> list[Path]:
     """The plots into ``folder``: leaderboard_overall.png, leaderboard_fields.png, leaderboard_seconds.png,
-    and leaderboard_dollars.png when a contender has a price (an older one is removed otherwise, as is
+    leaderboard_seconds_per_correct.png, and leaderboard_dollars.png when a contender has a price (an older one is removed otherwise, as is
     the former leaderboard_cost.png)."""
     folder.mkdir(parents=True, exist_ok=True)
     written = [plot_overall(scores, folder / "leaderboard_overall.png"), plot_fields(scores, folder / "leaderboard_fields.png"),
-               plot_seconds(scores, folder / "leaderboard_seconds.png")]
+               plot_seconds(scores, folder / "leaderboard_seconds.png"),
+               plot_seconds_per_correct(scores, folder / "leaderboard_seconds_per_correct.png")]
     dollars = plot_dollars(scores, folder / "leaderboard_dollars.png")
     if dollars is not None:
         written.append(dollars)

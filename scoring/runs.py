@@ -14,8 +14,9 @@ from typing import Any, Optional
 
 from paperfields.extract.corpus import load_corpus
 from paperfields.extract.backends.base import FailureClass
-from paperfields.extract.runner import RunError, load_manifest, read_predictions
+from paperfields.extract.runner import RunError, iter_predictions, load_manifest, read_predictions
 from paperfields.extract.schema import SCHEMA_VERSION
+from paperfields.scoring.contamination import contamination_status
 from paperfields.scoring.gold import gold_fingerprint, load_gold
 from paperfields.scoring.score import (
     GROUNDED_FIELDS, HEADLINE_FIELDS, SCORER_VERSION, RunScores, is_reference_backend, score_predictions, write_scores,
@@ -68,9 +69,22 @@ def score_run(run_dir: Path, gold_path: Path, corpus_path: Path | None = None, w
     scores.backend = manifest.config.backend
     scores.strategy = manifest.config.strategy
     scores.predictions_sha256 = scored_sha256
+    add_cost_and_contamination(scores, run_dir)
     if write:
         write_scores(run_dir, scores, detail)
     return scores
+
+
+def add_cost_and_contamination(scores: RunScores, run_dir: Path) -> None:
+    """Set ``correct_items``, ``model_seconds`` (every attempt, retry and re-ask of every line in
+    ``predictions.jsonl``, superseded lines included, cache hits excluded), seconds and dollars per
+    correct item, and the contamination status of ``scores`` (in place)."""
+    scores.correct_items = sum(scores.fields[f].tp for f in HEADLINE_FIELDS)
+    scores.model_seconds = round(sum(line.latency_s for line in iter_predictions(run_dir / "predictions.jsonl") if not line.cached), 3)
+    if scores.correct_items:
+        scores.seconds_per_correct = round(scores.model_seconds / scores.correct_items, 4)
+        scores.dollars_per_correct = None if scores.dollars_total is None else round(scores.dollars_total / scores.correct_items, 8)
+    scores.contamination = contamination_status(scores.backend, scores.reference).model_dump()
 
 
 def predictions_sha256(run_dir: Path) -> str:
@@ -255,9 +269,16 @@ def board_rows(scores: list[RunScores], gold_path: Path | None = None) -> list[d
             "per_paper_f1": s.per_paper_f1, "undefined_fields": s.undefined_fields,
             "fields": {f: s.fields[f].score for f in HEADLINE_FIELDS + ("results_value", "results_full")},
             "seconds_per_paper": s.seconds_per_paper, "tokens_per_paper": s.tokens_per_paper, "dollars_total": s.dollars_total,
+            "correct_items": s.correct_items, "seconds_per_correct": s.seconds_per_correct, "dollars_per_correct": s.dollars_per_correct,
+            "contamination": (s.contamination or {}).get("status", "unknown"),
+            "model_cutoff": (s.contamination or {}).get("model_cutoff"),
             "schema_version": s.schema_version, "scorer_version": s.scorer_version, "gold_version": s.gold_version,
         })
     return rows
+
+
+def _contamination_cell(row: dict[str, Any]) -> str:
+    return row["contamination"] + (f" (cutoff {row['model_cutoff']})" if row.get("model_cutoff") else "")
 
 
 def _round4(value: Optional[float]) -> Optional[float]:
@@ -287,7 +308,8 @@ def leaderboard_markdown(scores: list[RunScores], gold_path: Path | None = None)
     by_id = {s.run_id: s for s in scores}
     head = ["rank", "run", "backend", "strategy", "papers", "valid", "failures", "headline [95% CI]", "P", "R", "per-paper F1"]
     head += [SHORT[f] for f in HEADLINE_FIELDS]
-    head += ["results: value", "results: full", "invented", "grounded", "s/paper", "tokens/paper", "$/run"]
+    head += ["results: value", "results: full", "invented", "grounded", "s/paper", "tokens/paper", "$/run", "correct items",
+             "s/correct", "$/correct", "contamination"]
     lines = [
         "# PaperFields leaderboard",
         "",
@@ -299,7 +321,14 @@ def leaderboard_markdown(scores: list[RunScores], gold_path: Path | None = None)
         "the whole tuple. `valid` is the share of papers with a schema-valid record; `invented` the mean over fields",
         "of the share of papers with empty gold where something was predicted (lower is better); `grounded` the",
         "share of predicted strings and numbers found in the abstract; `$/run` from `extract/backends/prices.toml`",
-        "(`?` when the price is unknown). Higher is better everywhere else except s/paper, tokens/paper and $/run.",
+        "(`?` when the price is unknown). Higher is better everywhere else except s/paper, tokens/paper, $/run and the",
+        "cost per correct item.",
+        "",
+        "`correct items` are the true positives pooled over the 12 fields; `s/correct` is model seconds and `$/correct` dollars",
+        "per correct item, every attempt, retry and re-ask included and answers served from the response cache excluded",
+        "(lower is better). `contamination` compares the model's training-data cutoff with the corpus's first public date",
+        "(`extract/backends/cutoffs.toml`, with the source of each date): `after cutoff` (the model cannot have seen the",
+        "abstracts), `possible overlap`, `unknown` (no published cutoff in the table), `n/a` for references.",
         "",
     ]
     sections = (("contender", "Contenders (ranked by headline)"),
@@ -319,6 +348,8 @@ def leaderboard_markdown(scores: list[RunScores], gold_path: Path | None = None)
             row += [fmt(s.fields["results_value"].score), fmt(s.fields["results_full"].score),
                     DASH if r["invented_rate"] is None else f"{r['invented_rate']:.0%}", _pooled_grounding(s)]
             row += [f"{s.seconds_per_paper:.1f}", f"{s.tokens_per_paper:.0f}", "?" if s.dollars_total is None else f"{s.dollars_total:.4f}"]
+            row += [str(s.correct_items), fmt(s.seconds_per_correct, 2),
+                    "?" if s.dollars_total is None else fmt(s.dollars_per_correct, 6), _contamination_cell(r)]
             lines.append("| " + " | ".join(row) + " |")
         lines.append("")
     ordered = [by_id[r["run_id"]] for r in rows if r["section"] != "partial"]
@@ -348,7 +379,8 @@ def leaderboard_csv(scores: list[RunScores], gold_path: Path | None = None) -> s
                     "per_paper_f1": r["per_paper_f1"], "invented_rate": r["invented_rate"]})
         row.update({f"{field}_score": value for field, value in r["fields"].items()})
         row.update({f"failures_{k}": v for k, v in r["failures_by_class"].items()})
-        row.update({k: r[k] for k in ("seconds_per_paper", "tokens_per_paper", "dollars_total", "schema_version", "scorer_version", "gold_version")})
+        row.update({k: r[k] for k in ("seconds_per_paper", "tokens_per_paper", "dollars_total", "correct_items", "seconds_per_correct",
+                                      "dollars_per_correct", "contamination", "model_cutoff", "schema_version", "scorer_version", "gold_version")})
         rows.append(row)
     frame = pd.DataFrame(rows)
     frame["rank"] = frame["rank"].astype("Int64")  # an unranked run's rank is an empty cell, not 'nan' or a float

@@ -71,7 +71,7 @@ HIGHER_IS_BETTER = {
     "headline": True, "score": True, "f1": True, "micro_precision": True, "micro_recall": True, "micro_f1": True, "accuracy": True,
     "macro_f1": True, "per_paper_f1": True, "valid_rate": True, "grounded_rate": True, "grounded_correct_rate": True,
     "invented_rate": False, "precision": True, "recall": True, "seconds_per_paper": False, "tokens_per_paper": False,
-    "dollars_total": False,
+    "dollars_total": False, "correct_items": True, "seconds_per_correct": False, "dollars_per_correct": False,
 }
 
 
@@ -259,6 +259,14 @@ class RunScores(BaseModel):
     seconds_per_paper: float = 0.0
     tokens_per_paper: float = 0.0
     dollars_total: Optional[float] = Field(default=None, description="USD for the run; None when the price is unknown")
+    correct_items: int = Field(default=0, description="true positives pooled over the headline fields (correctly extracted items)")
+    model_seconds: float = Field(default=0.0, description="seconds the model spent on this run's requests, every attempt, retry and "
+                                 "re-ask included, answers served from the response cache excluded")
+    seconds_per_correct: Optional[float] = Field(default=None, description="model_seconds / correct_items (lower is better); None with no correct item")
+    dollars_per_correct: Optional[float] = Field(default=None, description="dollars_total / correct_items (lower is better); None when the price "
+                                                 "is unknown or no item is correct")
+    contamination: Optional[dict[str, Any]] = Field(default=None, description="contamination status (scoring.contamination): "
+                                                    "after cutoff, possible overlap, unknown or n/a, with the dates and their sources")
     backend: str = ""
     strategy: str = ""
     predictions_sha256: Optional[str] = Field(
