@@ -354,8 +354,8 @@ class _RunFolder:
     the run running and holds ``predictions.jsonl`` open), then call :meth:`finish`.
 
     The folder's :class:`FolderLock` is taken first (RunError when another run holds it) and held
-    until the ``with`` block ends; a finished run, or a folder refused for its config, releases it
-    at once.
+    until :meth:`finish` has written the manifest, or the ``with`` block ends with an exception; a
+    finished run, or a folder refused for its config, releases it at once.
     """
 
     def __init__(self, papers: list[Paper], config: RunConfig, run_dir: Path) -> None:
@@ -412,11 +412,12 @@ class _RunFolder:
         self._out = self.pred_path.open("a", encoding="utf-8")
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
         if self._out is not None:
             self._out.close()
             self._out = None
-        self._lock.release()
+        if exc_type is not None:  # else finish() lets the folder go, once the manifest is written
+            self._lock.release()
 
     def done(self, paper_id: str) -> bool:
         """True when ``paper_id``'s latest line is final: a record, a model failure, or a request that
@@ -445,13 +446,14 @@ class _RunFolder:
 
     def finish(self) -> Manifest:
         """Totals, status (complete when every paper asked for has its line and none is a transport error)
-        and times into the manifest; write it."""
+        and times into the manifest; write it, then release the folder's lock."""
         manifest = self.manifest
         manifest.wall_seconds = round(manifest.wall_seconds + time.perf_counter() - self._started, 3)
         self.totals.write_to(manifest)
         manifest.status = "complete" if all(self.done(pid) for pid in manifest.paper_ids) else "incomplete"
         manifest.finished_at = now()
         self.save()
+        self._lock.release()
         return manifest
 
 

@@ -32,6 +32,7 @@ INPUT_FILE, OUTPUT_FILE, ERROR_FILE = job_files(1)  # the first job's files: bat
 KEY = "sk-plant-batch-5e1c9a7d3b2f4e6a8c0d1f2e3a4b5c6d"
 MODEL = "gpt-4o-mini"  # priced in the table, so the batch discount shows in the dollars
 ROOT = paths.project_root()
+GUARD_S = 600  # how long a test waits for a state before it fails: a guard against a hang, never a speed assumption
 
 
 @pytest.fixture()
@@ -183,8 +184,10 @@ def test_interrupted_while_in_progress_a_rerun_polls_the_same_batch(tmp_path, st
 
     async def interrupted() -> None:  # what Ctrl-C does to asyncio.run: the polling task is cancelled
         task = asyncio.ensure_future(run_batch(papers[:3], strategy, _config(stub, strategy), tmp_path / "run", client(), poll_interval_s=0.01))
-        deadline = time.time() + 60
-        while stub.count("GET", "/v1/batches/") < 2 and time.time() < deadline and not task.done():
+        deadline = time.monotonic() + GUARD_S
+        while stub.count("GET", "/v1/batches/") < 2:  # the job never completes (polls_in_progress): wait for the state, not a time
+            assert not task.done(), task.exception()
+            assert time.monotonic() < deadline, f"fewer than 2 polls within {GUARD_S} s"
             await asyncio.sleep(0.01)
         task.cancel()
         await task
@@ -390,12 +393,14 @@ def test_cli_ctrl_c_while_in_progress_names_the_batch_to_resume(tmp_path, stub):
     env = dict(os.environ, OPENAI_API_KEY=KEY)
     cmd = [sys.executable, "-m", "paperfields.cli", "run", "-b", "openai/x", "--base-url", stub.url, "--batch",
            "--poll-interval", "0.05", "--limit", "2", "--runs-dir", str(runs), "--run-id", "b", "--no-score"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
-    deadline = time.time() + 120
-    while time.time() < deadline and stub.count("GET", "/v1/batches/") < 2 and proc.poll() is None:
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    deadline = time.monotonic() + GUARD_S
+    while stub.count("GET", "/v1/batches/") < 2:  # polling a job that never completes: wait for the state, not a time
+        assert proc.poll() is None, proc.stderr.read()
+        assert time.monotonic() < deadline, f"fewer than 2 polls within {GUARD_S} s"
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=GUARD_S)
     assert proc.returncode == 130, err
     assert "batch batch_1 is still in_progress" in err and "run the same command again" in err
     assert load_state(runs / "b").status == "in_progress"
