@@ -246,8 +246,9 @@ def _print_leaderboard(scores: list, highlight: Optional[str] = None, wide: bool
                       fmt(s.seconds_per_correct, 2), r["contamination"], fmt(s.per_paper_f1)] + [fmt(s.fields[f].score) for f in ("method_name", "research_area", "datasets", "models", "metrics", "results")]
         table.add_row(*cells, style="bold" if s.run_id == highlight else None)
     (Console(width=None if sys.stdout.isatty() else 240) if wide else out).print(table)
-    out.print("# rank among complete contenders; ref: reference (rules/*, annotator/*); part: partial or unfinished (no rank, no CI).\n"
-              "P/R: micro precision/recall over all fields' items; –: undefined. --wide: more columns.", highlight=False, markup=False)
+    out.print("#: rank among complete contenders. ref: reference (rules/*, annotator/*), not ranked.\n"
+              "part: partial or unfinished run (no rank, no CI). P/R: micro precision/recall over\n"
+              "all fields' items. –: undefined. --wide: more columns.", highlight=False, markup=False)
 
 
 @app.command()

@@ -242,7 +242,7 @@ def mean_invented(s: RunScores) -> Optional[float]:
 def section_of(s: RunScores) -> str:
     """``contender``, ``reference`` (also over a sample of papers) or ``partial`` (a partial or unfinished
     contender, an unfinished reference: not comparable, never ranked)."""
-    if s.unfinished or (s.partial and not s.reference):
+    if not s.comparable:
         return "partial"
     return "reference" if s.reference else "contender"
 

@@ -285,9 +285,11 @@ class RunScores(BaseModel):
 
     @property
     def comparable(self) -> bool:
-        """True when a CI means something: a finished run over its whole split, or a finished reference
-        over its own sample of papers (a second annotator labels a sample)."""
-        return not self.unfinished and (self.reference or not self.partial)
+        """True when a CI means something: a finished run over its whole split, or a finished second
+        labeling (``annotator/``, ``human/``) over its own sample of papers; a ``--limit`` run of a
+        ``rules/`` reference is partial like any other."""
+        sample = self.reference and not self.backend.startswith("rules/")
+        return not self.unfinished and (sample or not self.partial)
 
     @property
     def rankable(self) -> bool:

@@ -245,7 +245,7 @@ def test_compare_and_report_refuse_stale_scores_and_the_board_warns(tmp_path):
 
     runs = _committed_runs(tmp_path)
     a, b = runs / "rules_baseline__zero_shot__test", runs / "local_qwen2.5-coder-0.5b__zero_shot__test"
-    assert compare_runs(a, b)[0][0].field == "overall"  # committed scores match their predictions
+    assert compare_runs(a, b)[0][0].field == "headline"  # committed scores match their predictions
     # Predictions edited after scoring: the stored paper scores no longer describe them.
     lines = (b / "predictions.jsonl").read_text().splitlines()
     (b / "predictions.jsonl").write_text("\n".join(lines[1:]) + "\n")
@@ -260,7 +260,7 @@ def test_compare_and_report_refuse_stale_scores_and_the_board_warns(tmp_path):
     assert board.returncode == 0 and board.stderr.count(f"warning: the scores of {b.name} are stale") == 1
     # Re-scored, it compares again.
     assert subprocess.run([sys.executable, "-m", "paperfields.cli", "score", str(b)], capture_output=True).returncode == 0
-    assert compare_runs(a, b)[0][0].field == "overall"
+    assert compare_runs(a, b)[0][0].field == "headline"
     # A cut-off paper_scores.jsonl is an error naming file and line, not a traceback.
     rows = (a / "paper_scores.jsonl").read_text().splitlines()
     (a / "paper_scores.jsonl").write_text("\n".join(rows[:2] + [rows[2][:40]]) + "\n")
@@ -279,7 +279,7 @@ def test_scores_from_another_gold_or_with_missing_rows_are_refused_naming_the_ru
     runs = _committed_runs(tmp_path)
     a, b = runs / "rules_baseline__zero_shot__test", runs / "rules_empty__zero_shot__test"
     gold = ROOT / "gold" / "gold.jsonl"
-    assert compare_runs(a, b, gold_path=gold)[0][0].field == "overall"
+    assert compare_runs(a, b, gold_path=gold)[0][0].field == "headline"
     # Gold edited since: both runs are stale against it.
     edited = tmp_path / "gold" / "gold.jsonl"
     edited.parent.mkdir()
