@@ -51,7 +51,7 @@ class Cancelled(Exception):
 
 # Prompt tokens go through llama.cpp in batches of this many. A prompt prefix is reused from the KV
 # cache only in whole batches, so every prompt is computed in the same batches whatever ran before.
-N_BATCH = 256
+N_BATCH = 64
 
 
 @functools.lru_cache(maxsize=1)
