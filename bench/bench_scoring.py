@@ -34,14 +34,14 @@ def main() -> None:
         papers = [g.model_copy(update={"id": f"{g.id}-{i}"}) for i in range(copies) for g in gold]
         preds = {g.id: noisy(g.record.model_dump(mode="json"), rng) for g in papers}
         start = time.perf_counter()
-        score_predictions(preds, papers, {}, "bench", "all", "bench")
+        score_predictions(preds, papers, failures={}, run_id="bench", split="all", gold_version="bench")
         seconds = time.perf_counter() - start
         print(f"{len(papers):>6} papers: {seconds:7.2f} s  ({len(papers) / seconds:7.0f} papers/s)")
     one_run = [g for g in gold]
     preds = {g.id: noisy(g.record.model_dump(mode="json"), rng) for g in one_run}
     start = time.perf_counter()
     for _ in range(100):
-        score_predictions(preds, one_run, {}, "bench", "all", "bench")
+        score_predictions(preds, one_run, failures={}, run_id="bench", split="all", gold_version="bench")
     print(f"100 runs x 76 papers: {time.perf_counter() - start:.2f} s (target <= 5 s)")
 
 

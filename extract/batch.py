@@ -39,6 +39,7 @@ from typing import Any, Callable, Iterable, Optional
 from pydantic import BaseModel, Field, ValidationError
 
 from paperfields.extract.backends.base import BackendError, FailureClass, Generation, GenerationRequest, parse_reply, redact_secrets
+from paperfields.extract.backends.prices import Price
 from paperfields.extract.backends.openai_compat import rejected_class, sampling_params, strict_response_format, usage_of
 from paperfields.extract.cache import ResponseCache, cache_key
 from paperfields.extract.corpus import Paper
@@ -297,6 +298,8 @@ async def run_batch(
     on_paper: Optional[Callable[[PredictionLine], None]] = None,
     on_status: Optional[Callable[[BatchState], None]] = None,
     on_start: Optional[Callable[[int], None]] = None,
+    price: Optional[Price] = None,
+    corpus_path: Optional[str] = None,
 ) -> Manifest:
     """Extract every paper not yet in ``run_dir`` through one OpenAI Batch API job; return the manifest.
 
@@ -307,7 +310,8 @@ async def run_batch(
     request in the error file or with a non-200 status, and a submitted request missing from both
     files, is a ``transport_error``. ``on_start`` is called once with how many papers are already
     done, ``on_paper`` after each line is written, ``on_status`` when the job's status or request
-    counts change. A finished run makes no request.
+    counts change. A finished run makes no request. ``price`` and ``corpus_path`` as in
+    :func:`~paperfields.extract.runner.run_extraction`.
     Raises RunError (``config.batch`` false, another config in the folder, a bad ``batch.json``, a
     request file over the Batch API's limits: ``MAX_BATCH_REQUESTS``, ``MAX_BATCH_BYTES``),
     BackendError (not an ``openai/`` backend) and the openai SDK's errors (upload or batch refused).
@@ -315,7 +319,7 @@ async def run_batch(
     if not config.batch:
         raise RunError("run_batch needs a config with batch=True (its dollars and cache entries differ from a one-by-one run)")
     model = _model(config.backend)
-    run = _RunFolder(papers, config, run_dir)
+    run = _RunFolder(papers, config, run_dir, price, corpus_path)
     if on_start:
         on_start(run.already_done)
     if run.finished:

@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 import paperfields
 from paperfields.extract.backends.base import Backend, FailureClass, Generation, GenerationParams, GenerationRequest, Usage, redact_secrets
-from paperfields.extract.backends.prices import dollars, price_for
+from paperfields.extract.backends.prices import Price, dollars, price_for
 from paperfields.extract.cache import ResponseCache, cache_key
 from paperfields.extract.corpus import Paper
 from paperfields.extract.schema import SCHEMA_VERSION, PaperRecord
@@ -124,6 +124,9 @@ class Manifest(BaseModel):
         "(the OpenAI Batch API bills half the listed price), else 1.0",
     )
     batch_ids: list[str] = Field(default_factory=list, description="OpenAI Batch API jobs this run submitted (--batch), oldest first")
+    corpus_path: Optional[str] = Field(
+        default=None, description="absolute path of the corpus JSONL the papers were read from (where show and report find the "
+        "abstracts); None for the benchmark's gold/corpus.jsonl and for runs written before it was recorded")
 
 
 def git_commit(root: Path | None = None) -> Optional[str]:
@@ -358,18 +361,19 @@ class _RunFolder:
     finished run, or a folder refused for its config, releases it at once.
     """
 
-    def __init__(self, papers: list[Paper], config: RunConfig, run_dir: Path) -> None:
+    def __init__(self, papers: list[Paper], config: RunConfig, run_dir: Path, price: Optional[Price] = None,
+                 corpus_path: Optional[str] = None) -> None:
         run_dir.mkdir(parents=True, exist_ok=True)
         self._lock = FolderLock(run_dir)
         try:
-            self._open(papers, config, run_dir)
+            self._open(papers, config, run_dir, price, corpus_path)
         except BaseException:
             self._lock.release()
             raise
         if self.finished:
             self._lock.release()
 
-    def _open(self, papers: list[Paper], config: RunConfig, run_dir: Path) -> None:
+    def _open(self, papers: list[Paper], config: RunConfig, run_dir: Path, price: Optional[Price], corpus_path: Optional[str]) -> None:
         self.run_dir = run_dir
         self.pred_path = run_dir / "predictions.jsonl"
         has_lines = self.pred_path.is_file() and self.pred_path.stat().st_size > 0
@@ -386,8 +390,11 @@ class _RunFolder:
                 )
         else:
             manifest = Manifest(run_id=run_dir.name, config=config, started_at=now(), papers_total=0)
+        if corpus_path is not None:
+            manifest.corpus_path = corpus_path
         self.manifest = manifest
-        self.price = price_for(config.backend)
+        # a price given for this run, else the table's, else one given to an earlier part of the run (a resume without --price)
+        self.price = price or price_for(config.backend) or (Price.model_validate(manifest.price) if manifest.price else None)
         self.totals = _Totals(self.price, BATCH_DISCOUNT if config.batch else 1.0)
         for line in iter_predictions(self.pred_path, repair=True):
             self.totals.add(line)
@@ -467,6 +474,8 @@ async def run_extraction(
     on_paper: Optional[Callable[[PredictionLine], None]] = None,
     cache: Optional[ResponseCache] = None,
     on_start: Optional[Callable[[int], None]] = None,
+    price: Optional[Price] = None,
+    corpus_path: Optional[str] = None,
 ) -> Manifest:
     """Extract every paper not yet in ``run_dir``; return the finished manifest.
 
@@ -475,10 +484,11 @@ async def run_extraction(
     ``on_start`` is called once, before any work, with how many of ``papers`` are already done;
     ``on_paper`` after each paper's line is written (both for progress bars). With ``cache``,
     a request seen before (same backend identity, messages, parameters, schema) is answered from it
-    without calling the model. Raises
-    RunError if ``run_dir`` holds a run with another config.
+    without calling the model. ``price`` (USD per million tokens) replaces the price table's entry for
+    the backend (a model not in ``prices.toml``); ``corpus_path`` (the corpus file, absolute) is recorded
+    in the manifest for show and report. Raises RunError if ``run_dir`` holds a run with another config.
     """
-    run = _RunFolder(papers, config, run_dir)
+    run = _RunFolder(papers, config, run_dir, price, corpus_path)
     if on_start:
         on_start(run.already_done)
     if run.finished:

@@ -9,7 +9,8 @@ the old one. The paper always comes last, so engines that cache a shared prompt 
 Kinds:
 - ``zero_shot``: instructions and the field guide, then the abstract.
 - ``few_shot``: the same, with k worked examples (abstract -> gold record) from the dev split, never
-  the paper itself; refused when the scored split is not ``test``.
+  the paper itself; refused when the scored split is not ``test`` (a corpus of one's own, checked by
+  the caller to hold no dev abstract, passes ``split=None``).
 - ``reasoning_first``: the model writes a free-text ``reasoning`` field before the record; it is
   dropped before scoring.
 - ``evidence``: every list item and result carries a ``quote`` from the abstract; items whose quote
@@ -156,10 +157,12 @@ class Strategy:
     """A prompt strategy loaded from ``prompts/<name>.toml``.
 
     ``split`` is the split being scored: few-shot examples must come from another split (dev), and
+    ``None`` stands for papers outside the benchmark's gold (a corpus of one's own that the caller has
+    checked holds no dev abstract, see :func:`paperfields.api.check_no_dev_papers`);
     a few-shot run on dev is refused. Raises PromptError for any inconsistency, naming the file.
     """
 
-    def __init__(self, name: str = "zero_shot", directory: Path | None = None, split: str = "test") -> None:
+    def __init__(self, name: str = "zero_shot", directory: Path | None = None, split: Optional[str] = "test") -> None:
         directory = directory or prompts_dir()
         path = directory / f"{name}.toml"
         if not path.is_file():
@@ -196,13 +199,14 @@ class Strategy:
         if t.kind == "few_shot":
             self._examples = self._load_examples(path, split)
 
-    def _load_examples(self, path: Path, split: str) -> list[tuple[Paper, dict[str, Any]]]:
+    def _load_examples(self, path: Path, split: Optional[str]) -> list[tuple[Paper, dict[str, Any]]]:
         from paperfields.extract.corpus import load_corpus
         from paperfields.scoring.gold import load_gold
 
         t = self.template
-        if split != "test":
-            raise PromptError(f"{path}: few-shot examples come from the dev split, so a few-shot run must score the test split (got '{split}')")
+        if split not in ("test", None):
+            raise PromptError(f"{path}: few-shot examples come from the dev split, so a few-shot run must score the test split, or a corpus "
+                              f"of your own without dev abstracts (--corpus FILE --split all) (got '{split}' of the benchmark corpus)")
         if t.k < 1 or len(t.examples) < t.k + 1:
             raise PromptError(f"{path}: field 'examples' needs at least k + 1 = {t.k + 1} dev ids (one spare for when the paper is an example)")
         gold = {g.id: g for g in load_gold(gold_dir() / "gold.jsonl")}

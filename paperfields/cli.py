@@ -197,22 +197,6 @@ def gold_sample_pairs(
     console.print(f"wrote {len(pairs)} pairs to {out_path}; add \"same\": true/false to each and save as gold/scorer_judgments.jsonl")
 
 
-def _split_papers(split: str, corpus_path: Path, gold_path: Path):
-    from paperfields.extract.corpus import load_corpus
-    from paperfields.scoring.gold import load_gold
-
-    papers = load_corpus(corpus_path)
-    if split == "all":
-        return papers
-    in_split = {g.id for g in load_gold(gold_path) if g.split == split}
-    if not in_split:
-        fail(f"split '{split}' has no papers in {gold_path} (choose dev, test or all)")
-    chosen = [p for p in papers if p.id in in_split]
-    if not chosen:
-        fail(f"no paper of {corpus_path} is in the '{split}' split of {gold_path}; use --split all for a corpus of your own")
-    return chosen
-
-
 def _print_leaderboard(scores: list, highlight: Optional[str] = None, wide: bool = False, gold_path: Optional[Path] = None) -> None:
     """The board in the terminal: ranked contenders, then references and partial runs (no rank). The
     default columns fit 100 columns; ``wide`` adds per-field scores, failures and tokens."""
@@ -253,10 +237,10 @@ def _print_leaderboard(scores: list, highlight: Optional[str] = None, wide: bool
 
 @app.command()
 def run(
-    backend: str = typer.Option(DEFAULT_BACKEND, "--backend", "-b", help="provider/model: local/qwen2.5-coder-0.5b, local/qwen2.5-coder-1.5b, local/path/to/model.gguf, openai/<model>, anthropic/<model>, rules/baseline (model-free floor), rules/empty (the default record for every paper: what abstaining scores), fake/<name> (tests)."),
+    backend: str = typer.Option(DEFAULT_BACKEND, "--backend", "-b", help="provider/model: local/qwen2.5-coder-0.5b, local/qwen2.5-coder-1.5b, local/path/to/model.gguf, openai/<model>, anthropic/<model>, rules/baseline (model-free floor), rules/empty (the default record for every paper: what abstaining scores)."),
     strategy: str = typer.Option("zero_shot", "--strategy", "-s", help="Prompt strategy, a prompts/<name>.toml file: zero_shot, few_shot, reasoning_first, evidence, self_consistency."),
     split: str = typer.Option("test", help="Papers to run: test, dev or all."),
-    corpus_path: Optional[Path] = typer.Option(None, "--corpus", help="Corpus JSONL to extract (from 'paperfields corpus build --out') [default: gold/corpus.jsonl]. Its papers have no gold split unless they are benchmark papers: use --split all, and --no-score."),
+    corpus_path: Optional[Path] = typer.Option(None, "--corpus", help="Corpus JSONL to extract (from 'paperfields corpus build --out') [default: gold/corpus.jsonl]. Its papers have no gold split unless they are benchmark papers: use --split all. A run none of whose papers has gold is not scored; `show` and `report` show it."),
     limit: Optional[int] = typer.Option(None, min=1, help="Only the first N papers of the split (a later run with a larger limit continues the same run)."),
     concurrency: int = typer.Option(1, min=1, help="Papers in flight at once (remote backends; local models run one at a time)."),
     base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible server URL for openai/ backends (vLLM, Ollama, llama.cpp server, ...)."),
@@ -266,6 +250,7 @@ def run(
     threads: Optional[int] = typer.Option(None, min=1, help="local/ backends: CPU threads for llama.cpp [default: all cores]; does not change the output."),
     reasoning_effort: Optional[Literal["low", "medium", "high"]] = typer.Option(None, help="OpenAI reasoning models only (o1, o3, o4-mini, gpt-5 families): how long the model thinks before it answers [default: the model's own]. Those models sample at their fixed temperature, so --temperature is not sent to them."),
     max_tokens: int = typer.Option(1536, min=1, help="Maximum output tokens per reply (a longer reply is a 'truncated' failure)."),
+    price: Optional[str] = typer.Option(None, "--price", metavar="IN,OUT", help="USD per million input and output tokens (e.g. 0.2,0.8) for a model not in extract/backends/prices.toml (else $/run is '?'); recorded in the manifest."),
     run_id: Optional[str] = typer.Option(None, help="Run folder name under --runs-dir [default: <provider>_<model>__<strategy>__<split>, plus __batch with --batch]."),
     runs_dir: Path = typer.Option(None, help="Where the run folder goes [default: runs/, git-ignored; the published runs are in results/runs, see `paperfields publish`]."),
     score: bool = typer.Option(True, help="Score the run and print the leaderboard when done."),
@@ -280,98 +265,51 @@ def run(
     With no options: the offline local model (Qwen2.5-Coder-0.5B via llama.cpp), zero-shot, test split.
     Interrupted runs resume: run the same command again and finished papers are skipped.
     """
-    from paperfields.extract.backends import GenerationParams, get_backend
-    from paperfields.extract.backends.base import check_params
-    from paperfields.extract.runner import RunConfig, corpus_identity, default_run_id, run_extraction
-    from paperfields.extract.strategies import Strategy
-    from paperfields.scoring.runs import score_run
+    from paperfields import api
+    from paperfields.extract.runner import default_run_id
 
-    runs_dir = runs_dir or paths.user_runs_dir()
-    gold_path = paths.gold_dir() / "gold.jsonl"
+    if not (quiet or as_json):
+        console.print(f"loading backend {backend} ...")
     try:
-        benchmark_corpus = paths.gold_dir() / "corpus.jsonl"
-        own_corpus = corpus_path is not None and corpus_path.resolve() != benchmark_corpus.resolve()
-        papers = _split_papers(split, corpus_path or benchmark_corpus, gold_path)
-        corpus_id = corpus_identity(corpus_path, papers) if own_corpus else None  # before --limit: a larger limit continues the run
-        if limit is not None:
-            papers = papers[: max(0, limit)]
-        strat = Strategy(strategy, split=split)
-        if papers:
-            strat.messages(papers[0])  # a template error (unknown variable) stops here, before any run folder exists
-        if strat.template.temperature is not None and temperature == 0.0:
-            temperature = strat.template.temperature
-        if not (quiet or as_json):
-            console.print(f"loading backend {backend} ...")
-        if backend == "rules/baseline" and split != "test":
-            from paperfields.scoring.gold import load_gold
-
-            if not own_corpus:
-                fail("rules/baseline builds its gazetteer from the dev split, so it may only run on the test split "
-                     "or on a corpus of your own without dev papers")
-            from paperfields.extract.corpus import load_corpus
-
-            dev_ids = {g.id for g in load_gold(gold_path) if g.split == "dev"}
-            # by text too, whitespace (a reflowed line, "out-\nof-domain") and case aside: an id of one's own must not hide a dev abstract
-            plain = lambda text: "".join(text.split()).casefold()
-            dev_texts = {plain(p.text): p.id for p in load_corpus(benchmark_corpus) if p.id in dev_ids}
-            leak = next((p for p in papers if p.id in dev_ids or plain(p.text) in dev_texts), None)
-            if leak is not None:
-                fail(f"rules/baseline builds its gazetteer from the dev split, so it may only run on the test split or on a "
-                     f"corpus of your own without dev papers; {corpus_path} has {leak.id} ({leak.source}:{leak.line}), "
-                     f"which is the dev abstract {dev_texts.get(plain(leak.text), leak.id)}")
-        if run_id is not None and not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.+=@-]*", run_id):
-            fail(f"--run-id {run_id!r} must be a plain folder name: letters, digits and _ . + = @ -, not starting with '.' or '-'")
-        if batch and not backend.startswith("openai/"):
-            fail(f"--batch works only with openai/ backends (it uses the OpenAI Batch API); got '{backend}'")
-        if batch and (mode or grammar):
-            fail("--mode and --grammar do not apply to --batch: batch requests always carry the strict JSON schema")
-        # Only the options given: each backend refuses those that do not apply to it, and a default must not trip that.
-        options = {"base_url": base_url, "mode": mode, "grammar": grammar or None, "n_threads": threads}
-        engine = get_backend(backend, **{k: v for k, v in options.items() if v is not None})
-        params = GenerationParams(temperature=temperature, max_tokens=max_tokens, reasoning_effort=reasoning_effort)
-        check_params(engine, params)
-        config = RunConfig(
-            backend=backend, base_url=base_url, mode=None if batch else getattr(engine, "mode", None), grammar=grammar, strategy=strategy,
-            prompt_version=strat.template.version, prompt_sha256=strat.sha256, example_ids=strat.example_ids(), split=split,
-            params=params, batch=batch,
-            corpus=corpus_id,
-        )
-        run_dir = runs_dir / (run_id or default_run_id(backend, strategy, split, batch))
-        with Progress(
+        progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
             TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console, disable=quiet or as_json,
-        ) as progress:
-            # hidden until the runner says how many papers are already done, so a resume never flashes 0/N
-            task = progress.add_task(run_dir.name, total=len(papers), completed=0, status="", visible=False)
-            failed = 0
+        )
+        # shown once the runner says how many papers are already done (a resume never flashes 0/N), so an
+        # error found before any work prints alone
+        task = progress.add_task(run_id or default_run_id(backend, strategy, split, batch), total=None, completed=0, status="")
+        failed = 0
 
-            def on_start(already_done: int) -> None:
-                progress.update(task, completed=already_done, visible=True)
+        def on_start(already_done: int, total: int) -> None:
+            progress.update(task, total=total, completed=already_done)
+            progress.start()
 
-            def on_paper(line) -> None:
-                nonlocal failed
-                failed += line.failure is not None
-                progress.update(task, advance=1, status=f"failed {failed}")
+        def on_paper(line) -> None:
+            nonlocal failed
+            failed += line.failure is not None
+            progress.update(task, advance=1, status=f"failed {failed}")
 
-            response_cache = None
-            if cache:
-                from paperfields.extract.cache import ResponseCache, default_cache_path
+        def on_status(state) -> None:
+            counts = state.request_counts
+            progress.update(task, status=f"batch {state.batch_id} {state.status} {counts.get('completed', 0)}/{counts.get('total', '?')}")
 
-                response_cache = ResponseCache(default_cache_path())
-            if batch:
-                from paperfields.extract.batch import run_batch
-
-                def on_status(state) -> None:
-                    counts = state.request_counts
-                    progress.update(task, status=f"batch {state.batch_id} {state.status} {counts.get('completed', 0)}/{counts.get('total', '?')}")
-
-                manifest = asyncio.run(run_batch(papers, strat, config, run_dir, engine.raw_client, response_cache, poll_interval, on_paper, on_status, on_start))
-            else:
-                manifest = asyncio.run(run_extraction(papers, engine, strat, config, run_dir, concurrency, on_paper, response_cache, on_start))
+        try:
+            result = api.run(
+                corpus_path, backend=backend, strategy=strategy, split=split, limit=limit, concurrency=concurrency, base_url=base_url,
+                mode=mode, grammar=grammar, temperature=None if temperature == 0.0 else temperature, max_tokens=max_tokens,
+                reasoning_effort=reasoning_effort, threads=threads, price=price, run_id=run_id, runs_dir=runs_dir, cache=cache,
+                batch=batch, poll_interval=poll_interval, score=score, on_start=on_start, on_paper=on_paper, on_status=on_status,
+            )
+        finally:
+            progress.stop()
+        manifest, run_dir, scores = result.manifest, result.run_dir, result.scores
         say = (lambda *a, **k: None) if quiet or as_json else console.print
+        # a model-free backend asks no model: "0 model requests" would read as a run that did nothing
+        requests = ("no model requests (model-free backend)" if backend.startswith("rules/") else
+                    f"{manifest.model_requests} model requests, {manifest.cache_hits} cache hits")
         say(
             f"run {manifest.run_id}: {manifest.papers_done}/{manifest.papers_total} papers, {manifest.papers_valid} valid, "
-            f"failures {manifest.failures_by_class or '{}'}; {manifest.model_requests} model requests, {manifest.cache_hits} cache hits; "
+            f"failures {manifest.failures_by_class or '{}'}; {requests}; "
             f"{manifest.wall_seconds:.0f} s wall; folder {run_dir}"
         )
         unanswered = manifest.failures_by_class.get("transport_error", 0)
@@ -395,11 +333,13 @@ def run(
             if sum(refused.values()) == manifest.papers_done:
                 fail(f"no paper got an answer from {backend}: {advice}", 1)
             console.print(f"warning: {advice}", style="yellow", highlight=False, markup=False)
-        scores = score_run(run_dir, gold_path) if score else None
+        if result.note:
+            say(result.note, highlight=False, markup=False)
         if as_json:
             import json
 
-            print(json.dumps({"manifest": manifest.model_dump(mode="json"), "scores": scores.model_dump(mode="json") if scores else None}))
+            print(json.dumps({"manifest": manifest.model_dump(mode="json"), "scores": scores.model_dump(mode="json") if scores else None,
+                              "note": result.note}))
         elif scores is not None and not quiet:
             console.print(_scores_line(scores), highlight=False, markup=False)
             try:
@@ -412,7 +352,7 @@ def run(
         if batch:
             from paperfields.extract.batch import TERMINAL, load_state
 
-            state = load_state(runs_dir / (run_id or default_run_id(backend, strategy, split, batch)))
+            state = load_state((runs_dir or paths.user_runs_dir()) / (run_id or default_run_id(backend, strategy, split, batch)))
             if state is not None and state.status not in TERMINAL:
                 fail(f"interrupted; batch {state.batch_id} is still {state.status} on the OpenAI side: "
                      "run the same command again to resume polling it and ingest its results", 130)
@@ -439,18 +379,14 @@ def _print_board_with(scores) -> None:
 
 
 def _run_dir(run: str, runs_dir: Optional[Path]) -> Path:
-    """A run's folder: ``run`` as a path, else under ``runs_dir`` when given, else under runs/ (your
-    runs) and then results/runs (the published ones)."""
-    candidate = Path(run)
-    if candidate.is_dir() and (candidate / "manifest.json").exists():
-        return candidate
-    places = [runs_dir] if runs_dir else [paths.user_runs_dir(), paths.published_runs_dir()]
-    found = [place / run for place in places if (place / run).is_dir()]
-    if len(found) > 1:
-        fail(f"run '{run}' is in both {found[0]} and {found[1]}; give the folder path you mean")
-    if found:
-        return found[0]
-    fail(f"no run folder '{run}' (looked for {candidate} and in {', '.join(str(p) for p in places)})")
+    """A run's folder (see :func:`paperfields.api.find_run`), or exit 2 with the places looked in."""
+    from paperfields.api import find_run
+    from paperfields.extract.runner import RunError
+
+    try:
+        return find_run(run, runs_dir)
+    except RunError as exc:
+        fail(str(exc))
 
 
 @app.command("score")
@@ -465,16 +401,15 @@ def score_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print each run's scores as a JSON line (for scripts)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ) -> None:
-    """Re-score stored runs against gold (no model is called); writes scores.json and paper_scores.jsonl."""
-    from paperfields.scoring.runs import score_run
+    """Re-score stored runs against gold (no model is called); writes scores.json and paper_scores.jsonl.
 
-    benchmark_gold = paths.gold_dir() / "gold.jsonl"
-    gold = gold_path or benchmark_gold
-    own_gold = gold.resolve() != benchmark_gold.resolve()
-    if corpus_path is None:
-        beside = gold.parent / "corpus.jsonl"
-        corpus_path = beside if beside.is_file() else paths.gold_dir() / "corpus.jsonl"
+    Exit 1 when a run has no gold for any of its papers (a corpus of your own: nothing to score; the
+    other runs given are scored all the same), 2 on an error."""
+    from paperfields import api
     from paperfields.extract.runner import load_manifest
+    from paperfields.scoring.runs import NoGoldError
+
+    gold = gold_path or paths.gold_dir() / "gold.jsonl"
 
     if predictions is not None:
         from paperfields.scoring.imported import import_predictions
@@ -491,11 +426,16 @@ def score_cmd(
         runs = [str(folder)]
     if not runs:
         fail("give run ids to re-score, or --predictions FILE --name NAME")
+    without_gold = []
     for name in runs:
         try:
             run_dir = _run_dir(name, runs_dir)
-            scores = score_run(run_dir, gold, corpus_path, write=not own_gold)
+            scores = api.score(run_dir, gold=gold, corpus=corpus_path)
             asked = load_manifest(run_dir).papers_total
+        except NoGoldError as exc:
+            console.print(f"{exc}", style="yellow", highlight=False, markup=False)
+            without_gold.append(name)
+            continue
         except _known_errors() as exc:
             fail(str(exc))
         if scores.papers < asked:
@@ -505,6 +445,8 @@ def score_cmd(
             print(scores.model_dump_json())
         elif not quiet:
             out.print(_scores_line(scores), highlight=False, markup=False)
+    if without_gold:
+        fail(f"nothing to score in {', '.join(without_gold)}: no gold for its papers", 1)
 
 
 @app.command()
@@ -545,15 +487,18 @@ def compare(
 
 @app.command()
 def report(
-    run: str = typer.Argument(..., help="Run id or folder (scored)."),
+    run: str = typer.Argument(..., help="Run id or folder (scored, unless none of its papers has gold)."),
     out_path: Path = typer.Option(None, "--out", help="HTML file [default: <run folder>/report.html]."),
     runs_dir: Path = typer.Option(None, help="Where runs are stored [default: runs/ (yours), then results/runs (published)]."),
+    corpus_path: Optional[Path] = typer.Option(None, "--corpus", help="Corpus JSONL with the run's abstracts [default: the run's corpus, as its manifest records, else gold/corpus.jsonl]."),
 ) -> None:
-    """One self-contained HTML report of a run: summary, per-field plot, and per paper the highlighted abstract with gold vs prediction."""
+    """One self-contained HTML report of a run: summary, per-field plot, and per paper the highlighted abstract with gold vs prediction.
+
+    A run over a corpus of your own without gold is reported too: each abstract with its prediction."""
     from paperfields.report import write_report
 
     try:
-        target = write_report(_run_dir(run, runs_dir), paths.gold_dir() / "gold.jsonl", paths.gold_dir() / "corpus.jsonl", out_path)
+        target = write_report(_run_dir(run, runs_dir), paths.gold_dir() / "gold.jsonl", corpus_path, out_path)
     except _known_errors() as exc:
         fail(str(exc))
     console.print(f"wrote {target}")
@@ -561,45 +506,60 @@ def report(
 
 @app.command()
 def show(
-    paper_id: str = typer.Argument(..., help="Paper id (see gold/corpus.jsonl)."),
+    paper_id: str = typer.Argument(..., help="Paper id (see gold/corpus.jsonl, or the run's corpus)."),
     run: Optional[str] = typer.Option(None, help="Run id or folder whose prediction to show [default: only gold]."),
     runs_dir: Path = typer.Option(None, help="Where runs are stored [default: runs/ (yours), then results/runs (published)]."),
+    corpus_path: Optional[Path] = typer.Option(None, "--corpus", help="Corpus JSONL holding the abstract [default: the run's corpus, as its manifest records, else gold/corpus.jsonl]."),
 ) -> None:
-    """The abstract with gold and prediction side by side in the terminal, matches and misses marked."""
+    """The abstract with gold and prediction side by side in the terminal, matches and misses marked.
+
+    Any run works: a paper of a corpus of your own, with no gold, shows its prediction alone."""
     from rich.text import Text
 
+    from paperfields.api import run_corpus_path
     from paperfields.extract.corpus import load_corpus
     from paperfields.extract.runner import read_predictions
-    from paperfields.report import _strings, highlight_spans, paper_rows
+    from paperfields.report import _strings, highlight_spans, paper_rows, prediction_rows
     from paperfields.scoring.gold import load_gold
 
+    line = None
     try:
+        run_dir = _run_dir(run, runs_dir) if run else None
+        corpus_path = corpus_path or (run_corpus_path(run_dir) if run_dir else paths.gold_dir() / "corpus.jsonl")
         gold = {g.id: g for g in load_gold(paths.gold_dir() / "gold.jsonl")}
-        papers = {p.id: p for p in load_corpus(paths.gold_dir() / "corpus.jsonl")}
+        papers = {p.id: p for p in load_corpus(corpus_path)}
+        if run_dir:
+            line = next((l for l in read_predictions(run_dir / "predictions.jsonl") if l.paper_id == paper_id), None)
     except _known_errors() as exc:
         fail(str(exc))
-    if paper_id not in gold or paper_id not in papers:
-        fail(f"no paper '{paper_id}' in gold/corpus.jsonl and gold/gold.jsonl")
-    line = None
-    if run:
-        try:
-            line = next((l for l in read_predictions(_run_dir(run, runs_dir) / "predictions.jsonl") if l.paper_id == paper_id), None)
-        except _known_errors() as exc:
-            fail(str(exc))
-        if line is None:
-            fail(f"run '{run}' has no prediction for {paper_id}")
-    paper, g = papers[paper_id], gold[paper_id]
-    styles = {"both": "black on green", "gold": "black on yellow", "pred": "black on red", "quote": "black on cyan"}
+    if paper_id not in papers:
+        fail(f"no paper '{paper_id}' in {corpus_path}")
+    if run and line is None:
+        fail(f"run '{run}' has no prediction for {paper_id}")
+    if not run and paper_id not in gold:
+        fail(f"no gold for paper '{paper_id}' in {paths.gold_dir() / 'gold.jsonl'}; give --run RUN to see a run's prediction for it")
+    paper, g = papers[paper_id], gold.get(paper_id)
+    styles = {"both": "black on green", "gold": "black on yellow", "pred": "black on red" if g else "black on magenta", "quote": "black on cyan"}
     text = Text(paper.text)
     quotes = (line.notes.get("quotes") if line else None) or []
-    for start, end, kind in highlight_spans(paper.text, _strings(g.record.model_dump(mode="json")), _strings(line.record if line else None), quotes):
+    for start, end, kind in highlight_spans(paper.text, _strings(g.record.model_dump(mode="json") if g else None), _strings(line.record if line else None), quotes):
         text.stylize(styles[kind], start, end)
-    out.print(f"[bold]{paper_id}[/] ({paper.source}, #{paper.position}, split {g.split})")
+    out.print(Text.assemble((paper_id, "bold"), f" ({paper.source}, #{paper.position}, {f'split {g.split}' if g else 'no gold'})"))
     out.print(text)
-    out.print("[black on green]gold and predicted[/] [black on yellow]gold, missed[/] [black on red]predicted, not gold[/]")
+    if g:
+        out.print("[black on green]gold and predicted[/] [black on yellow]gold, missed[/] [black on red]predicted, not gold[/]")
+    else:  # nothing to be right or wrong against: a prediction is only marked where the abstract has it
+        out.print("[black on magenta]predicted[/] (no gold for this paper: predictions only)")
     if line and line.failure:
         out.print(Text(f"no record: {line.failure.value}: {line.error}", style="red"))  # the error text may hold [/...]: never markup
     table = Table(show_lines=True)
+    if g is None:
+        for col in ("field", "prediction"):
+            table.add_column(col)
+        for row in prediction_rows(line):
+            table.add_row(row["field"], Text(row["pred"]))
+        out.print(table)
+        return
     for col in ("field", "gold", "prediction" if run else "prediction (no --run)", "F1"):
         table.add_column(col)
     for row in paper_rows(line, g, paper.text):

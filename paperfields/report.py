@@ -97,18 +97,20 @@ def _field_bar_png(scores: RunScores) -> str:
 _TEMPLATE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'">
-<title>PaperFields report: {{ scores.run_id }}</title>
+<title>PaperFields report: {{ manifest.run_id }}</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;vertical-align:top;text-align:left}
 mark.both{background:#b7e4b0}mark.gold{background:#ffe08a}mark.pred{background:#f6b0b0}mark.quote{background:#b0d4f6}
 .ok{color:#1a7f37}.bad{color:#b42318}.paper{border-top:2px solid #888;margin-top:2em}
 </style></head><body>
-<h1>PaperFields report: {{ scores.run_id }}</h1>
-<p>Backend <b>{{ manifest.config.backend }}</b>, strategy <b>{{ manifest.config.strategy }}</b>, split <b>{{ scores.split }}</b>,
+<h1>PaperFields report: {{ manifest.run_id }}</h1>
+{% if scores %}<p>Backend <b>{{ manifest.config.backend }}</b>, strategy <b>{{ manifest.config.strategy }}</b>, split <b>{{ scores.split }}</b>,
 {{ scores.papers }} papers. Versions: schema {{ scores.schema_version }}, scorer {{ scores.scorer_version }}, gold {{ scores.gold_version }};
-commit {{ manifest.git_commit or "unknown" }}.</p>
-<table><tr><th>headline [95% CI]</th><th>micro P</th><th>micro R</th><th>per-paper F1 (abstention credit)</th><th>valid</th><th>failures</th><th>s/paper</th><th>tokens/paper</th></tr>
+commit {{ manifest.git_commit or "unknown" }}.</p>{% else %}<p>Backend <b>{{ manifest.config.backend }}</b>, strategy <b>{{ manifest.config.strategy }}</b>,
+split <b>{{ manifest.config.split }}</b>, {{ manifest.papers_total }} papers ({{ manifest.papers_valid }} with a record); commit {{ manifest.git_commit or "unknown" }}.</p>
+<p>Not scored: none of the run's papers has a gold record (a corpus of your own). Below are the predictions, each beside its abstract.</p>{% endif %}
+{% if scores %}<table><tr><th>headline [95% CI]</th><th>micro P</th><th>micro R</th><th>per-paper F1 (abstention credit)</th><th>valid</th><th>failures</th><th>s/paper</th><th>tokens/paper</th></tr>
 <tr><td>{{ num(scores.headline) }}{% if scores.headline_ci95 and scores.comparable %} [{{ "%.3f"|format(scores.headline_ci95[0]) }}, {{ "%.3f"|format(scores.headline_ci95[1]) }}]{% endif %}</td>
 <td>{{ num(scores.precision) }}</td><td>{{ num(scores.recall) }}</td><td>{{ num(scores.per_paper_f1) }}</td>
 <td>{{ "%.0f"|format(scores.valid_rate * 100) }}%</td><td>{{ scores.failures_by_class or "none" }}</td>
@@ -118,15 +120,17 @@ commit {{ manifest.git_commit or "unknown" }}.</p>
 <td>{{ scores.fields[f].metric }}</td><td>{{ num(scores.fields[f].micro_precision) }}</td><td>{{ num(scores.fields[f].micro_recall) }}</td>
 <td>{{ "-" if scores.fields[f].invented_rate is none else "%.2f"|format(scores.fields[f].invented_rate) }}</td></tr>{% endfor %}
 </table>
-<img alt="per-field F1 with 95% CI" src="data:image/png;base64,{{ plot }}">
+<img alt="per-field F1 with 95% CI" src="data:image/png;base64,{{ plot }}">{% endif %}
 <p>Highlights: <mark class="both">gold and predicted</mark> <mark class="gold">gold, missed</mark> <mark class="pred">predicted, not gold</mark> <mark class="quote">evidence quote</mark></p>
 {% for p in papers %}<section class="paper" id="{{ p.id }}">
-<h2>{{ p.id }} <small>({{ p.source }}, #{{ p.position }}; per-paper F1 {{ "%.3f"|format(p.overall) }})</small></h2>
+<h2>{{ p.id }} <small>({{ p.source }}, #{{ p.position }}; {% if p.gold %}per-paper F1 {{ "%.3f"|format(p.overall) }}{% else %}no gold{% endif %})</small></h2>
 {% if p.failure %}<p class="bad">No record: {{ p.failure }}: {{ p.error }}</p><pre>{{ p.raw_text }}</pre>{% endif %}
 <p>{{ p.abstract }}</p>
-<table><tr><th>field</th><th>gold</th><th>prediction</th><th>F1</th></tr>
+{% if p.gold %}<table><tr><th>field</th><th>gold</th><th>prediction</th><th>F1</th></tr>
 {% for row in p.rows %}<tr><td>{{ row.field }}</td><td>{{ row.gold }}</td><td>{{ row.pred }}</td><td class="{{ 'ok' if row.f1 == 1 else 'bad' }}">{{ "%.2f"|format(row.f1) }}</td></tr>{% endfor %}
-</table></section>{% endfor %}
+</table>{% else %}<table><tr><th>field</th><th>prediction</th></tr>
+{% for row in p.rows %}<tr><td>{{ row.field }}</td><td>{{ row.pred }}</td></tr>{% endfor %}
+</table>{% endif %}</section>{% endfor %}
 </body></html>
 """
 
@@ -152,45 +156,65 @@ def paper_rows(line: Optional[PredictionLine], gold: GoldRecord, abstract: str =
             for f in HEADLINE_FIELDS]
 
 
-def render_report(manifest: Manifest, scores: RunScores, lines: list[PredictionLine], gold: list[GoldRecord], papers: list[Paper],
+def prediction_rows(line: Optional[PredictionLine]) -> list[dict[str, Any]]:
+    """One row per headline field for a paper with no gold: the field and the prediction as display text."""
+    record = (line.record if line else None) or {}
+    return [{"field": f, "pred": _show(record.get(f))} for f in HEADLINE_FIELDS]
+
+
+def render_report(manifest: Manifest, scores: Optional[RunScores], lines: list[PredictionLine], gold: list[GoldRecord], papers: list[Paper],
                   detail: dict[str, dict[str, Any]]) -> str:
-    """The self-contained HTML report of one run."""
+    """The self-contained HTML report of one run: every paper the run asked (``manifest.paper_ids``, else
+    the ``gold`` papers) that is in ``papers``, with gold and F1 where the paper has gold, the
+    prediction alone where it has none; ``scores`` None (no paper has gold) leaves out the summary."""
     by_line = {l.paper_id: l for l in lines}
     by_paper = {p.id: p for p in papers}
+    by_gold = {g.id: g for g in gold}
     items = []
-    for g in gold:
-        paper, line = by_paper[g.id], by_line.get(g.id)
+    for paper_id in manifest.paper_ids or list(by_gold):
+        paper, line, g = by_paper[paper_id], by_line.get(paper_id), by_gold.get(paper_id)
         record = line.record if line else None
         quotes = (line.notes.get("quotes") if line else None) or []
-        spans = highlight_spans(paper.text, _strings(g.record.model_dump(mode="json")), _strings(record), quotes)
+        spans = highlight_spans(paper.text, _strings(g.record.model_dump(mode="json") if g else None), _strings(record), quotes)
         items.append({
-            "id": g.id, "source": paper.source, "position": paper.position, "overall": detail.get(g.id, {}).get("per_paper_f1", 0.0),
+            "id": paper_id, "source": paper.source, "position": paper.position, "gold": g is not None,
+            "overall": detail.get(paper_id, {}).get("per_paper_f1", 0.0),
             "failure": line.failure.value if line and line.failure else None, "error": line.error if line else "not run",
             "raw_text": (line.raw_text or "") if line and line.failure else "",
-            "abstract": highlighted_html(paper.text, spans), "rows": paper_rows(line, g, paper.text),
+            "abstract": highlighted_html(paper.text, spans), "rows": paper_rows(line, g, paper.text) if g else prediction_rows(line),
         })
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     from paperfields.scoring.runs import fmt
 
     env.globals["num"] = fmt  # an undefined score shows as a dash, never as 1.000
     return env.from_string(_TEMPLATE).render(manifest=manifest, scores=scores, fields=HEADLINE_FIELDS + ("results_value", "results_full"),
-                                            plot=_field_bar_png(scores), papers=items)
+                                            plot=_field_bar_png(scores) if scores else "", papers=items)
 
 
-def write_report(run_dir: Path, gold_path: Path, corpus_path: Path, out: Optional[Path] = None) -> Path:
-    """Write ``report.html`` for a scored run folder; returns its path. Raises RunError when the run is
-    not scored, its scores files are unreadable or stale (predictions changed since scoring)."""
+def write_report(run_dir: Path, gold_path: Path, corpus_path: Optional[Path] = None, out: Optional[Path] = None) -> Path:
+    """Write ``report.html`` for a run folder; returns its path. ``corpus_path`` defaults to the run's
+    corpus (:func:`paperfields.api.run_corpus_path`). A run with gold for some of its papers must be
+    scored; a run with none (a corpus of one's own) is reported without scores. Raises RunError when
+    such a run is not scored, its scores files are unreadable or stale (predictions changed since
+    scoring), the corpus is not found, or a paper of the run is not in it."""
+    from paperfields.api import run_corpus_path
     from paperfields.extract.corpus import load_corpus
-    from paperfields.extract.runner import load_manifest, read_predictions
+    from paperfields.extract.runner import RunError, load_manifest, read_predictions
     from paperfields.scoring.gold import load_gold
     from paperfields.scoring.runs import load_scored_run
 
     manifest = load_manifest(run_dir)
     lines = read_predictions(run_dir / "predictions.jsonl")  # a bad line is named before any staleness
-    scores, detail = load_scored_run(run_dir, gold_path)
     asked = set(manifest.paper_ids)
     gold = [g for g in load_gold(gold_path) if g.id in asked]
-    html = render_report(manifest, scores, lines, gold, load_corpus(corpus_path), detail)
+    scores, detail = load_scored_run(run_dir, gold_path) if gold else (None, {})
+    corpus_path = corpus_path or run_corpus_path(run_dir, manifest)
+    papers = load_corpus(corpus_path)
+    missing = sorted(asked - {p.id for p in papers})
+    if missing:
+        raise RunError(f"{corpus_path}: paper {missing[0]} of the run {run_dir.name} is not in this corpus"
+                       f"{f' (nor {len(missing) - 1} more)' if len(missing) > 1 else ''}; give the run's corpus with --corpus FILE")
+    html = render_report(manifest, scores, lines, gold, papers, detail)
     target = out or run_dir / "report.html"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(html, encoding="utf-8")

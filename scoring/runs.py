@@ -27,12 +27,17 @@ class MixedVersionsError(ValueError):
     """Runs scored with different schema, scorer or gold versions cannot share one board."""
 
 
+class NoGoldError(RunError):
+    """None of a run's papers has a gold record (a corpus of one's own): there is nothing to score.
+    ``paperfields show`` and ``report`` still show its predictions."""
+
+
 def score_run(run_dir: Path, gold_path: Path, corpus_path: Path | None = None, write: bool = True) -> RunScores:
     """Score the run in ``run_dir`` against ``gold_path`` and (``write``) write its scores files.
 
     ``corpus_path`` (default: ``corpus.jsonl`` beside the gold file) supplies the abstracts for
-    grounding. Raises RunError (bad run folder or prediction line, or no paper of the run has gold) or
-    GoldError (bad gold line); RunError also when ``predictions.jsonl`` is missing.
+    grounding. Raises NoGoldError (a RunError) when no paper of the run has gold, RunError (bad run
+    folder or prediction line, ``predictions.jsonl`` missing) or GoldError (bad gold line).
     """
     manifest = load_manifest(run_dir)
     if not (run_dir / "predictions.jsonl").is_file():
@@ -45,12 +50,14 @@ def score_run(run_dir: Path, gold_path: Path, corpus_path: Path | None = None, w
     all_gold = load_gold(gold_path)
     gold = [g for g in all_gold if g.id in asked]
     if not gold:
-        raise RunError(f"{run_dir}: none of the run's papers has a gold record in {gold_path}, so there is nothing to score "
-                       "(a corpus of your own: run with --no-score)")
+        raise NoGoldError(f"{run_dir}: no gold for any of the run's {len(asked)} papers in {gold_path} (a corpus of your own), so there "
+                          f"is nothing to score; `paperfields show PAPER --run {run_dir.name}` and `paperfields report {run_dir.name}` "
+                          "show its predictions")
     corpus = load_corpus(corpus_path or gold_path.parent / "corpus.jsonl")
     repairs = Counter(r for line in lines for r in line.repairs)
     scores, detail = score_predictions(
-        predictions, gold, failures, manifest.run_id, manifest.config.split, gold_fingerprint(gold_path),
+        predictions, gold, failures=failures, run_id=manifest.run_id, split=manifest.config.split,
+        gold_version=gold_fingerprint(gold_path),
         abstracts={p.id: p.text for p in corpus}, repairs=dict(repairs),
     )
     # a transport error is no answer yet (a rerun asks again): the run is unfinished until it has one
@@ -65,6 +72,9 @@ def score_run(run_dir: Path, gold_path: Path, corpus_path: Path | None = None, w
     scores.seconds_per_paper = round(manifest.model_seconds_total / n, 2)
     answered = manifest.usage + manifest.cached_usage  # what a paper takes, whether the model or the cache answered it
     scores.tokens_per_paper = round((answered.input_tokens + answered.output_tokens) / n, 1)
+    scores.input_tokens_per_paper = round(answered.input_tokens / n, 1)
+    scores.mode = manifest.config.mode
+    scores.grammar = manifest.config.grammar or manifest.config.backend.startswith("local/")  # local/ always decodes under a grammar
     scores.dollars_total = manifest.dollars_total
     scores.backend = manifest.config.backend
     scores.strategy = manifest.config.strategy
@@ -252,8 +262,9 @@ def board_rows(scores: list[RunScores], gold_path: Path | None = None) -> list[d
     CSV, ``--json``, the terminal): ``run_id``, ``rank`` (None for references and for partial or
     unfinished runs), ``reference``, ``section``, ``headline`` and ``headline_ci95`` (the CI None for
     partial or unfinished runs), ``papers``, ``papers_total`` (the split's papers), ``papers_done``,
-    micro ``precision``/``recall``, the secondary ``per_paper_f1``, per-field ``fields`` scores, cost
-    and versions. Raises MixedVersionsError as :func:`check_versions`."""
+    micro ``precision``/``recall``, the secondary ``per_paper_f1``, per-field ``fields`` scores, how the
+    record was asked for (``mode``, ``grammar``, the board cell ``output_constraint``), tokens
+    (``input_tokens_per_paper``: the prompt), cost and versions. Raises MixedVersionsError as :func:`check_versions`."""
     check_versions(scores, gold_path)
     scores = board_order(scores)
     rank = ranks(scores)
@@ -268,13 +279,27 @@ def board_rows(scores: list[RunScores], gold_path: Path | None = None) -> list[d
             "precision": s.precision, "recall": s.recall, "invented_rate": _round4(mean_invented(s)),
             "per_paper_f1": s.per_paper_f1, "undefined_fields": s.undefined_fields,
             "fields": {f: s.fields[f].score for f in HEADLINE_FIELDS + ("results_value", "results_full")},
-            "seconds_per_paper": s.seconds_per_paper, "tokens_per_paper": s.tokens_per_paper, "dollars_total": s.dollars_total,
+            "mode": s.mode, "grammar": s.grammar, "output_constraint": output_constraint(s),
+            "seconds_per_paper": s.seconds_per_paper, "tokens_per_paper": s.tokens_per_paper,
+            "input_tokens_per_paper": s.input_tokens_per_paper, "dollars_total": s.dollars_total,
             "correct_items": s.correct_items, "seconds_per_correct": s.seconds_per_correct, "dollars_per_correct": s.dollars_per_correct,
             "contamination": (s.contamination or {}).get("status", "unknown"),
             "model_cutoff": (s.contamination or {}).get("model_cutoff"),
             "schema_version": s.schema_version, "scorer_version": s.scorer_version, "gold_version": s.gold_version,
         })
     return rows
+
+
+def output_constraint(s: RunScores) -> str:
+    """How the run asked for a record, for a board cell: the instructor mode, ``+grammar`` when a
+    grammar constrained the output (``md_json+grammar``), ``grammar`` for local/ (in-process), ``–``
+    for a backend with neither (rules/, imported predictions), ``?`` for scores written before it
+    was recorded. Rows with different cells are not like-for-like (md_json puts the schema in the prompt)."""
+    if s.grammar is None:
+        return "?"
+    if s.mode:
+        return s.mode + ("+grammar" if s.grammar else "")
+    return "grammar" if s.grammar else DASH
 
 
 def _contamination_cell(row: dict[str, Any]) -> str:
@@ -306,9 +331,9 @@ def leaderboard_markdown(scores: list[RunScores], gold_path: Path | None = None)
     (no rank, no CI), then per-field scores with CIs. Raises MixedVersionsError as :func:`check_versions`."""
     rows = board_rows(scores, gold_path)
     by_id = {s.run_id: s for s in scores}
-    head = ["rank", "run", "backend", "strategy", "papers", "valid", "failures", "headline [95% CI]", "P", "R", "per-paper F1"]
+    head = ["rank", "run", "backend", "strategy", "mode", "papers", "valid", "failures", "headline [95% CI]", "P", "R", "per-paper F1"]
     head += [SHORT[f] for f in HEADLINE_FIELDS]
-    head += ["results: value", "results: full", "invented", "grounded", "s/paper", "tokens/paper", "$/run", "correct items",
+    head += ["results: value", "results: full", "invented", "grounded", "s/paper", "tokens/paper", "prompt tokens/paper", "$/run", "correct items",
              "s/correct", "$/correct", "contamination"]
     lines = [
         "# PaperFields leaderboard",
@@ -321,8 +346,13 @@ def leaderboard_markdown(scores: list[RunScores], gold_path: Path | None = None)
         "the whole tuple. `valid` is the share of papers with a schema-valid record; `invented` the mean over fields",
         "of the share of papers with empty gold where something was predicted (lower is better); `grounded` the",
         "share of predicted strings and numbers found in the abstract; `$/run` from `extract/backends/prices.toml`",
-        "(`?` when the price is unknown). Higher is better everywhere else except s/paper, tokens/paper, $/run and the",
-        "cost per correct item.",
+        "(`?` when the price is unknown; `paperfields run --price IN,OUT` gives one). Higher is better everywhere else except",
+        "s/paper, tokens/paper, prompt tokens/paper, $/run and the cost per correct item.",
+        "",
+        "`mode` is how the record was asked for: the instructor mode of an `openai/` run (`md_json` puts the schema in the",
+        "prompt, `json_schema` and `tools` send it in the request), `+grammar` when a grammar built from the schema",
+        "constrained the output (`grammar` alone: a `local/` model in-process). `prompt tokens/paper` is what the model was",
+        "sent per paper: rows that differ in mode are not like-for-like.",
         "",
         "`correct items` are the true positives pooled over the 12 fields; `s/correct` is model seconds and `$/correct` dollars",
         "per correct item, every attempt, retry and re-ask included and answers served from the response cache excluded",
@@ -342,12 +372,14 @@ def leaderboard_markdown(scores: list[RunScores], gold_path: Path | None = None)
         for r in chosen:
             s = by_id[r["run_id"]]
             failures = ", ".join(f"{k} {v}" for k, v in s.failures_by_class.items()) or DASH
-            row = [DASH if r["rank"] is None else str(r["rank"]), s.run_id, s.backend, s.strategy, papers_cell(s), f"{s.valid_rate:.0%}",
+            row = [DASH if r["rank"] is None else str(r["rank"]), s.run_id, s.backend, s.strategy, r["output_constraint"], papers_cell(s),
+                   f"{s.valid_rate:.0%}",
                    failures, fmt_ci(s.headline, r["headline_ci95"]), fmt(s.precision), fmt(s.recall), fmt(s.per_paper_f1)]
             row += [fmt(s.fields[f].score) for f in HEADLINE_FIELDS]
             row += [fmt(s.fields["results_value"].score), fmt(s.fields["results_full"].score),
                     DASH if r["invented_rate"] is None else f"{r['invented_rate']:.0%}", _pooled_grounding(s)]
-            row += [f"{s.seconds_per_paper:.1f}", f"{s.tokens_per_paper:.0f}", "?" if s.dollars_total is None else f"{s.dollars_total:.4f}"]
+            row += [f"{s.seconds_per_paper:.1f}", f"{s.tokens_per_paper:.0f}", "?" if s.input_tokens_per_paper is None else f"{s.input_tokens_per_paper:.0f}",
+                    "?" if s.dollars_total is None else f"{s.dollars_total:.4f}"]
             row += [str(s.correct_items), fmt(s.seconds_per_correct, 2),
                     "?" if s.dollars_total is None else fmt(s.dollars_per_correct, 6), _contamination_cell(r)]
             lines.append("| " + " | ".join(row) + " |")
@@ -373,13 +405,13 @@ def leaderboard_csv(scores: list[RunScores], gold_path: Path | None = None) -> s
     rows = []
     for r in board_rows(scores, gold_path):
         ci = r["headline_ci95"] or [None, None]
-        row = {k: r[k] for k in ("rank", "section", "run_id", "backend", "strategy", "split", "reference", "papers", "papers_total",
+        row = {k: r[k] for k in ("rank", "section", "run_id", "backend", "strategy", "mode", "grammar", "split", "reference", "papers", "papers_total",
                                  "papers_done", "valid_rate", "headline")}
         row.update({"headline_ci95_low": ci[0], "headline_ci95_high": ci[1], "precision": r["precision"], "recall": r["recall"],
                     "per_paper_f1": r["per_paper_f1"], "invented_rate": r["invented_rate"]})
         row.update({f"{field}_score": value for field, value in r["fields"].items()})
         row.update({f"failures_{k}": v for k, v in r["failures_by_class"].items()})
-        row.update({k: r[k] for k in ("seconds_per_paper", "tokens_per_paper", "dollars_total", "correct_items", "seconds_per_correct",
+        row.update({k: r[k] for k in ("seconds_per_paper", "tokens_per_paper", "input_tokens_per_paper", "dollars_total", "correct_items", "seconds_per_correct",
                                       "dollars_per_correct", "contamination", "model_cutoff", "schema_version", "scorer_version", "gold_version")})
         rows.append(row)
     frame = pd.DataFrame(rows)

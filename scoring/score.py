@@ -71,6 +71,7 @@ HIGHER_IS_BETTER = {
     "headline": True, "score": True, "f1": True, "micro_precision": True, "micro_recall": True, "micro_f1": True, "accuracy": True,
     "macro_f1": True, "per_paper_f1": True, "valid_rate": True, "grounded_rate": True, "grounded_correct_rate": True,
     "invented_rate": False, "precision": True, "recall": True, "seconds_per_paper": False, "tokens_per_paper": False,
+    "input_tokens_per_paper": False,
     "dollars_total": False, "correct_items": True, "seconds_per_correct": False, "dollars_per_correct": False,
 }
 
@@ -258,6 +259,13 @@ class RunScores(BaseModel):
     grounding: dict[str, dict[str, Optional[float]]] = Field(default_factory=dict, description="field -> grounded_rate, grounded_correct_rate over predicted items")
     seconds_per_paper: float = 0.0
     tokens_per_paper: float = 0.0
+    input_tokens_per_paper: Optional[float] = Field(
+        default=None, description="prompt (input) tokens per paper, answers from the cache included: how much the model was sent "
+        "(a schema in the prompt, md_json, costs more than a grammar); None for scores written before it was recorded")
+    mode: Optional[str] = Field(default=None, description="the run's instructor mode (openai/ backends: md_json, json, tools, json_schema); "
+                                "None for backends without modes")
+    grammar: Optional[bool] = Field(default=None, description="output constrained to the schema by a grammar: --grammar (a llama.cpp "
+                                    "server) or local/ (in-process, always); None for scores written before it was recorded")
     dollars_total: Optional[float] = Field(default=None, description="USD for the run; None when the price is unknown")
     correct_items: int = Field(default=0, description="true positives pooled over the headline fields (correctly extracted items)")
     model_seconds: float = Field(default=0.0, description="seconds the model spent on this run's requests, every attempt, retry and "
@@ -444,25 +452,60 @@ def class_scores(pairs: list[tuple[Any, Any]], classes: list[str], multi: bool) 
     return ClassScores(accuracy=accuracy, macro_f1=round(float(np.mean(supported)), 4) if supported else None, per_class=per_class)
 
 
+def validate_predictions(predictions: dict[str, Optional[dict[str, Any]]]) -> dict[str, Optional[dict[str, Any]]]:
+    """``predictions`` with every record checked and normalized as a :class:`PaperRecord` (``"12.5"``
+    read as 12.5; None stays None). Raises ValueError naming the paper and the field for a record that
+    is not an object, a key that is not a field of the record (``method_nam``: never scored as an
+    empty ``method_name``) or a value the schema refuses (a ``research_area`` outside its enum)."""
+    from pydantic import ValidationError
+
+    from paperfields.extract.schema import PaperRecord
+
+    checked: dict[str, Optional[dict[str, Any]]] = {}
+    for paper_id, record in predictions.items():
+        if record is None:
+            checked[paper_id] = None
+            continue
+        if not isinstance(record, dict):
+            raise ValueError(f"paper {paper_id}: the record must be a dict (a PaperRecord's fields) or None, got {type(record).__name__}")
+        unknown = sorted(set(record) - set(PaperRecord.model_fields))
+        if unknown:
+            raise ValueError(f"paper {paper_id}: field '{unknown[0]}': not a field of the record (fields: {', '.join(PaperRecord.model_fields)})")
+        try:
+            checked[paper_id] = PaperRecord.model_validate(record).model_dump(mode="json")
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise ValueError(f"paper {paper_id}: field '{'.'.join(map(str, first['loc']))}': {first['msg'].removeprefix('Value error, ')}") from None
+    return checked
+
+
 def score_predictions(
     predictions: dict[str, Optional[dict[str, Any]]],
     gold: list[GoldRecord],
-    failures: dict[str, str],
-    run_id: str,
-    split: str,
-    gold_version: str,
+    *,
+    failures: Optional[dict[str, str]] = None,
+    run_id: str = "predictions",
+    split: str = "test",
+    gold_version: str = "unknown",
     abstracts: Optional[dict[str, str]] = None,
     repairs: Optional[dict[str, int]] = None,
 ) -> tuple[RunScores, list[dict[str, Any]]]:
     """Score predictions ``{paper_id: record-or-None}`` against the gold papers of ``split``
-    (``"all"`` for every gold paper given).
+    (``"test"``, ``"dev"``, or ``"all"`` for every gold paper given).
 
-    A paper missing from ``predictions``, or mapped to None, is a failure (no answer): it misses
-    every gold item and is wrong on the accuracy fields. ``failures`` maps paper id to failure class;
-    ``abstracts`` (paper id -> text) enables grounding. Returns the aggregate (:class:`RunScores`;
+    Every record is validated first (:func:`validate_predictions`: ValueError naming the paper and the
+    field). A paper of the split missing from ``predictions``, or mapped to None, is scored as a
+    failure (no answer), never as an empty prediction: it misses every gold item, is wrong on the
+    accuracy fields and scores 0 on every field, also where gold is empty. ``failures`` maps paper id
+    to failure class (counted in ``failures_by_class``); ``run_id`` and ``gold_version`` label the
+    result (pass :func:`~paperfields.scoring.gold.gold_fingerprint` of the gold file to compare with
+    stored runs); ``abstracts`` (paper id -> text) enables grounding and the abstract-aware matching
+    rules; ``repairs`` counts tolerated reply deviations. Returns the aggregate (:class:`RunScores`;
     ``papers_in_split`` and ``papers_done`` set to the papers scored, which :func:`score_run` refines)
     and one detail row per paper. Raises ValueError if ``split`` has no gold papers.
     """
+    predictions = validate_predictions(predictions)
+    failures = failures or {}
     papers = [g for g in gold if split == "all" or g.split == split]
     if not papers:
         raise ValueError(f"no gold papers in split '{split}'")

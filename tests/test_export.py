@@ -103,8 +103,8 @@ def test_prediction_split_rescores_to_its_run_scores(exported, results, tmp_path
         assert set(split["run_id"]) == {committed["run_id"]}
         predictions = {r["id"]: ({k: r[k] for k in FIELDS} if r["valid"] else None) for r in split}
         failures = {r["id"]: r["failure"] for r in split if r["failure"]}
-        scores, _ = score_predictions(predictions, [g for g in gold if g.id in predictions], failures, committed["run_id"],
-                                      committed["split"], committed["gold_version"], abstracts={r["id"]: r["text"] for r in split})
+        scores, _ = score_predictions(predictions, [g for g in gold if g.id in predictions], failures=failures, run_id=committed["run_id"],
+                                      split=committed["split"], gold_version=committed["gold_version"], abstracts={r["id"]: r["text"] for r in split})
         assert scores.headline == committed["headline"], entry["run_id"]
         assert {f: a.score for f, a in scores.fields.items()} == {f: a["score"] for f, a in committed["fields"].items()}
 

@@ -48,7 +48,7 @@ def _record(field: str, value) -> dict:
 def _scores(field: str, pred, gold, abstract: str | None = None, alternates=None):
     """(tp, fp, fn), micro precision and recall of one field of a one-paper run."""
     paper = GoldRecord(id="p1", split="test", record=PaperRecord.model_validate(_record(field, gold)), alternates=alternates or {})
-    scores, detail = score_predictions({"p1": _record(field, pred)}, [paper], {}, "kinds", "test", "t",
+    scores, detail = score_predictions({"p1": _record(field, pred)}, [paper], failures={}, run_id="kinds", split="test", gold_version="t",
                                        abstracts={"p1": abstract} if abstract else None)
     agg = scores.fields[field]
     return tuple(detail[0]["fields"][field]), agg.micro_precision, agg.micro_recall

@@ -30,7 +30,7 @@ def _malicious_report() -> str:
     gold = GoldRecord(id="pevil", split="test", record={"method_name": "EvilNet", "datasets": ["GSM8K"]})
     line = PredictionLine(paper_id="pevil", record={"method_name": "EvilNet " + IMG, "datasets": [SCRIPT], "research_area": "other"},
                           raw_text="raw " + SCRIPT)
-    scores, detail = score_predictions({"pevil": line.record}, [gold], {}, "evil-run", "test", "t", abstracts={"pevil": text})
+    scores, detail = score_predictions({"pevil": line.record}, [gold], failures={}, run_id="evil-run", split="test", gold_version="t", abstracts={"pevil": text})
     manifest = Manifest(run_id="evil-run", started_at="now", papers_total=1, paper_ids=["pevil"],
                         config=RunConfig(backend="fake/evil", strategy="zero_shot", prompt_version="1", prompt_sha256="0", split="test"))
     return render_report(manifest, scores, [line], [gold], [paper], {r["paper_id"]: r for r in detail})

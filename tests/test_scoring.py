@@ -59,7 +59,7 @@ def test_f1_definition():
 
 def test_every_gold_record_scored_against_itself_is_perfect(gold):
     predictions = {g.id: g.record.model_dump(mode="json") for g in gold}
-    scores, detail = score_predictions(predictions, gold, {}, "self", "all", "test")
+    scores, detail = score_predictions(predictions, gold, failures={}, run_id="self", split="all", gold_version="test")
     assert scores.headline == 1.0 and scores.per_paper_f1 == 1.0
     assert scores.precision == 1.0 and scores.recall == 1.0
     assert all(row["per_paper_f1"] == 1.0 for row in detail)
@@ -77,14 +77,14 @@ def test_failed_paper_counts_as_empty_prediction(gold):
 def test_a_run_that_never_answers_scores_zero_not_the_share_of_empty_gold_fields(gold):
     # Before scorer 2.2 a failed paper got F1 1.0 on every field whose gold is empty (0.41 overall).
     failures = {g.id: "transport_error" for g in gold}
-    scores, detail = score_predictions({}, gold, failures, "dead", "test", "t")
+    scores, detail = score_predictions({}, gold, failures=failures, run_id="dead", split="test", gold_version="t")
     assert scores.headline == 0.0 and scores.headline_ci95 == (0.0, 0.0)
     assert scores.per_paper_f1 == 0.0 and scores.per_paper_f1_ci95 == (0.0, 0.0)
     assert scores.precision is None and scores.recall == 0.0  # nothing predicted: precision undefined
     assert all(scores.fields[f].score == 0.0 for f in HEADLINE_FIELDS)
     assert all(row["per_paper_f1"] == 0.0 and row["answered"] is False for row in detail)
     # An answered empty record still earns its correct abstentions in the secondary per-paper F1 only.
-    empty, _ = score_predictions({g.id: {} for g in gold}, gold, {}, "empty", "test", "t")
+    empty, _ = score_predictions({g.id: {} for g in gold}, gold, failures={}, run_id="empty", split="test", gold_version="t")
     assert empty.fields["code_url"].per_paper_f1 == pytest.approx(sum(g.record.code_url is None for g in gold if g.split == "test") / 60, abs=1e-4)
     assert empty.fields["code_url"].score == 0.0
 
@@ -107,8 +107,8 @@ def test_aggregate_micro_and_macro_differ():
 
 def test_bootstrap_interval_contains_the_headline_and_is_seeded(gold):
     predictions = {g.id: (g.record.model_dump(mode="json") if i % 2 else None) for i, g in enumerate(gold)}
-    a, _ = score_predictions(predictions, gold, {}, "half", "all", "t")
-    b, _ = score_predictions(predictions, gold, {}, "half", "all", "t")
+    a, _ = score_predictions(predictions, gold, failures={}, run_id="half", split="all", gold_version="t")
+    b, _ = score_predictions(predictions, gold, failures={}, run_id="half", split="all", gold_version="t")
     low, high = a.headline_ci95
     assert low < a.headline < high
     assert a.headline_ci95 == b.headline_ci95
@@ -137,7 +137,7 @@ def _test_gold(gold):
 
 def test_the_empty_record_scores_near_zero_on_the_headline(gold):
     test = _test_gold(gold)
-    empty, _ = score_predictions({g.id: PaperRecord().model_dump(mode="json") for g in test}, test, {}, "empty", "test", "t")
+    empty, _ = score_predictions({g.id: PaperRecord().model_dump(mode="json") for g in test}, test, failures={}, run_id="empty", split="test", gold_version="t")
     others = sum(g.record.research_area == "other" for g in test)
     unstated = sum(g.record.training_free is None for g in test)  # training_free null ("not stated") is a class of its own
     assert empty.fields["research_area"].score == pytest.approx(others / 60, abs=1e-4)  # accuracy: 'other' is its only hit
@@ -152,7 +152,7 @@ def test_the_empty_record_scores_near_zero_on_the_headline(gold):
 def test_a_run_that_copies_one_field_scores_about_a_twelfth(gold):
     test = _test_gold(gold)
     only_names = {g.id: {"method_name": g.record.method_name, "research_area": None} for g in test}
-    scores, _ = score_predictions(only_names, test, {}, "names", "test", "t")
+    scores, _ = score_predictions(only_names, test, failures={}, run_id="names", split="test", gold_version="t")
     assert scores.fields["method_name"].score == 1.0
     assert 1 / 12 <= scores.headline <= 1 / 12 + 0.05  # the method name, plus training_free's null hits
     assert scores.per_paper_f1 > 0.45  # the old per-paper mean would have ranked this above real models
@@ -160,7 +160,7 @@ def test_a_run_that_copies_one_field_scores_about_a_twelfth(gold):
 
 def test_a_perfect_run_scores_one_with_a_degenerate_interval(gold):
     test = _test_gold(gold)
-    perfect, _ = score_predictions({g.id: g.record.model_dump(mode="json") for g in test}, test, {}, "self", "test", "t")
+    perfect, _ = score_predictions({g.id: g.record.model_dump(mode="json") for g in test}, test, failures={}, run_id="self", split="test", gold_version="t")
     assert perfect.headline == 1.0 and perfect.headline_ci95 == (1.0, 1.0)
     assert perfect.undefined_fields == []
 
@@ -169,13 +169,13 @@ def test_a_field_empty_in_all_gold_is_left_out_of_the_headline_never_one():
     gold = [GoldRecord(id=f"p{i}", split="test", record=PaperRecord(method_name=f"M{i}", research_area="reasoning", training_free=True))
             for i in range(3)]
     right = {g.id: {"method_name": g.record.method_name, "research_area": "reasoning", "training_free": True} for g in gold}
-    scores, _ = score_predictions(right, gold, {}, "r", "test", "t")
+    scores, _ = score_predictions(right, gold, failures={}, run_id="r", split="test", gold_version="t")
     assert "baselines" in scores.undefined_fields and scores.fields["baselines"].score is None
     assert scores.fields["baselines"].micro_f1 is None and scores.fields["baselines"].micro_precision is None
     assert scores.headline == 1.0  # the mean over the defined fields only: name, area, training_free
     # predicting a baseline that gold does not have makes the field defined, and wrong
     right["p0"]["baselines"] = ["GPT-4"]
-    scores, _ = score_predictions(right, gold, {}, "r", "test", "t")
+    scores, _ = score_predictions(right, gold, failures={}, run_id="r", split="test", gold_version="t")
     assert scores.fields["baselines"].score == 0.0 and scores.fields["baselines"].micro_precision == 0.0
     assert scores.fields["baselines"].micro_recall is None
 
@@ -191,7 +191,7 @@ def test_nullable_scalars_count_a_correct_null_as_nothing_and_an_invented_value_
 
 def test_no_precision_of_one_with_nothing_predicted(gold):
     test = _test_gold(gold)
-    empty, _ = score_predictions({g.id: PaperRecord().model_dump(mode="json") for g in test}, test, {}, "empty", "test", "t")
+    empty, _ = score_predictions({g.id: PaperRecord().model_dump(mode="json") for g in test}, test, failures={}, run_id="empty", split="test", gold_version="t")
     for name, agg in empty.fields.items():
         if agg.tp + agg.fp == 0:
             assert agg.micro_precision is None, name

@@ -11,6 +11,7 @@ from paperfields.extract.backends.base import (  # noqa: F401
     Usage,
     get_backend,
     known_providers,
+    offered_providers,
     parse_reply,
     register_provider,
 )

@@ -117,7 +117,7 @@ class Generation(BaseModel):
     """One backend answer: ``record`` (validated, as a dict) or ``failure``, never both.
 
     ``latency_s`` is wall seconds for all attempts; ``attempts`` counts model replies
-    (validation re-asks included); ``transport_retries`` counts HTTP requests repeated after a 429,
+    (validation re-asks included; 0 for a model-free backend, ``rules/``); ``transport_retries`` counts HTTP requests repeated after a 429,
     a 5xx or a timeout; ``repairs`` names every tolerated deviation of the reply (listed in :func:`parse_reply`).
     """
 
@@ -172,25 +172,39 @@ BackendFactory = Callable[..., Backend]
 _PROVIDERS: dict[str, tuple[BackendFactory, type[BackendOptions]]] = {}
 
 
-def register_provider(provider: str, options: type[BackendOptions] = BackendOptions) -> Callable[[BackendFactory], BackendFactory]:
+_HIDDEN: set[str] = set()  # providers for tests only: usable by name, never offered to users
+
+
+def register_provider(provider: str, options: type[BackendOptions] = BackendOptions,
+                      hidden: bool = False) -> Callable[[BackendFactory], BackendFactory]:
     """Register a factory ``f(model: str, **options) -> Backend`` under ``provider``.
 
     :func:`get_backend` validates the caller's options against ``options`` first and calls the
     factory with every field of it, defaults included; the default takes no option at all.
+    A ``hidden`` provider (``fake/``, scripted replies for tests) works by name but is left out of
+    :func:`offered_providers`, so help texts and error messages never offer it.
     """
 
     def decorator(factory: BackendFactory) -> BackendFactory:
         _PROVIDERS[provider] = (factory, options)
+        if hidden:
+            _HIDDEN.add(provider)
         return factory
 
     return decorator
 
 
 def known_providers() -> list[str]:
-    """Names of registered providers, sorted."""
+    """Names of every registered provider, hidden (test) ones included, sorted."""
     from paperfields.extract import backends  # noqa: F401  (registers the built-in providers)
 
     return sorted(_PROVIDERS)
+
+
+def offered_providers() -> list[str]:
+    """Names of the providers offered to users (help, error messages): :func:`known_providers`
+    without the hidden test providers, sorted."""
+    return [p for p in known_providers() if p not in _HIDDEN]
 
 
 def option_flag(name: str) -> str:
@@ -209,7 +223,7 @@ def _options_error(name: str, exc: ValidationError) -> str:
     if unknown:
         described = []
         for key in sorted(unknown, key=option_flag):
-            takers = [f"{p}/" for p, (_, options) in sorted(_PROVIDERS.items()) if key in options.model_fields]
+            takers = [f"{p}/" for p, (_, options) in sorted(_PROVIDERS.items()) if key in options.model_fields and p not in _HIDDEN]
             described.append(f"{option_flag(key)} ({', '.join(takers)} only)" if takers else option_flag(key))
         return f"options that do not apply to {name}: {', '.join(described)}"
     first = exc.errors()[0]
@@ -224,7 +238,8 @@ def get_backend(name: str, **options: Any) -> Backend:
     Raises BackendError naming the known providers when the provider is unknown, every option that
     does not apply to the provider (with the providers it applies to), or the first bad option value.
     """
-    providers = known_providers()
+    known_providers()  # registers the built-in providers
+    providers = offered_providers()
     provider, sep, model = name.partition("/")
     if not sep or not model:
         raise BackendError(f"backend '{name}' must be 'provider/model'; known providers: {', '.join(providers)}")

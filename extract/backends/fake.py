@@ -52,6 +52,6 @@ class FakeOptions(BackendOptions):
     replies: Optional[list[Union[str, tuple[str, Optional[str]]]]] = None
 
 
-@register_provider("fake", FakeOptions)
+@register_provider("fake", FakeOptions, hidden=True)  # a test provider: never offered to users
 def _factory(model: str, replies: Optional[list] = None) -> FakeBackend:
     return FakeBackend(model, replies=replies, delay_s=0.25 if model == "slow" else 0.0)

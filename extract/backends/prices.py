@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import tomllib
 from functools import lru_cache
 from pathlib import Path
@@ -35,6 +36,25 @@ def price_for(backend: str) -> Optional[Price]:
     (unknown: dollars are then reported as unknown, never as zero)."""
     defaults, models = load_prices()
     return models.get(backend) or defaults.get(backend.partition("/")[0])
+
+
+def parse_price(text: str) -> Price:
+    """A price given on the command line, ``"IN,OUT"``: USD per million input and output tokens
+    (``"0.2,0.8"``), each read by ``float``. Raises ValueError naming what is wrong: not two numbers,
+    a number that is negative, NaN or infinite."""
+    parts = [part.strip() for part in text.split(",")]
+    if len(parts) != 2:
+        raise ValueError(f"--price {text!r}: give two numbers IN,OUT (USD per million input and output tokens), e.g. 0.2,0.8")
+    values = []
+    for part, what in zip(parts, ("input", "output")):
+        try:
+            value = float(part)
+        except ValueError:
+            raise ValueError(f"--price {text!r}: the {what} price {part!r} is not a number") from None
+        if not math.isfinite(value) or value < 0:
+            raise ValueError(f"--price {text!r}: the {what} price must be a finite number >= 0 (got {part})")
+        values.append(value)
+    return Price(input=values[0], output=values[1], read_on="given with --price", note="USD per million tokens, given by the user")
 
 
 def dollars(usage: Usage, price: Optional[Price]) -> Optional[float]:

@@ -395,7 +395,7 @@ class RulesBackend:
         if request.paper_text is None:
             raise BackendError(f"{self.name} needs the paper text in the request")
         record = PaperRecord().model_dump(mode="json") if self.model == "empty" else extract_record(request.paper_text)
-        gen = Generation(record=record, raw_text=None, finish_reason="stop", usage=Usage())
+        gen = Generation(record=record, raw_text=None, finish_reason="stop", usage=Usage(), attempts=0)  # no model was asked
         gen.latency_s = time.perf_counter() - start
         return gen
 

