@@ -277,3 +277,44 @@ def test_a_model_free_backend_reports_no_model_requests(tmp_path):
     assert ran.exit_code == 0, ran.output
     assert "no model requests (model-free backend)" in ran.stderr and "model requests, " not in ran.stderr
     assert load_manifest(tmp_path / "runs" / "rules_baseline__zero_shot__test").model_requests == 0
+
+
+# --- 4. the README's "Your model" commands ---------------------------------------------------------------------
+
+
+def _readme_section(title: str) -> str:
+    text = (ROOT / "README.md").read_text()
+    start = text.index(f"## {title}\n")
+    return text[start: text.index("\n## ", start + 1)]
+
+
+def test_the_readme_shows_the_three_ways_in_and_its_model_commands_parse():
+    import shlex
+    import subprocess
+    import sys
+
+    import typer
+
+    from paperfields.extract.backends.prices import parse_price
+
+    readme = (ROOT / "README.md").read_text()
+    for way in ("**Your corpus**", "**Your model**", "**Your predictions**"):
+        assert way in readme
+    section = _readme_section("Your model")
+    for needle in ("llama-server -m", "python -m llama_cpp.server", "vllm serve", "ollama serve", "11434/v1", "OPENAI_API_KEY",
+                   "anthropic/", "ANTHROPIC_API_KEY", "--price IN,OUT"):
+        assert needle in section, needle
+    run = typer.main.get_command(app).commands["run"]
+    commands = [shlex.split(line.split("  #")[0])[2:] for line in section.splitlines() if line.startswith("paperfields run")]
+    assert len(commands) == 4
+    for args in commands:  # every flag exists and every value is one the CLI takes
+        context = run.make_context("run", list(args))
+        if context.params["price"]:
+            parse_price(context.params["price"])
+    assert get_backend("openai/qwen2.5:7b", base_url="http://127.0.0.1:11434/v1").mode == "md_json"
+    # llama-cpp-python's server (the `server` extra) takes the flags the README gives it
+    server_line = next(line for line in section.splitlines() if line.startswith("python -m llama_cpp.server"))
+    helped = subprocess.run([sys.executable, "-m", "llama_cpp.server", "--help"], capture_output=True, text=True)
+    assert helped.returncode == 0
+    for flag in (word for word in server_line.split() if word.startswith("--")):
+        assert f"  {flag} " in helped.stdout, flag
