@@ -356,7 +356,7 @@ async def run_batch(
                 elif cid in submitted or (gen := _cached(cache, key(request))) is None:
                     gen = Generation(failure=FailureClass.transport_error, error=reason)
                 samples.append(gen)
-            run.write(paper_id, strategy.finalize(paper, samples), on_paper)
+            run.write(paper, strategy.finalize(paper, samples), on_paper)
         if skipped:
             warnings.warn(f"batch {state.batch_id}: {len(skipped)} paper(s) are not among this run's papers (a smaller --limit?) "
                           f"and were not ingested: {', '.join(skipped[:5])}", RuntimeWarning, stacklevel=2)
@@ -372,7 +372,7 @@ async def run_batch(
             requests = [_request(paper, i, strategy, config) for i in range(strategy.samples)]
             answers = [_cached(cache, key(r)) for r in requests]
             if all(a is not None for a in answers):
-                run.write(paper.id, strategy.finalize(paper, answers), on_paper)
+                run.write(paper, strategy.finalize(paper, answers), on_paper)
                 continue
             pending.update({custom_id(paper.id, i): r for i, (r, a) in enumerate(zip(requests, answers)) if a is None})
         if pending:

@@ -35,6 +35,7 @@ from paperfields.extract.cache import ResponseCache, cache_key
 from paperfields.extract.corpus import Paper
 from paperfields.extract.schema import SCHEMA_VERSION, PaperRecord
 from paperfields.extract.strategies import Strategy
+from paperfields.scoring.locate import Grounding, ground_record
 from paperfields.paths import checkout_root
 
 MANIFEST_VERSION = 1
@@ -78,6 +79,17 @@ class PredictionLine(Generation):
 
     paper_id: str
     dollars: Optional[float] = None
+    grounding: Optional[Grounding] = Field(
+        default=None, description="where each predicted item (and evidence quote) is written in the abstract "
+        "(scoring/locate.py), computed when the line is written; None for a failed paper and for lines written before it existed")
+
+    def located(self, abstract: str) -> Grounding:
+        """This line's grounding in ``abstract``: the stored one when it still fits the record and the
+        abstract (:meth:`~paperfields.scoring.locate.Grounding.fits`), else computed now (an older
+        line, a hand-edited record, another corpus); evidence quotes come from ``notes["quotes"]``."""
+        if self.grounding is not None and self.grounding.fits(self.record, abstract):
+            return self.grounding
+        return ground_record(self.record, abstract, self.notes.get("quotes") or ())
 
     @field_validator("record")
     @classmethod
@@ -435,11 +447,13 @@ class _RunFolder:
         """
         return self.totals.latest.get(paper_id, FailureClass.transport_error.value) != FailureClass.transport_error.value
 
-    def write(self, paper_id: str, gen: Generation, on_paper: Optional[Callable[[PredictionLine], None]] = None) -> PredictionLine:
-        """Append the paper's line (flushed at once), add it to the totals, then call ``on_paper``."""
+    def write(self, paper: Paper, gen: Generation, on_paper: Optional[Callable[[PredictionLine], None]] = None) -> PredictionLine:
+        """Append the paper's line with its grounding (flushed at once), add it to the totals, then call ``on_paper``."""
         assert self._out is not None, "write() inside the with block"
         cost = 0.0 if gen.cached else self.totals.cost(gen.usage)  # an answer from the cache cost this run nothing
-        line = PredictionLine(paper_id=paper_id, dollars=cost, **gen.model_dump())
+        line = PredictionLine(paper_id=paper.id, dollars=cost, **gen.model_dump())
+        if line.record is not None:
+            line.grounding = line.located(paper.text)
         self._out.write(line.model_dump_json() + "\n")
         self._out.flush()
         self.totals.add(line)
@@ -511,7 +525,7 @@ async def run_extraction(
                         response_model=strategy.response_model, sample_index=index,
                     )
                     samples.append(await _generate(backend, request, cache, identity))
-                run.write(paper.id, strategy.finalize(paper, samples), on_paper)
+                run.write(paper, strategy.finalize(paper, samples), on_paper)
 
         try:
             await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(todo) or 1)))))

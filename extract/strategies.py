@@ -14,7 +14,9 @@ Kinds:
 - ``reasoning_first``: the model writes a free-text ``reasoning`` field before the record; it is
   dropped before scoring.
 - ``evidence``: every list item and result carries a ``quote`` from the abstract; items whose quote
-  is not in the abstract are dropped, and the drop count recorded.
+  is not in the abstract (:func:`paperfields.scoring.locate.locate`) are dropped. ``notes`` keeps
+  ``quotes`` (``{"field", "item", "quote"}`` per kept item; a result's item is ``str(value)``),
+  ``unquoted`` (the dropped ones, same shape) and ``dropped_unquoted`` (their count).
 - ``self_consistency``: ``samples`` answers at ``temperature`` > 0, combined by field-wise majority
   vote (Wang et al. 2023, "Self-Consistency Improves Chain of Thought Reasoning").
 """
@@ -36,6 +38,7 @@ from paperfields.extract.backends.base import FailureClass, Generation, Usage
 from paperfields.extract.corpus import Paper, decode_utf8
 from paperfields.extract.schema import LIST_FIELDS, PaperRecord, Result
 from paperfields.paths import gold_dir, prompts_dir
+from paperfields.scoring.locate import locate, value_item
 
 
 
@@ -107,9 +110,9 @@ EvidenceRecord = create_model(
 
 
 def _quote_found(quote: str, abstract: str) -> bool:
-    from paperfields.scoring.gold import findable  # scoring's normalization is the one notion of "in the abstract"
-
-    return bool(quote.strip()) and findable(quote, abstract)
+    """True when the quote is written in the abstract: :func:`~paperfields.scoring.locate.locate`, the one
+    rule for "in the abstract" (exact or after normalization; a fuzzy near-miss is not)."""
+    return bool(quote.strip()) and locate(quote, abstract).grounded
 
 
 def majority_vote(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -237,8 +240,8 @@ class Strategy:
         return messages
 
     def finalize(self, paper: Paper, generations: list[Generation]) -> Generation:
-        """One Generation from the sample(s): a PaperRecord dict (reasoning and quotes removed,
-        unquoted items dropped, samples voted) or the failure; usage, latency and attempts summed."""
+        """One Generation from the sample(s): a PaperRecord dict (reasoning and quotes moved to
+        ``notes``, unquoted items dropped, samples voted) or the failure; usage, latency and attempts summed."""
         total = Generation(
             usage=sum((g.usage for g in generations), Usage()),
             latency_s=sum(g.latency_s for g in generations),
@@ -262,17 +265,21 @@ class Strategy:
         if self.kind == "reasoning_first":
             total.notes = {"reasoning": record.pop("reasoning", "")}
         if self.kind == "evidence":
-            dropped = 0
+            quotes, unquoted = [], []
             for field in LIST_FIELDS + ("results",):
                 kept = []
                 for item in record.get(field) or []:
                     if isinstance(item, str):  # a model-free backend answers plain items: the item is its own quote
                         item = {"value": item, "quote": item}
-                    if _quote_found(item.get("quote") or "", paper.text):
+                    # the quote is kept beside its item (the runner locates it into the line's grounding; report and show highlight it)
+                    key = item["value"] if field != "results" else value_item(item["value"])
+                    entry = {"field": field, "item": key, "quote": item.get("quote") or ""}
+                    if _quote_found(entry["quote"], paper.text):
                         kept.append(item["value"] if field != "results" else {k: v for k, v in item.items() if k != "quote"})
+                        quotes.append(entry)
                     else:
-                        dropped += 1
+                        unquoted.append(entry)
                 record[field] = kept
-            total.notes = {"dropped_unquoted": dropped}
+            total.notes = {"dropped_unquoted": len(unquoted), "quotes": quotes, "unquoted": unquoted}
         total.record = PaperRecord.model_validate(record).model_dump(mode="json")
         return total

@@ -519,7 +519,7 @@ def show(
     from paperfields.api import run_corpus_path
     from paperfields.extract.corpus import load_corpus
     from paperfields.extract.runner import read_predictions
-    from paperfields.report import _strings, highlight_spans, paper_rows, prediction_rows
+    from paperfields.report import paper_rows, paper_spans, prediction_rows
     from paperfields.scoring.gold import load_gold
 
     line = None
@@ -541,15 +541,17 @@ def show(
     paper, g = papers[paper_id], gold.get(paper_id)
     styles = {"both": "black on green", "gold": "black on yellow", "pred": "black on red" if g else "black on magenta", "quote": "black on cyan"}
     text = Text(paper.text)
-    quotes = (line.notes.get("quotes") if line else None) or []
-    for start, end, kind in highlight_spans(paper.text, _strings(g.record.model_dump(mode="json") if g else None), _strings(line.record if line else None), quotes):
+    spans = paper_spans(paper.text, g, line)  # the line's stored grounding: the spans the scorer and report read
+    for start, end, kind in sorted(spans, key=lambda s: s[2] != "quote"):  # a quote first, so the items in it show over it
         text.stylize(styles[kind], start, end)
     out.print(Text.assemble((paper_id, "bold"), f" ({paper.source}, #{paper.position}, {f'split {g.split}' if g else 'no gold'})"))
     out.print(text)
     if g:
-        out.print("[black on green]gold and predicted[/] [black on yellow]gold, missed[/] [black on red]predicted, not gold[/]")
+        out.print("[black on green]gold and predicted[/] [black on yellow]gold, missed[/] [black on red]predicted, not gold[/]"
+                  + (" [black on cyan]evidence quote[/]" if any(kind == "quote" for _, _, kind in spans) else ""))
     else:  # nothing to be right or wrong against: a prediction is only marked where the abstract has it
-        out.print("[black on magenta]predicted[/] (no gold for this paper: predictions only)")
+        out.print("[black on magenta]predicted[/] (no gold for this paper: predictions only)"
+                  + (" [black on cyan]evidence quote[/]" if any(kind == "quote" for _, _, kind in spans) else ""))
     if line and line.failure:
         out.print(Text(f"no record: {line.failure.value}: {line.error}", style="red"))  # the error text may hold [/...]: never markup
     table = Table(show_lines=True)

@@ -19,51 +19,56 @@ from markupsafe import Markup
 from paperfields.extract.corpus import Paper
 from paperfields.extract.runner import Manifest, PredictionLine
 from paperfields.scoring.gold import GoldRecord
+from paperfields.scoring.locate import Grounding, ground_record, marks
 from paperfields.scoring.score import HEADLINE_FIELDS, RunScores, paper_f1, score_paper
 
-SPAN_FIELDS = ("method_name", "method_full_name", "tasks", "datasets", "models", "metrics", "baselines")
-_PRIORITY = {"both": 3, "quote": 2, "gold": 1, "pred": 0}
+_PRIORITY = {"both": 2, "gold": 1, "pred": 0}
 
 
-def _strings(record: Optional[dict[str, Any]]) -> list[str]:
-    if not record:
-        return []
-    out: list[str] = []
-    for field in SPAN_FIELDS:
-        value = record.get(field)
-        out += [value] if isinstance(value, str) else [v for v in value or [] if isinstance(v, str)]
-    out += [r.get("metric") for r in record.get("results") or [] if r.get("metric")]
-    return [s for s in out if s and len(s) >= 2]
-
-
-def highlight_spans(text: str, gold: list[str], predicted: list[str], quotes: list[str] = ()) -> list[tuple[int, int, str]]:
-    """Non-overlapping (start, end, kind) spans of ``text``: kind ``both`` (in gold and prediction),
-    ``gold`` (missed), ``pred`` (predicted, not gold), ``quote`` (evidence quote). Case-insensitive."""
-    lower = text.lower()
-    gold_set = {g.lower() for g in gold}
-    pred_set = {p.lower() for p in predicted}
-    marks: list[tuple[int, int, str]] = []
-    for needle, kind in [(q, "quote") for q in quotes] + [(s, "both" if s in pred_set else "gold") for s in gold_set] + [(s, "pred") for s in pred_set - gold_set]:
-        needle = needle.lower()
-        start = lower.find(needle)
-        while needle and start >= 0:
-            marks.append((start, start + len(needle), kind))
-            start = lower.find(needle, start + 1)
+def _disjoint(candidates: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Spans that do not overlap, taken by kind priority, then the longer, then the earlier."""
     chosen: list[tuple[int, int, str]] = []
-    for start, end, kind in sorted(marks, key=lambda m: (-_PRIORITY[m[2]], -(m[1] - m[0]), m[0])):
+    for start, end, kind in sorted(candidates, key=lambda m: (-_PRIORITY.get(m[2], 0), -(m[1] - m[0]), m[0])):
         if all(end <= s or start >= e for s, e, _ in chosen):
             chosen.append((start, end, kind))
-    return sorted(chosen)
+    return chosen
+
+
+def grounding_spans(gold: Optional[Grounding], predicted: Optional[Grounding]) -> list[tuple[int, int, str]]:
+    """(start, end, kind) spans of an abstract, in order, from the grounding of its gold record and of
+    a prediction (:mod:`~paperfields.scoring.locate`: only what is written there, exact or
+    normalized). Items: ``both`` (a span located for a gold item and for a predicted one), ``gold``
+    (missed), ``pred`` (predicted, not gold); where item spans overlap, both > gold > pred, then the
+    longer. Quotes: ``quote`` (the prediction's evidence quotes, the longer first). Items never overlap
+    items, nor quotes quotes; a quote may hold items."""
+    gold_spans = {(s, e) for s, e, what in marks(gold) if what == "item"} if gold else set()
+    pred_marks = marks(predicted) if predicted else []
+    pred_spans = {(s, e) for s, e, what in pred_marks if what == "item"}
+    items = [(s, e, "both" if (s, e) in pred_spans else "gold") for s, e in gold_spans]
+    items += [(s, e, "pred") for s, e in pred_spans - gold_spans]
+    quotes = {(s, e, "quote") for s, e, what in pred_marks if what == "quote"}
+    return sorted(_disjoint(items) + _disjoint(sorted(quotes)))
+
+
+def paper_spans(text: str, gold: Optional[GoldRecord], line: Optional[PredictionLine]) -> list[tuple[int, int, str]]:
+    """:func:`grounding_spans` of one paper: its gold record (None: no gold) located in ``text``, and
+    the prediction line's stored grounding (located now for a line written before it was stored)."""
+    gold_grounding = ground_record(gold.record.model_dump(mode="json"), text) if gold else None
+    predicted = line.located(text) if line is not None and line.record is not None else None
+    return grounding_spans(gold_grounding, predicted)
 
 
 def highlighted_html(text: str, spans: list[tuple[int, int, str]]) -> Markup:
-    """The abstract as HTML: every segment escaped, spans wrapped in ``<mark class=kind>``."""
-    parts, cursor = [], 0
-    for start, end, kind in spans:
-        parts.append(escape(text[cursor:start]))
-        parts.append(f'<mark class="{kind}">{escape(text[start:end])}</mark>')
-        cursor = end
-    parts.append(escape(text[cursor:]))
+    """The abstract as HTML: every segment escaped, spans wrapped in ``<mark class=kind>``; an item
+    inside a quote (see :func:`grounding_spans`) is marked inside the quote's mark."""
+    cuts = sorted({0, len(text)} | {i for s, e, _ in spans for i in (s, e)})
+    parts = []
+    for start, end in zip(cuts, cuts[1:]):
+        covering = [kind for s, e, kind in spans if s <= start and end <= e]
+        piece = str(escape(text[start:end]))
+        for kind in sorted(covering, key=lambda k: k == "quote"):  # the quote outermost
+            piece = f'<mark class="{kind}">{piece}</mark>'
+        parts.append(piece)
     return Markup("".join(parts))
 
 
@@ -173,9 +178,7 @@ def render_report(manifest: Manifest, scores: Optional[RunScores], lines: list[P
     items = []
     for paper_id in manifest.paper_ids or list(by_gold):
         paper, line, g = by_paper[paper_id], by_line.get(paper_id), by_gold.get(paper_id)
-        record = line.record if line else None
-        quotes = (line.notes.get("quotes") if line else None) or []
-        spans = highlight_spans(paper.text, _strings(g.record.model_dump(mode="json") if g else None), _strings(record), quotes)
+        spans = paper_spans(paper.text, g, line)
         items.append({
             "id": paper_id, "source": paper.source, "position": paper.position, "gold": g is not None,
             "overall": detail.get(paper_id, {}).get("per_paper_f1", 0.0),

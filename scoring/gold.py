@@ -14,7 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from paperfields.extract.corpus import Paper, decode_utf8
 from paperfields.extract.schema import LIST_FIELDS, STRING_FIELDS, PaperRecord
-from paperfields.scoring.normalize import normalize, normalize_url, numbers_in, strip_markup
+from paperfields.scoring.locate import locate, locate_number, locate_url
+from paperfields.scoring.normalize import normalize
 
 GOLD_VERSION = "1.3"
 
@@ -128,14 +129,15 @@ def gold_strings(record: PaperRecord) -> list[tuple[str, str]]:
 
 
 def url_in_text(url: str, abstract: str) -> bool:
-    """True when ``url`` is written in ``abstract`` (after :func:`normalize_url`; spaces removed,
-    since abstracts sometimes break a URL across a space)."""
-    return normalize_url(url) in normalize_url(abstract.replace(" ", ""))
+    """True when the whole URL ``url`` is written in ``abstract`` as a URL
+    (:func:`~paperfields.scoring.locate.locate_url`: never a piece of one, never a plain word)."""
+    return locate_url(url, abstract).grounded
 
 
 def findable(text: str, abstract: str) -> bool:
-    """True when ``text`` occurs in ``abstract`` after normalization (markup, case, hyphens)."""
-    return normalize(text) in normalize(abstract) or strip_markup(text).casefold() in strip_markup(abstract).casefold()
+    """True when ``text`` is written in ``abstract``, as is or after normalization, at word boundaries
+    (:func:`~paperfields.scoring.locate.locate`, the one rule for "in the abstract")."""
+    return locate(text, abstract).grounded
 
 
 def check_gold(gold: list[GoldRecord], papers: list[Paper], path: Path) -> list[str]:
@@ -166,11 +168,10 @@ def check_gold(gold: list[GoldRecord], papers: list[Paper], path: Path) -> list[
                     problems.append(f"{where}: {field}: '{value}' is not in the abstract")
             elif not findable(value, paper.text) and normalize(value) not in listed:
                 problems.append(f"{where}: {field}: '{value}' is not in the abstract and not listed under 'normalized'")
-        numbers = numbers_in(paper.text)
         for i, r in enumerate(g.record.results):
             for key in ("value", "value_upper"):
                 v = getattr(r, key)
-                if v is not None and not any(abs(abs(v) - n) <= 1e-9 * max(1.0, n) for n in numbers):
+                if v is not None and not locate_number(v, paper.text).grounded:
                     problems.append(f"{where}: results[{i}].{key}: {v:g} is not written in the abstract")
         values = {normalize(v) for _, v in strings}
         for key in g.alternates:

@@ -54,11 +54,13 @@ def score_run(run_dir: Path, gold_path: Path, corpus_path: Path | None = None, w
                           f"is nothing to score; `paperfields show PAPER --run {run_dir.name}` and `paperfields report {run_dir.name}` "
                           "show its predictions")
     corpus = load_corpus(corpus_path or gold_path.parent / "corpus.jsonl")
+    texts = {p.id: p.text for p in corpus}
     repairs = Counter(r for line in lines for r in line.repairs)
     scores, detail = score_predictions(
         predictions, gold, failures=failures, run_id=manifest.run_id, split=manifest.config.split,
         gold_version=gold_fingerprint(gold_path),
         abstracts={p.id: p.text for p in corpus}, repairs=dict(repairs),
+        groundings={line.paper_id: line.located(texts[line.paper_id]) for line in lines if line.record is not None and line.paper_id in texts},
     )
     # a transport error is no answer yet (a rerun asks again): the run is unfinished until it has one
     scores.papers_done = len({line.paper_id for line in lines if line.failure != FailureClass.transport_error} & {g.id for g in gold})

@@ -35,7 +35,8 @@ from pydantic import BaseModel, Field
 from scipy import stats
 
 from paperfields.extract.schema import LIST_FIELDS, SCHEMA_VERSION, ContributionType, ResearchArea
-from paperfields.scoring.gold import GoldRecord, findable, url_in_text
+from paperfields.scoring.gold import GoldRecord
+from paperfields.scoring.locate import GROUNDED_FIELDS, Grounding, ground_record
 from paperfields.scoring.match import (
     FIELD_RULES,
     PHRASE,
@@ -48,7 +49,7 @@ from paperfields.scoring.match import (
     with_abstract_aliases,
     similarity,
 )
-from paperfields.scoring.normalize import normalize, numbers_in, same_number
+from paperfields.scoring.normalize import normalize
 
 SCORER_VERSION = "3.0"  # 3.0: the headline is pooled (micro) F1 per field, macro over defined fields; accuracy for the two label fields
 BOOTSTRAP_SEED = 20260
@@ -64,7 +65,6 @@ HEADLINE_FIELDS = (
 # Single-label fields scored by classification accuracy (null is a class of its own for training_free).
 ACCURACY_FIELDS = ("research_area", "training_free")
 REPORTED_FIELDS = HEADLINE_FIELDS + ("method_name_soft", "method_full_name_soft", "results_value", "results_full")
-GROUNDED_FIELDS = ("method_name", "method_full_name", "tasks", "datasets", "models", "metrics", "baselines", "results", "code_url")
 
 # Every reported number knows its direction.
 HIGHER_IS_BETTER = {
@@ -132,21 +132,17 @@ def score_paper(prediction: Optional[dict[str, Any]], gold: GoldRecord, abstract
     return out
 
 
-def _grounded_string(text: str, abstract: str, field: str) -> bool:
-    if field == "code_url":
-        return url_in_text(text, abstract)
-    return findable(text, abstract)
-
-
-def diagnose_paper(prediction: Optional[dict[str, Any]], gold: GoldRecord, abstract: str) -> dict[str, Any]:
+def diagnose_paper(prediction: Optional[dict[str, Any]], gold: GoldRecord, abstract: str,
+                   grounding: Optional[Grounding] = None) -> dict[str, Any]:
     """Everything about one paper beyond counts (pure):
 
     - ``labels``: predicted and gold ``research_area``, ``contribution_types``, ``training_free``;
     - ``invented``: per field, 1 when gold is null/empty and the prediction is not (0 otherwise;
       None when gold is not empty, so the rate is over papers whose gold is empty);
     - ``grounding``: per field, [grounded, grounded_and_correct, predicted] item counts, an item
-      being grounded when it can be found in the abstract after normalization (results: its value
-      is a number written in the abstract, its metric a string in it);
+      being grounded when :mod:`~paperfields.scoring.locate` finds it written in the abstract (exact
+      or normalized; results: its value as a number and its metric as a string; a URL whole). The
+      prediction line's stored ``grounding`` is read when given and still fits, else it is located here;
     - ``result_attributes``: per attribute, [agree, pairs] over result pairs matched on value.
     """
     p = prediction or {}
@@ -162,32 +158,31 @@ def diagnose_paper(prediction: Optional[dict[str, Any]], gold: GoldRecord, abstr
         gold_empty = g[field] in (None, [], "")
         pred_empty = p.get(field) in (None, [], "")
         invented[field] = (int(not pred_empty) if gold_empty else None)
-    grounding: dict[str, list[int]] = {}
+    if grounding is None or not grounding.fits(prediction, abstract):
+        grounding = ground_record(prediction, abstract)
+    located = {field: grounding.of(field) for field in GROUNDED_FIELDS if field != "results"}
+    counts: dict[str, list[int]] = {}
     for field in ("method_name", "method_full_name", "code_url"):
         value = p.get(field)
         if value:
-            ok = _grounded_string(value, abstract, field)
+            ok = value in located[field] and located[field][value].grounded
             correct = _name_agrees(value, g[field], alt, soft=False) if field != "code_url" else same_url(value, g[field])
-            grounding[field] = [int(ok), int(ok and correct), 1]
+            counts[field] = [int(ok), int(ok and correct), 1]
         else:
-            grounding[field] = [0, 0, 0]
+            counts[field] = [0, 0, 0]
     for field in LIST_FIELDS:
         pred, _, pairs = align_strings(p.get(field) or [], g[field], alt, LIST_RULES[field], abstract)
         matched = {i for i, _ in pairs}
-        ok = [findable(item, abstract) for item in pred]
-        grounding[field] = [sum(ok), sum(1 for i, o in enumerate(ok) if o and i in matched), len(pred)]
+        ok = [item in located[field] and located[field][item].grounded for item in pred]
+        counts[field] = [sum(ok), sum(1 for i, o in enumerate(ok) if o and i in matched), len(pred)]
     results = p.get("results") or []
-    written = numbers_in(abstract)
     pairs = align_results(results, g["results"], alt, "value", abstract)
     matched = {i for i, _ in pairs}
-    ok = [
-        r.get("value") is not None and any(same_number(abs(r["value"]), n) for n in written)
-        and (not r.get("metric") or findable(r["metric"], abstract))
-        for r in results
-    ]
-    grounding["results"] = [sum(ok), sum(1 for i, o in enumerate(ok) if o and i in matched), len(results)]
+    result_locations = grounding.fields.get("results", [])  # one per result, in order (every result has a value)
+    ok = [i < len(result_locations) and result_locations[i].grounded for i in range(len(results))]
+    counts["results"] = [sum(ok), sum(1 for i, o in enumerate(ok) if o and i in matched), len(results)]
     attributes = {a: [sum(attribute_agrees(results[i], g["results"][j], a, alt, abstract) for i, j in pairs), len(pairs)] for a in RESULT_ATTRIBUTES}
-    return {"labels": labels, "invented": invented, "grounding": grounding, "result_attributes": attributes}
+    return {"labels": labels, "invented": invented, "grounding": counts, "result_attributes": attributes}
 
 
 class FieldAggregate(BaseModel):
@@ -489,6 +484,7 @@ def score_predictions(
     gold_version: str = "unknown",
     abstracts: Optional[dict[str, str]] = None,
     repairs: Optional[dict[str, int]] = None,
+    groundings: Optional[dict[str, Grounding]] = None,
 ) -> tuple[RunScores, list[dict[str, Any]]]:
     """Score predictions ``{paper_id: record-or-None}`` against the gold papers of ``split``
     (``"test"``, ``"dev"``, or ``"all"`` for every gold paper given).
@@ -500,9 +496,11 @@ def score_predictions(
     to failure class (counted in ``failures_by_class``); ``run_id`` and ``gold_version`` label the
     result (pass :func:`~paperfields.scoring.gold.gold_fingerprint` of the gold file to compare with
     stored runs); ``abstracts`` (paper id -> text) enables grounding and the abstract-aware matching
-    rules; ``repairs`` counts tolerated reply deviations. Returns the aggregate (:class:`RunScores`;
-    ``papers_in_split`` and ``papers_done`` set to the papers scored, which :func:`score_run` refines)
-    and one detail row per paper. Raises ValueError if ``split`` has no gold papers.
+    rules; ``repairs`` counts tolerated reply deviations; ``groundings`` (paper id -> the prediction line's
+    :class:`~paperfields.scoring.locate.Grounding`) is read for the grounding diagnostics (located here
+    when missing). Returns the aggregate (:class:`RunScores`; ``papers_in_split`` and ``papers_done``
+    set to the papers scored, which :func:`score_run` refines) and one detail row per paper. Raises
+    ValueError if ``split`` has no gold papers.
     """
     predictions = validate_predictions(predictions)
     failures = failures or {}
@@ -512,7 +510,8 @@ def score_predictions(
     abstracts = abstracts or {}
     per_paper = [score_paper(predictions.get(g.id), g, abstracts.get(g.id, "")) for g in papers]
     answered = [predictions.get(g.id) is not None for g in papers]
-    diagnostics = [diagnose_paper(predictions.get(g.id), g, abstracts.get(g.id, "")) for g in papers]
+    groundings = groundings or {}
+    diagnostics = [diagnose_paper(predictions.get(g.id), g, abstracts.get(g.id, ""), groundings.get(g.id)) for g in papers]
     detail = [
         {"paper_id": g.id, "per_paper_f1": round(paper_overall(c, ok), 4), "answered": ok, "failure": failures.get(g.id),
          "fields": {k: list(v) for k, v in c.items()}, **d}

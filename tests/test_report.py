@@ -14,7 +14,7 @@ import pytest
 
 from paperfields.extract.corpus import Paper
 from paperfields.extract.runner import Manifest, PredictionLine, RunConfig
-from paperfields.report import highlight_spans, highlighted_html, render_report
+from paperfields.report import highlighted_html, paper_spans, render_report
 from paperfields.scoring.gold import GoldRecord
 from paperfields.scoring.runs import MixedVersionsError, collect_scores, leaderboard_markdown
 from paperfields.scoring.score import score_predictions
@@ -38,7 +38,9 @@ def _malicious_report() -> str:
 
 def test_highlighted_abstract_escapes_every_segment():
     text = "A <b>bold</b> claim about GSM8K & more"
-    html = str(highlighted_html(text, highlight_spans(text, ["GSM8K"], ["<b>bold</b>"])))
+    gold = GoldRecord(id="p", split="test", record={"datasets": ["GSM8K"]})
+    line = PredictionLine(paper_id="p", record={"datasets": ["<b>bold</b>"]})
+    html = str(highlighted_html(text, paper_spans(text, gold, line)))
     assert "<b>" not in html and "&lt;b&gt;bold&lt;/b&gt;" in html
     assert '<mark class="both">' not in html and '<mark class="gold">GSM8K</mark>' in html and "&amp; more" in html
 

@@ -1,0 +1,336 @@
+"""Grounding: where a predicted item is written in its abstract. The one rule for "found in the abstract".
+
+:func:`locate` maps an item (a string of a field, a result's number, a URL, an evidence quote) to
+its character spans in the abstract and a match status, as langextract keeps ``char_interval`` and
+``alignment_status`` on an extraction:
+
+- ``exact``: the item is written as is, at word boundaries;
+- ``normalized``: it is written once both sides go through :func:`~paperfields.scoring.normalize.normalize`
+  (case, dashes, hyphens as spaces, LaTeX, Greek letters, Unicode format characters, a version
+  glued to its name or not), still starting and ending at word boundaries; the last word may carry
+  a plural ``s``/``es`` ("LLM" is written in "LLMs");
+- ``fuzzy``: not written, but a stretch of the abstract is close (rapidfuzz partial ratio of the
+  normalized forms at least :data:`FUZZY_THRESHOLD`, items of :data:`FUZZY_MIN_CHARS` characters or more):
+  a near-miss such as a typo or a paraphrased quote, reported apart and never counted as grounded;
+- ``not_found``.
+
+An item is *grounded* when its status is ``exact`` or ``normalized``. Words are atoms: a run of
+letters and digits (with a decimal or thousands part: ``Qwen2.5``, ``35,368``), a ``$...$`` math
+span, a LaTeX command, or one other character. So "SWE" is not found in "SWEET" nor "GPT-4" in
+"GPT-4o", while "SWE bench verified" is found in "SWE-bench Verified" and ``$\\tau^2$-Bench`` in "τ²-Bench".
+
+A number (a result's value, sign ignored) is grounded when an atom writes it
+(:func:`~paperfields.scoring.normalize.written_numbers`: "35,368", "1.5M", "56.61\\%"), digits inside
+a word included ("Qwen2.5" writes 2.5). A URL is grounded only when the whole URL, trailing
+punctuation trimmed, equals a URL written in the abstract (after
+:func:`~paperfields.scoring.normalize.normalize_url`): never a piece of one, never a plain word.
+
+:func:`ground_record` locates every item of a record (:data:`GROUNDED_FIELDS`) and, for an evidence
+run, each item's quote. The runner stores the result on each prediction line; the scorer, the
+evidence filter, ``show`` and ``report`` read it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from functools import lru_cache
+from typing import Any, Literal, Optional, Sequence
+
+from pydantic import BaseModel, Field
+from rapidfuzz import fuzz
+
+from paperfields.scoring.normalize import normalize, normalize_url, same_number, strip_markup, written_numbers
+
+LOCATOR_VERSION = "1"  # stored with each grounding: a line located by another version is located again when read
+FUZZY_THRESHOLD = 90.0  # rapidfuzz partial_ratio (0-100) of the normalized forms: about one edit in ten characters
+FUZZY_MIN_CHARS = 8  # shorter items are not fuzzy-located: one edit in a short name is another name (AIME24, AIME25)
+GROUNDED_FIELDS = ("method_name", "method_full_name", "tasks", "datasets", "models", "metrics", "baselines", "results", "code_url")
+STRING_ITEM_FIELDS = ("method_name", "method_full_name")
+LIST_ITEM_FIELDS = ("tasks", "datasets", "models", "metrics", "baselines")
+GROUNDED_STATUSES = ("exact", "normalized")
+
+Status = Literal["exact", "normalized", "fuzzy", "not_found"]
+
+# One atom: a LaTeX command (\tau, \mathrm) or escaped symbol (\%); letters and digits with any
+# decimal or thousands parts ("Qwen2.5", "35,368", "1.5M"); or one other visible character ("$", "{", "-").
+_ATOM = re.compile(r"\\[A-Za-z]+|\\.|[^\W_]+(?:(?<=\d)[.,]\d[^\W_]*)*|[^\s]")
+_OPENERS, _CLOSERS = "([{", ")]}"
+_PLURALS = ("", "s", "es")
+# A URL as written: with a scheme, or a bare domain whose last label is letters ("causalgame.github.io");
+# it ends before whitespace, quotes and brackets, and trailing sentence punctuation is trimmed.
+_URL = re.compile(
+    r"(?:[a-z][a-z0-9+.-]*://|www\.)[^\s\"'<>()\[\]{}]+"
+    r"|(?<![\w@./\\-])[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}(?![\w-])(?:/[^\s\"'<>()\[\]{}]*)?",
+    re.I,
+)
+_URL_TAIL = ".,;:!?*`'\")]}>"
+
+
+class Location(BaseModel):
+    """Where one item is written in the abstract.
+
+    ``spans`` are character offsets ``[start, end)`` into the abstract, one per occurrence, in order
+    (empty when ``not_found``; a ``fuzzy`` location has the one closest stretch). ``metric`` is set
+    for a result (where its metric is written; None when it has none), ``quote`` for an item of an
+    evidence run (where its supporting quote is written).
+    """
+
+    item: str = Field(description="the item as predicted: the string, a result's value as str(value), the URL")
+    spans: list[tuple[int, int]] = Field(default_factory=list, description="[start, end) character offsets in the abstract")
+    status: Status
+    metric: Optional["Location"] = Field(default=None, description="results: where the metric is written")
+    quote: Optional["Location"] = Field(default=None, description="evidence strategy: where the item's quote is written")
+
+    @property
+    def grounded(self) -> bool:
+        """True when the item is written in the abstract (``exact`` or ``normalized``) and so is a
+        result's metric, when it has one. The quote plays no part."""
+        return self.status in GROUNDED_STATUSES and (self.metric is None or self.metric.grounded)
+
+
+class Grounding(BaseModel):
+    """Every located item of one record: field -> one :class:`Location` per item, in record order
+    (results: one per result, its value's location with the metric's under ``metric``).
+
+    ``locator`` and ``abstract_sha256`` say what it was computed with; :meth:`fits` tells whether it
+    still holds for a record and abstract."""
+
+    locator: str = LOCATOR_VERSION
+    abstract_sha256: str = Field(description="first 12 hex of the sha256 of the abstract located in")
+    fields: dict[str, list[Location]] = Field(default_factory=dict)
+
+    def fits(self, record: Optional[dict[str, Any]], abstract: str) -> bool:
+        """True when this grounding was made by this locator, for ``abstract``, and lists exactly the
+        items of ``record`` (a hand-edited line, or a changed corpus, is located again)."""
+        return (self.locator == LOCATOR_VERSION and self.abstract_sha256 == abstract_digest(abstract)
+                and {f: [loc.item for loc in locs] for f, locs in self.fields.items()} == _items(record or {}))
+
+    def of(self, field: str) -> dict[str, Location]:
+        """``field``'s locations by item (the first, for an item listed twice)."""
+        out: dict[str, Location] = {}
+        for loc in self.fields.get(field, []):
+            out.setdefault(loc.item, loc)
+        return out
+
+
+def abstract_digest(abstract: str) -> str:
+    """First 12 hex of the sha256 of the abstract's UTF-8 bytes."""
+    return hashlib.sha256(abstract.encode("utf-8")).hexdigest()[:12]
+
+
+def value_item(value: Any) -> str:
+    """The item string of a result value: ``str(float)`` ("56.61", "3.0")."""
+    return str(float(value))
+
+
+@lru_cache(maxsize=256)
+def _atoms(abstract: str) -> tuple[tuple[int, int], ...]:
+    return tuple(m.span() for m in _ATOM.finditer(abstract))
+
+
+@lru_cache(maxsize=256)
+def _urls(abstract: str) -> tuple[tuple[int, int, str], ...]:
+    """(start, end, normalize_url key) of every URL written in the abstract, trailing punctuation trimmed."""
+    out = []
+    for m in _URL.finditer(abstract):  # an escaped \_ stays in the span; normalize_url reads it as "_"
+        raw = m.group(0)
+        trimmed = raw.rstrip(_URL_TAIL)
+        if trimmed:
+            out.append((m.start(), m.start() + len(trimmed), normalize_url(trimmed)))
+    return tuple(out)
+
+
+def _balanced(abstract: str, atoms: Sequence[tuple[int, int]], i: int, j: int) -> tuple[int, int]:
+    """The span of atoms i..j widened so that it does not cut a math span or a bracket in two: over
+    the ``$`` next to it when it holds an odd number of them ("$\\tau^2$-Bench", not "\\tau^2$-Bench"),
+    then over the closing brackets that its opening brackets wait for ("Full Name (ACR)")."""
+    atom = lambda k: abstract[atoms[k][0]:atoms[k][1]] if 0 <= k < len(atoms) else ""  # noqa: E731
+    if abstract.count("$", atoms[i][0], atoms[j][1]) % 2:
+        if atom(i - 1) == "$":
+            i -= 1
+        elif atom(j + 1) == "$":
+            j += 1
+    window = abstract[atoms[i][0]:atoms[j][1]]
+    missing = sum(window.count(o) - window.count(c) for o, c in zip(_OPENERS, _CLOSERS))
+    while missing > 0 and atom(j + 1) and atom(j + 1) in _CLOSERS:
+        j += 1
+        missing -= 1
+    return atoms[i][0], atoms[j][1]
+
+
+def _word_spans(item: str, abstract: str) -> list[tuple[int, int]]:
+    """Spans of ``item`` written as is, starting where an atom starts and ending where one ends."""
+    atoms = _atoms(abstract)
+    starts, ends = {s for s, _ in atoms}, {e for _, e in atoms}
+    spans, at = [], abstract.find(item)
+    while item and at >= 0:
+        if at in starts and at + len(item) in ends:
+            spans.append((at, at + len(item)))
+            at = abstract.find(item, at + len(item))
+        else:
+            at = abstract.find(item, at + 1)
+    return spans
+
+
+def _normalized_spans(key: str, abstract: str) -> list[tuple[int, int]]:
+    """Spans of the shortest atom windows whose normalization is ``key`` (or ``key`` plus a plural
+    ending), not overlapping, first first."""
+    atoms = _atoms(abstract)
+    targets = {key + s for s in _PLURALS}
+    found: list[tuple[int, int]] = []
+    for i, (start, _) in enumerate(atoms):
+        head = normalize(abstract[start:atoms[i][1]])
+        if not head or not (key.startswith(head) or head in targets) or (found and start < found[-1][1]):
+            continue
+        for j in range(i, len(atoms)):
+            window = normalize(abstract[start:atoms[j][1]])
+            if window in targets:
+                found.append(_balanced(abstract, atoms, i, j))
+                break
+            if window and not key.startswith(window):
+                break
+    return found
+
+
+def _fuzzy_span(key: str, abstract: str) -> Optional[tuple[int, int]]:
+    """The stretch of ``abstract`` whose normalized words are closest to ``key`` when the rapidfuzz
+    partial ratio reaches FUZZY_THRESHOLD, else None."""
+    atoms = _atoms(abstract)
+    pieces, owners = [], []  # the abstract's atoms normalized one by one, and for each character the atom it comes from
+    for index, (start, end) in enumerate(atoms):
+        piece = normalize(abstract[start:end])
+        if piece:
+            if pieces:
+                pieces.append(" ")
+                owners.append(index)
+            pieces.append(piece)
+            owners.extend([index] * len(piece))
+    text = "".join(pieces)
+    if not text:
+        return None
+    found = fuzz.partial_ratio_alignment(key, text, score_cutoff=FUZZY_THRESHOLD)
+    if found is None or found.dest_end <= found.dest_start:
+        return None
+    return atoms[owners[found.dest_start]][0], atoms[owners[found.dest_end - 1]][1]
+
+
+def locate(item: str, abstract: str) -> Location:
+    """Where the string ``item`` is written in ``abstract`` (see the module docstring for the statuses).
+
+    ``locate("SWE bench verified", "... on SWE-bench Verified.")`` is ``normalized`` with the span of
+    "SWE-bench Verified"; ``locate("SWE", "SWEET")`` is ``not_found``. Empty items are ``not_found``."""
+    text = item.strip() if isinstance(item, str) else ""
+    if not text:
+        return Location(item=item or "", status="not_found")
+    spans = _word_spans(text, abstract)
+    if spans:
+        return Location(item=item, spans=spans, status="exact")
+    key = normalize(text)
+    if key:
+        spans = _normalized_spans(key, abstract)
+        if spans:
+            return Location(item=item, spans=spans, status="normalized")
+        if len(key) >= FUZZY_MIN_CHARS:
+            near = _fuzzy_span(key, abstract)
+            if near:
+                return Location(item=item, spans=[near], status="fuzzy")
+    return Location(item=item, status="not_found")
+
+
+def locate_number(value: float, abstract: str) -> Location:
+    """Where the number ``value`` (sign ignored) is written in ``abstract``: every atom that writes it
+    (``exact`` when one is written plainly as ``str(value)`` or as an integer, else ``normalized``:
+    "35,368", "1.5M", a number inside a word). Numbers agree as
+    :func:`~paperfields.scoring.normalize.same_number` without a text: equal to their float's decimals."""
+    target = abs(float(value))
+    plain = {value_item(target), f"{target:g}"} | ({str(int(target))} if target.is_integer() else set())
+    spans, exact = [], False
+    for start, end in _atoms(abstract):
+        atom = abstract[start:end]
+        if not any(ch.isdigit() for ch in atom):
+            continue
+        if any(same_number(target, n) for n, _ in written_numbers(atom)):
+            spans.append((start, end))
+            exact = exact or atom in plain
+    return Location(item=value_item(value), spans=spans, status=("exact" if exact else "normalized") if spans else "not_found")
+
+
+def locate_url(url: str, abstract: str) -> Location:
+    """Where the URL ``url`` is written in ``abstract``: a URL of the abstract (trailing punctuation
+    trimmed) equal to it after :func:`~paperfields.scoring.normalize.normalize_url` (``exact`` when
+    also equal as written). A URL that is only part of one written there, or a plain word, is ``not_found``."""
+    text = (url or "").strip().rstrip(_URL_TAIL)
+    key = normalize_url(text) if text else ""
+    if not key or not _URL.fullmatch(strip_markup(text)):
+        return Location(item=url or "", status="not_found")
+    hits = [(s, e) for s, e, k in _urls(abstract) if k == key]
+    if not hits:
+        return Location(item=url, status="not_found")
+    exact = any(abstract[s:e] == text for s, e in hits)
+    return Location(item=url, spans=hits, status="exact" if exact else "normalized")
+
+
+def locate_result(result: dict[str, Any], abstract: str) -> Location:
+    """A result's value located as a number, with its metric (when it has one) located under ``metric``."""
+    where = locate_number(result.get("value", 0.0), abstract)
+    metric = result.get("metric")
+    if metric:
+        where.metric = locate(metric, abstract)
+    return where
+
+
+def _items(record: dict[str, Any]) -> dict[str, list[str]]:
+    """Field -> item strings of a record, as :class:`Grounding` keys them (empty fields left out)."""
+    out: dict[str, list[str]] = {}
+    for field in STRING_ITEM_FIELDS + ("code_url",):
+        if record.get(field):
+            out[field] = [record[field]]
+    for field in LIST_ITEM_FIELDS:
+        items = [v for v in record.get(field) or [] if isinstance(v, str)]
+        if items:
+            out[field] = items
+    results = [value_item(r["value"]) for r in record.get("results") or [] if isinstance(r, dict) and r.get("value") is not None]
+    if results:
+        out["results"] = results
+    return out
+
+
+def ground_record(record: Optional[dict[str, Any]], abstract: str, quotes: Sequence[dict[str, Any]] = ()) -> Grounding:
+    """Locate every item of a record (a PaperRecord dict; None for a failed paper) in ``abstract``.
+
+    ``quotes`` (an evidence run's ``notes["quotes"]``: ``{"field", "item", "quote"}`` per kept item)
+    are located too, each under its item's ``quote``."""
+    record = record or {}
+    by_item: dict[tuple[Any, Any], Any] = {}
+    for q in quotes:
+        if isinstance(q, dict):
+            by_item.setdefault((q.get("field"), q.get("item")), q.get("quote"))
+    fields: dict[str, list[Location]] = {}
+    for field, items in _items(record).items():
+        if field == "results":
+            results = [r for r in record.get("results") or [] if isinstance(r, dict) and r.get("value") is not None]
+            fields[field] = [locate_result(r, abstract) for r in results]
+        elif field == "code_url":
+            fields[field] = [locate_url(items[0], abstract)]
+        else:
+            fields[field] = [locate(item, abstract) for item in items]
+        for loc in fields[field]:
+            quote = by_item.get((field, loc.item))
+            if quote:
+                loc.quote = locate(quote, abstract)
+    return Grounding(abstract_sha256=abstract_digest(abstract), fields=fields)
+
+
+def marks(grounding: Grounding) -> list[tuple[int, int, str]]:
+    """Every grounded span of a grounding as ``(start, end, what)``, ``what`` being ``"item"`` (an
+    item, a result's value or its metric) or ``"quote"`` (an evidence quote)."""
+    out: list[tuple[int, int, str]] = []
+    for locations in grounding.fields.values():
+        for loc in locations:
+            for part in (loc, loc.metric):
+                if part is not None and part.status in GROUNDED_STATUSES:
+                    out += [(s, e, "item") for s, e in part.spans]
+            if loc.quote is not None and loc.quote.status in GROUNDED_STATUSES:
+                out += [(s, e, "quote") for s, e in loc.quote.spans]
+    return out
