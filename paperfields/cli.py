@@ -12,7 +12,7 @@ from typing import Literal, Optional
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from paperfields import paths
@@ -271,9 +271,12 @@ def run(
     if not (quiet or as_json):
         console.print(f"loading backend {backend} ...")
     try:
+        from paperfields.progress import EtaColumn, PaperTimer
+
+        timer = PaperTimer()  # only papers this process finishes count: a resume's done papers were not instant
         progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
-            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console, disable=quiet or as_json,
+            TimeElapsedColumn(), EtaColumn(timer), console=console, disable=quiet or as_json,
         )
         # shown once the runner says how many papers are already done (a resume never flashes 0/N), so an
         # error found before any work prints alone
@@ -282,11 +285,13 @@ def run(
 
         def on_start(already_done: int, total: int) -> None:
             progress.update(task, total=total, completed=already_done)
+            timer.start()
             progress.start()
 
         def on_paper(line) -> None:
             nonlocal failed
             failed += line.failure is not None
+            timer.finished(cached=line.cached)
             progress.update(task, advance=1, status=f"failed {failed}")
 
         def on_status(state) -> None:

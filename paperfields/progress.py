@@ -1,0 +1,104 @@
+"""The run's ETA: papers left times a smoothed per-paper time, learned from the papers this process finished.
+
+rich's own ``TimeRemainingColumn`` divides by the speed of the last 30 s of progress updates: it
+shows nothing until a few papers are done, then extrapolates from one fast paper, and a resumed run
+(whose finished papers are added at once) looks instantaneous. Here only papers finished by this
+process count, each as the wall time since the previous one finished (so with several papers in
+flight the rate is the run's throughput), smoothed by :func:`smoothed`; answers served from the
+response cache take no time and are left out of the average.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Optional
+
+from rich.progress import ProgressColumn, Task
+from rich.text import Text
+
+# Weight of the newest paper once enough have finished: about the last 9 papers count. Per-paper
+# times vary about 10x (a reply looping to --max-tokens), so a heavier weight makes the ETA jump.
+ALPHA = 0.2
+
+
+def smoothed(previous: Optional[float], sample: float, count: int, alpha: float = ALPHA) -> float:
+    """The per-paper seconds after the ``count``-th sample (1-based) ``sample`` seconds.
+
+    An exponentially weighted moving average whose weight is ``max(1 / count, alpha)``: the plain mean
+    of the first ``1 / alpha`` samples (so the first paper does not outweigh the next ones), then
+    ``alpha`` on the newest. ``previous`` is the value after ``count - 1`` samples (None before the first).
+    Raises ValueError for ``count < 1`` or a negative sample.
+    """
+    if count < 1 or sample < 0:
+        raise ValueError(f"count must be >= 1 and sample >= 0 (got count={count}, sample={sample})")
+    if previous is None or count == 1:
+        return sample
+    weight = max(1.0 / count, alpha)
+    return previous + weight * (sample - previous)
+
+
+def eta_seconds(per_paper: Optional[float], papers_left: int, in_progress: float = 0.0) -> Optional[float]:
+    """Seconds until ``papers_left`` papers are done at ``per_paper`` seconds each; None while unknown
+    (``per_paper`` None: no paper finished yet).
+
+    ``in_progress`` seconds already spent since the last paper finished are taken off, but at most one
+    paper's worth: a paper slower than the average leaves the ETA at the other papers' time instead of
+    counting below it. 0 when nothing is left.
+    """
+    if papers_left <= 0:
+        return 0.0
+    if per_paper is None:
+        return None
+    return per_paper * papers_left - min(max(in_progress, 0.0), per_paper)
+
+
+class PaperTimer:
+    """Wall time per finished paper, smoothed (:func:`smoothed`). ``clock`` returns seconds (monotonic)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.per_paper: Optional[float] = None
+        self.count = 0
+        self._last: Optional[float] = None
+
+    def start(self) -> None:
+        """Start the clock of the first paper (call when the run starts working)."""
+        self._last = self.clock()
+
+    def finished(self, cached: bool = False) -> None:
+        """One paper finished now. A cached answer only restarts the clock: it says nothing of model time."""
+        now = self.clock()
+        if self._last is not None and not cached:
+            self.count += 1
+            self.per_paper = smoothed(self.per_paper, now - self._last, self.count)
+        self._last = now
+
+    def remaining(self, papers_left: int) -> Optional[float]:
+        """:func:`eta_seconds` for ``papers_left`` papers, counting down through the paper in progress."""
+        in_progress = self.clock() - self._last if self._last is not None else 0.0
+        return eta_seconds(self.per_paper, papers_left, in_progress)
+
+
+def format_seconds(seconds: float) -> str:
+    """``H:MM:SS`` (rounded up to the second, so a run with work left never shows 0:00:00)."""
+    whole = int(-(-seconds // 1))
+    minutes, secs = divmod(whole, 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours:d}:{minutes:02d}:{secs:02d}"
+
+
+class EtaColumn(ProgressColumn):
+    """``ETA H:MM:SS`` from a :class:`PaperTimer`; ``ETA estimating`` until this process finished a paper."""
+
+    max_refresh = 0.5  # rich redraws 10 times a second; a countdown needs no more than 2
+
+    def __init__(self, timer: PaperTimer) -> None:
+        self.timer = timer
+        super().__init__()
+
+    def render(self, task: Task) -> Text:
+        """The column's cell for ``task`` (empty until the task has a total)."""
+        if task.total is None:
+            return Text("")
+        seconds = self.timer.remaining(int(task.total - task.completed))
+        return Text("ETA " + ("estimating" if seconds is None else format_seconds(seconds)), style="progress.remaining")
