@@ -313,8 +313,8 @@ def run(
 
     The manifest records the corpus file (absolute path; papers given in Python are written to
     ``corpus.jsonl`` in the run folder), so ``show`` and ``report`` find the abstracts. With ``score``
-    the run is scored against gold; a run none of whose papers has gold is left unscored, ``note``
-    saying so. Raises RunError (split, run id, options of --batch, a dev abstract for rules/baseline or
+    the run is scored against gold; a run none of whose papers has gold, or none of whose papers got an
+    answer from the model, is left unscored, ``note`` saying so. Raises RunError (split, run id, options of --batch, a dev abstract for rules/baseline or
     few-shot, a folder holding another run), BackendError, PromptError, CorpusError, GoldError, and
     KeyboardInterrupt unchanged (finished papers are saved: run again to resume).
     """
@@ -374,7 +374,11 @@ def run(
         if response_cache is not None:
             response_cache.close()
     result = RunResult(run_dir=run_dir, manifest=manifest)
-    if score:
+    # the server never answered (transport errors) or refused every request as sent: nothing the model said to score
+    refused = sum(n for c, n in manifest.failures_by_class.items() if c in ("request_rejected", "context_overflow"))
+    if score and manifest.papers_done - refused <= 0 and manifest.papers_total:
+        result.note = "not scored: no paper got an answer from the model"
+    elif score:
         try:
             result.scores = score_run(run_dir, gold_path)
         except NoGoldError:
