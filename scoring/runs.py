@@ -187,10 +187,13 @@ def _read_scores(path: Path) -> RunScores:
 
 
 def papers_cell(s: RunScores) -> str:
-    """``60``, ``41/60 (unfinished)`` or ``3 of 60 (partial)`` for the papers column of a board."""
+    """``60``, ``41/60 (unfinished)``, ``3 of 60 (partial)``, or ``25 of 60 (sample)`` for a second
+    labeling's sample, for the papers column of a board."""
     if s.unfinished:
         return f"{s.papers_done}/{s.papers} (unfinished)"
-    return f"{s.papers} of {s.papers_in_split} (partial)" if s.partial else str(s.papers)
+    if not s.partial:
+        return str(s.papers)
+    return f"{s.papers} of {s.papers_in_split} ({'sample' if s.comparable else 'partial'})"  # a second labeling covers a sample
 
 
 def check_versions(scores: list[RunScores], gold_path: Path | None = None) -> None:
