@@ -391,6 +391,13 @@ def _validity_section(gold_path: Path, gold: list[GoldRecord]) -> list[str]:
             f"Both same {c['both_same']}, both different {c['both_different']}, scorer same but judge different "
             f"{c['scorer_same_human_different']}, scorer different but judge same {c['scorer_different_human_same']}.", "",
         ] + _judged_rows(report)
+        small = [f"{f} ({m} pairs)" for f, (a, m) in sorted(report["per_field"].items()) if m < 20]
+        stricter = c["scorer_different_human_same"]
+        if report["disagreements"]:
+            lines += ["", f"In {stricter} of the {len(report['disagreements'])} disagreements the scorer is stricter than the judge, so the "
+                      "scores it gives err low rather than high."]
+        if small:
+            lines += [f"Fields with fewer than 20 pairs have wide intervals, each disagreement moving them by several points: {', '.join(small)}."]
         if report["disagreements"]:
             lines += ["", "Disagreements:", ""] + _disagreement_lines(report)
         lines.append("")
