@@ -390,7 +390,8 @@ def run(
 def find_run(run: Union[str, Path], runs_dir: Union[str, Path, None] = None) -> Path:
     """A run's folder: ``run`` itself when it is a run folder (holds ``manifest.json``), else ``run``
     under ``runs_dir`` when given, else under ``runs/`` (your runs) and then ``results/runs`` (the
-    published ones). Raises RunError when it is in none of them, or in both (give the path)."""
+    published ones; in both, yours, with a UserWarning naming the other). Raises RunError when it is in
+    none of them."""
     from paperfields.extract.runner import RunError
 
     candidate = Path(run)
@@ -399,7 +400,9 @@ def find_run(run: Union[str, Path], runs_dir: Union[str, Path, None] = None) -> 
     places = [Path(runs_dir)] if runs_dir else [paths.user_runs_dir(), paths.published_runs_dir()]
     found = [place / str(run) for place in places if (place / str(run)).is_dir()]
     if len(found) > 1:
-        raise RunError(f"run '{run}' is in both {found[0]} and {found[1]}; give the folder path you mean")
+        import warnings
+
+        warnings.warn(f"run '{run}' is in both {found[0]} and {found[1]}; using {found[0]} (give the folder path for the other)", stacklevel=2)
     if found:
         return found[0]
     raise RunError(f"no run folder '{run}' (looked for {candidate} and in {', '.join(str(p) for p in places)})")

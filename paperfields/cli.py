@@ -205,7 +205,7 @@ def _print_leaderboard(scores: list, highlight: Optional[str] = None, wide: bool
     rows = board_rows(scores, gold_path)
     by_id = {s.run_id: s for s in scores}
     split = scores[0].split if scores else ""
-    table = Table(title=f"PaperFields leaderboard, {split} split; headline: micro F1 per field, macro over fields (higher is better)",
+    table = Table(title=f"PaperFields, {split} split. Headline: micro F1 per field, macro over fields (higher is better)",
                   title_justify="left", box=None, pad_edge=False, padding=(0, 1), header_style="bold")
     cols = ["#", "model", "strategy", "papers", "valid", "headline [95% CI]", "P/R", "s/paper"]
     if wide:
@@ -220,8 +220,11 @@ def _print_leaderboard(scores: list, highlight: Optional[str] = None, wide: bool
         section = r["section"]
         label = {"contender": DASH, "reference": "ref", "partial": "part"}[r["section"]] if r["rank"] is None else str(r["rank"])
         model = s.backend or s.run_id
-        if s.run_id != f"{model.replace('/', '_')}__{s.strategy}__{s.split}":
-            model += f" ({s.run_id})"  # a run id of one's own says which run this is
+        own_id = s.run_id.removesuffix(" (yours)")
+        if own_id != f"{model.replace('/', '_')}__{s.strategy}__{s.split}":
+            model += f" ({own_id})"  # a run id of one's own says which run this is
+        if own_id != s.run_id:
+            model += " (yours)"
         papers = f"{s.papers_done}/{s.papers} done" if s.unfinished else f"{s.papers} of {s.papers_in_split}" if s.partial else str(s.papers)
         cells = [label, model, s.strategy, papers, f"{s.valid_rate:.0%}", fmt_ci(s.headline, r["headline_ci95"]),
                  f"{fmt(s.precision, 2)}/{fmt(s.recall, 2)}", f"{s.seconds_per_paper:.1f}"]
@@ -379,8 +382,12 @@ def _print_board_with(scores) -> None:
     from paperfields.scoring.runs import collect_scores
 
     published = paths.published_runs_dir()
-    board = [s for s in (collect_scores(published) if published.is_dir() else []) if s.split == scores.split and s.run_id != scores.run_id]
-    _print_leaderboard(board + [scores], highlight=scores.run_id)
+    board = [s for s in (collect_scores(published) if published.is_dir() else []) if s.split == scores.split]
+    if any(s.run_id == scores.run_id and s.predictions_sha256 == scores.predictions_sha256 for s in board):
+        _print_leaderboard(board, highlight=scores.run_id)  # this run is a published one
+        return
+    mine = scores.model_copy(update={"run_id": scores.run_id + " (yours)"})  # beside a published run of the same id, not instead of it
+    _print_leaderboard(board + [mine], highlight=mine.run_id)
 
 
 def _run_dir(run: str, runs_dir: Optional[Path]) -> Path:
@@ -658,8 +665,8 @@ def leaderboard(
     out_path: Path = typer.Option(None, "--out", help="Markdown file to write [default: results/leaderboard.md]; the .csv and PNG plots go beside it."),
     plots: bool = typer.Option(True, help="Also write the PNG plots next to the board."),
     write: bool = typer.Option(True, help="Write the board files; --no-write only prints."),
-    wide: bool = typer.Option(False, "--wide", help="More columns in the terminal: per-paper F1 and per-field scores."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object per run (rank, headline, headline_ci95, reference, papers, ...) instead of a table."),
+    wide: bool = typer.Option(False, "--wide", help="More columns in the terminal: invented rate, dollars, seconds per correct item, contamination, per-paper F1 and six fields' scores (all 12 are in results/leaderboard.md)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the board as a JSON array, one object per run (rank, headline, headline_ci95, reference, papers, ...), instead of a table."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ) -> None:
     """Regenerate results/leaderboard.md, .csv and the PNG plots from the published runs, and print the board.

@@ -115,15 +115,18 @@ mark.both{background:#b7e4b0}mark.gold{background:#ffe08a}mark.pred{background:#
 commit {{ manifest.git_commit or "unknown" }}.</p>{% else %}<p>Backend <b>{{ manifest.config.backend }}</b>, strategy <b>{{ manifest.config.strategy }}</b>,
 split <b>{{ manifest.config.split }}</b>, {{ manifest.papers_total }} papers ({{ manifest.papers_valid }} with a record); commit {{ manifest.git_commit or "unknown" }}.</p>
 <p>Not scored: none of the run's papers has a gold record (a corpus of your own). Below are the predictions, each beside its abstract.</p>{% endif %}
-{% if scores %}<table><tr><th>headline [95% CI]</th><th>micro P</th><th>micro R</th><th>per-paper F1 (abstention credit)</th><th>valid</th><th>failures</th><th>s/paper</th><th>tokens/paper</th></tr>
+{% if scores %}<p>The headline is pooled (micro) F1 per field, macro-averaged over the 12 fields (accuracy for research_area
+and training_free); a field with nothing in gold and nothing predicted is left out, so an empty record scores near 0.
+Per-paper F1 credits an empty prediction on empty gold with 1 and is shown only beside it. – marks an undefined number.</p>
+<table><tr><th>headline [95% CI]</th><th>micro P</th><th>micro R</th><th>per-paper F1 (abstention credit)</th><th>valid</th><th>failures</th><th>s/paper</th><th>tokens/paper</th></tr>
 <tr><td>{{ num(scores.headline) }}{% if scores.headline_ci95 and scores.comparable %} [{{ "%.3f"|format(scores.headline_ci95[0]) }}, {{ "%.3f"|format(scores.headline_ci95[1]) }}]{% endif %}</td>
 <td>{{ num(scores.precision) }}</td><td>{{ num(scores.recall) }}</td><td>{{ num(scores.per_paper_f1) }}</td>
-<td>{{ "%.0f"|format(scores.valid_rate * 100) }}%</td><td>{{ scores.failures_by_class or "none" }}</td>
+<td>{{ "%.0f"|format(scores.valid_rate * 100) }}%</td><td>{% for k, v in scores.failures_by_class.items() %}{{ k }} {{ v }}{% if not loop.last %}, {% endif %}{% else %}none{% endfor %}</td>
 <td>{{ "%.1f"|format(scores.seconds_per_paper) }}</td><td>{{ "%.0f"|format(scores.tokens_per_paper) }}</td></tr></table>
 <table><tr><th>field</th><th>score [95% CI]</th><th>metric</th><th>micro P</th><th>micro R</th><th>invented rate</th></tr>
 {% for f in fields %}<tr><td>{{ f }}</td><td>{{ num(scores.fields[f].score) }}{% if scores.fields[f].ci95 %} [{{ "%.2f"|format(scores.fields[f].ci95[0]) }}, {{ "%.2f"|format(scores.fields[f].ci95[1]) }}]{% endif %}</td>
 <td>{{ scores.fields[f].metric }}</td><td>{{ num(scores.fields[f].micro_precision) }}</td><td>{{ num(scores.fields[f].micro_recall) }}</td>
-<td>{{ "-" if scores.fields[f].invented_rate is none else "%.2f"|format(scores.fields[f].invented_rate) }}</td></tr>{% endfor %}
+<td>{{ num(scores.fields[f].invented_rate, 2) }}</td></tr>{% endfor %}
 </table>
 <img alt="per-field F1 with 95% CI" src="data:image/png;base64,{{ plot }}">{% endif %}
 <p>Highlights: <mark class="both">gold and predicted</mark> <mark class="gold">gold, missed</mark> <mark class="pred">predicted, not gold</mark> <mark class="quote">evidence quote</mark></p>

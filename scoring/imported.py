@@ -31,11 +31,19 @@ def read_outside_predictions(path: Path, known_ids: set[str]) -> list[Prediction
     in file order. Raises RunError naming ``path``, the line and the field for: a line that is not a
     JSON object, a missing id, an id not in ``known_ids`` (the corpus), a repeated id, an unknown
     record key, a record that does not validate, or an unknown failure class."""
+    if path.is_dir():
+        raise RunError(f"{path}: is a directory; give the predictions JSONL file")
     if not path.is_file():
         raise RunError(f"{path}: no such file")
     lines: list[PredictionLine] = []
     seen: dict[str, int] = {}
-    for number, raw in enumerate(path.read_bytes().decode("utf-8-sig", errors="strict").splitlines(), start=1):
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise RunError(f"{path}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x}); save the file as UTF-8") from None
+    for number, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
         where = f"{path}:{number}"
@@ -46,14 +54,20 @@ def read_outside_predictions(path: Path, known_ids: set[str]) -> list[Prediction
         if not isinstance(row, dict):
             raise RunError(f"{where}: a line must be a JSON object with paper_id and record")
         paper_id = row.get("paper_id", row.get("id"))
-        if not isinstance(paper_id, str) or not paper_id:
+        if paper_id is None or paper_id == "":
             raise RunError(f"{where}: field 'paper_id': missing (give \"paper_id\" or \"id\")")
+        if not isinstance(paper_id, str):
+            raise RunError(f"{where}: field 'paper_id': must be a string, got {type(paper_id).__name__} {paper_id!r}")
         if paper_id not in known_ids:
             raise RunError(f"{where}: field 'paper_id': {paper_id!r} is not a paper of the corpus")
         if paper_id in seen:
             raise RunError(f"{where}: field 'paper_id': {paper_id} already on line {seen[paper_id]}")
         seen[paper_id] = number
+        if "record" not in row:
+            raise RunError(f"{where}: field 'record': missing (give the record, or \"record\": null for a paper your system failed)")
         record = row.get("record")
+        if record is not None and row.get("failure"):
+            raise RunError(f"{where}: field 'failure': a line with a record is not a failure; give one or the other")
         if record is not None and not isinstance(record, dict):
             raise RunError(f"{where}: field 'record': must be an object or null")
         unknown = sorted(set(record or {}) - set(PaperRecord.model_fields))

@@ -246,7 +246,7 @@ def test_cli_run_on_a_text_corpus_points_to_corpus_build(tmp_path):
     path = _write(tmp_path, "mine.txt", b"ICML 2026 Papers\n\nWe propose FooNet.\n")
     proc = _cli("run", "-b", "rules/baseline", "--corpus", str(path), "--split", "all", "--no-score", "--runs-dir", str(tmp_path / "runs"))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert proc.stderr == (f"error: {path}:1: not a corpus JSONL (line 1 is not a JSON object with 'id' and 'text'); "
+    assert proc.stderr.splitlines()[-1] + "\n" == (f"error: {path}:1: not a corpus JSONL (line 1 is not a JSON object with 'id' and 'text'); "
                            f"to make one from a text file of abstracts: paperfields corpus build {path} --out corpus.jsonl\n")
     assert not (tmp_path / "runs").exists()
 

@@ -84,3 +84,23 @@ def test_the_cli_scores_outside_predictions(tmp_path):
     assert scores["fields"]["method_name"]["score"] == 1.0 and scores["headline"] < 0.2
     missing = subprocess.run([sys.executable, "-m", "paperfields.cli", "score", "--predictions", str(path)], capture_output=True, text=True)
     assert missing.returncode == 2 and "--predictions needs --name" in missing.stderr
+
+
+@pytest.mark.parametrize("content, message", [
+    (b'{"paper_id": "p1c9192429b", "rec": {}}\n', ":1: field 'record': missing"),
+    (b'{"paper_id": "p1c9192429b", "record": {}, "failure": "truncated"}\n', ":1: field 'failure': a line with a record is not a failure"),
+    (b'{"paper_id": 42, "record": {}}\n', ":1: field 'paper_id': must be a string, got int 42"),
+    (b'{"paper_id": "p1c9192429b", "record": {}}\n{"paper_id": "\xff"}\n', ":2: not UTF-8 (byte 0xff)"),
+])
+def test_more_bad_lines_name_file_line_and_field(tmp_path, content, message):
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(RunError) as info:
+        import_predictions(path, "x", "test", tmp_path / "runs", GOLD, CORPUS)
+    assert str(info.value).startswith(str(path)) and message in str(info.value)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_directory_is_named_as_one(tmp_path):
+    with pytest.raises(RunError, match="is a directory; give the predictions JSONL file"):
+        import_predictions(tmp_path, "x", "test", tmp_path / "runs", GOLD, CORPUS)
