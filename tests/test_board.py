@@ -120,7 +120,7 @@ def test_the_readme_first_command_leaves_git_status_clean_on_a_fresh_clone(clone
     first = next(line for line in readme if line.startswith("./install.sh &&"))
     command = first.split("#")[0].split("&&", 1)[1].split()
     assert command[0] == ".venv/bin/paperfields" and command[1] == "run"
-    proc = _cli(*command[2:], "--limit", "1", root=clone)
+    proc = _cli(*command[1:], "--limit", "1", root=clone)
     assert proc.returncode == 0, proc.stderr
     assert _status(clone) == ""
     assert list((clone / "runs").glob("*/predictions.jsonl"))
