@@ -6,7 +6,7 @@ whitespace, lists capped), what the backend decodes under. The same model instan
 dev papers under both, alternating which goes first per paper (the second reuses the first's prompt
 from the KV cache). Prints per paper seconds, output tokens and whether the two records are equal,
 then the after / before ratios of output tokens and seconds.
-Run: .venv/bin/python bench/bench_grammar.py [STRATEGY] [PAPER_ID ...]   (about 3-5 minutes on 2 idle cores)
+Run: .venv/bin/python bench/bench_grammar.py [STRATEGY | FOLDER:STRATEGY] [PAPER_ID ...]   (about 3-5 minutes on 2 idle cores)
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import asyncio
 import os
 import platform
 import sys
+from pathlib import Path
 from typing import Any
 
 from paperfields.extract.backends import GenerationParams, GenerationRequest
@@ -38,7 +39,8 @@ class BeforeBackend(LocalBackend):
 
 
 def main() -> None:
-    strategy = Strategy(sys.argv[1] if len(sys.argv) > 1 else "zero_shot")
+    folder, _, name = (sys.argv[1] if len(sys.argv) > 1 else "zero_shot").rpartition(":")  # FOLDER:NAME for an older prompt
+    strategy = Strategy(name, directory=Path(folder) if folder else None)
     ids = sys.argv[2:] or PAPERS
     papers = {p.id: p for p in load_corpus(gold_dir() / "corpus.jsonl")}
     after = LocalBackend("qwen2.5-coder-0.5b")

@@ -7,7 +7,7 @@ import re
 
 from paperfields.extract.backends.base import GenerationRequest
 from paperfields.extract.backends.grammar import (
-    GRAMMAR_ID, MAX_ITEMS, MAX_RESULTS, capped_schema, grammar_sha256, reference_gbnf, schema_gbnf,
+    GRAMMAR_ID, MAX_CHARS, MAX_CONTRIBUTION_TYPES, MAX_ITEMS, MAX_RESULTS, capped_schema, grammar_sha256, reference_gbnf, schema_gbnf,
 )
 from paperfields.extract.cache import cache_key
 from paperfields.extract.schema import PaperRecord
@@ -15,7 +15,7 @@ from paperfields.extract.strategies import EvidenceRecord
 
 # What GRAMMAR_ID stands for. A change of the grammar's construction (or of llama-cpp-python's converter)
 # changes this hash: give GRAMMAR_ID a new name then, so old runs and cached answers are not taken for new ones.
-GRAMMAR_SHA256 = {"compact-12": "c2f77fe34894283088b29537e134481b1a4a980cf6146e5fdb036dda10aaca14"}
+GRAMMAR_SHA256 = {"compact-v1": "24dc56742f281526297c0a63e9cbeaadc3e615035b002136cef2753e483eef12"}
 
 
 def _rules(gbnf: str) -> dict[str, str]:
@@ -26,24 +26,38 @@ def test_the_grammar_id_names_this_grammar():
     assert grammar_sha256(PaperRecord) == GRAMMAR_SHA256[GRAMMAR_ID]
 
 
-def test_the_grammar_allows_no_whitespace_between_json_tokens_where_llama_cpp_python_allows_a_space():
+def test_the_grammar_allows_no_whitespace_between_json_tokens_but_one_space_after_a_colon():
     rules = _rules(schema_gbnf(PaperRecord.model_json_schema()))
     assert rules["space"] == '""'
     assert '" "' not in "\n".join(rules.values())  # no other rule writes a space outside strings
+    assert rules["method-name-kv"] == '"\\"method_name\\"" space ": " method-name'  # exactly one, after the colon
+    assert all('": "' in rule for name, rule in rules.items() if name.endswith("-kv"))
     assert _rules(reference_gbnf(PaperRecord))["space"] == '" "?'  # the default it replaces
 
 
-def test_every_list_is_capped_results_at_max_results_and_the_other_lists_at_max_items():
+def test_every_list_is_capped_results_contribution_types_and_the_other_lists_each_at_their_cap():
     schema = capped_schema(PaperRecord.model_json_schema())
     arrays = {name: prop["maxItems"] for name, prop in schema["properties"].items() if prop.get("type") == "array"}
-    assert arrays == {"contribution_types": MAX_ITEMS, "tasks": MAX_ITEMS, "datasets": MAX_ITEMS, "models": MAX_ITEMS,
+    assert (MAX_ITEMS, MAX_RESULTS, MAX_CONTRIBUTION_TYPES) == (8, 8, 3)
+    assert arrays == {"contribution_types": MAX_CONTRIBUTION_TYPES, "tasks": MAX_ITEMS, "datasets": MAX_ITEMS, "models": MAX_ITEMS,
                       "metrics": MAX_ITEMS, "baselines": MAX_ITEMS, "results": MAX_RESULTS}
     assert "maxItems" not in PaperRecord.model_json_schema()["properties"]["tasks"]  # the input is left as it was
     rules = _rules(schema_gbnf(PaperRecord.model_json_schema()))
-    assert rules["datasets"].count("string") == MAX_ITEMS and "*" not in rules["datasets"]
+    assert rules["datasets"].count("datasets-item") == MAX_ITEMS and "*" not in rules["datasets"]
     assert rules["results"].count("results-item") == MAX_RESULTS and "*" not in rules["results"]
     evidence = capped_schema(EvidenceRecord.model_json_schema())["properties"]
     assert evidence["models"]["maxItems"] == MAX_ITEMS and evidence["results"]["maxItems"] == MAX_RESULTS
+
+
+def test_every_free_string_is_capped_at_max_chars_and_enums_are_left_alone():
+    schema = capped_schema(PaperRecord.model_json_schema())
+    assert MAX_CHARS == 120
+    assert schema["properties"]["tasks"]["items"]["maxLength"] == MAX_CHARS
+    assert {"type": "string", "maxLength": MAX_CHARS} in schema["properties"]["method_name"]["anyOf"]
+    assert schema["$defs"]["Result"]["properties"]["metric"]["maxLength"] == MAX_CHARS
+    assert "maxLength" not in schema["$defs"]["Unit"]
+    rules = _rules(schema_gbnf(PaperRecord.model_json_schema()))
+    assert rules["tasks-item"].count("char") == MAX_CHARS and "*" not in rules["tasks-item"]
 
 
 def test_the_grammar_writes_every_key():

@@ -4,9 +4,11 @@ llama-cpp-python's converter (``llama_cpp.llama_grammar.SchemaConverter``, used 
 carries ``response_format={"type": "json_object", "schema": ...}``) lets the model write an optional
 space after every ``{``, ``[``, ``:``, ``,`` and value. The 0.5B model takes every one: re-serialized
 without them, the committed zero-shot replies are 21% fewer output tokens, and output tokens are most
-of a local paper's time. Here that ``space`` rule is empty, and every list gets ``maxItems``, so a
-reply repeating one item ("LLMs", "LLMs", ...) must close its list after :data:`MAX_ITEMS` items
-instead of running to ``--max-tokens``.
+of a local paper's time. Here that ``space`` rule is empty (but for exactly one space after each key's
+colon: ``": "`` costs no token, see :func:`schema_gbnf`), every list gets ``maxItems`` and every
+string ``maxLength``, so a reply repeating one item ("LLMs", "LLMs", ...) must close its list after
+:data:`MAX_ITEMS` items, and one looping inside a string must close it after :data:`MAX_CHARS`
+characters, instead of running to ``--max-tokens``.
 
 :data:`GRAMMAR_ID` names this construction; it is the local backend's ``mode``, so it goes into the
 run config and every response-cache key: runs and cached answers under another grammar never mix.
@@ -24,21 +26,29 @@ from pydantic import BaseModel
 
 from paperfields.extract.schema import all_required
 
-# Most items a list may hold (gold's longest lists hold 5 items, and 7 results). Generous for any
-# abstract, small enough that a repetition loop closes far below the default --max-tokens (12
-# compact results are about 600 tokens).
-MAX_ITEMS = 12
-MAX_RESULTS = 12
-_MAX_ITEMS_BY_FIELD = {"results": MAX_RESULTS}
+# Most items a list may hold; gold's longest lists hold 5 items, 7 results and 3 contribution types.
+# Room above any abstract's, small enough that a repetition loop closes far below the default
+# --max-tokens (8 compact results are about 400 tokens). The 0.5B model listed all seven contribution
+# types, and repeated them up to any cap: 3 keeps at most one wrong type beside two right ones.
+MAX_ITEMS = 8
+MAX_RESULTS = 8
+MAX_CONTRIBUTION_TYPES = 3
+_MAX_ITEMS_BY_FIELD = {"results": MAX_RESULTS, "contribution_types": MAX_CONTRIBUTION_TYPES}
+# Most characters a string may hold (gold's longest string is 86). A reply looping inside a string
+# (a list of numbers written again and again, the whole abstract copied into a name) is closed there.
+MAX_CHARS = 120
 
-# The grammar's identity: no optional whitespace, lists capped at 12 items, results at 12.
-GRAMMAR_ID = "compact-12"
+# The grammar's identity: no optional whitespace (one space after a colon); lists capped at 8 items, results at 8, contribution
+# types at 3; strings at 120 characters.
+GRAMMAR_ID = "compact-v1"
 
 
 def capped_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """A copy of a JSON schema with ``maxItems`` on every array property that has none: the field's
-    entry in the caps (``results``: :data:`MAX_RESULTS`), else :data:`MAX_ITEMS`. Recurses through
-    ``properties`` and ``$defs``; the input is not changed."""
+    entry in the caps (``results``: :data:`MAX_RESULTS`, ``contribution_types``:
+    :data:`MAX_CONTRIBUTION_TYPES`), else :data:`MAX_ITEMS`; and ``maxLength`` :data:`MAX_CHARS` on
+    every string without an enum. Recurses through ``properties``, ``$defs``, ``items`` and ``anyOf``;
+    the input is not changed."""
 
     def visit(node: Any, name: str = "") -> Any:
         if isinstance(node, list):
@@ -55,6 +65,8 @@ def capped_schema(schema: dict[str, Any]) -> dict[str, Any]:
                 out[key] = visit(value)
         if out.get("type") == "array":
             out.setdefault("maxItems", _MAX_ITEMS_BY_FIELD.get(name, MAX_ITEMS))
+        if out.get("type") == "string" and "enum" not in out and "const" not in out:
+            out.setdefault("maxLength", MAX_CHARS)
         return out
 
     return visit(schema)
@@ -62,7 +74,8 @@ def capped_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 def schema_gbnf(schema: dict[str, Any]) -> str:
     """The GBNF grammar of ``schema`` (every property required, lists capped, see :func:`capped_schema`)
-    with no optional whitespace between JSON tokens (spaces inside strings stay free).
+    with no optional whitespace between JSON tokens: exactly one space after each colon, none
+    anywhere else (spaces inside strings stay free).
 
     Built by llama-cpp-python's own converter with its ``space`` rule made empty. Raises ImportError
     when llama-cpp-python is not installed.
@@ -73,7 +86,10 @@ def schema_gbnf(schema: dict[str, Any]) -> str:
     resolved = converter.resolve_refs(capped_schema(all_required(schema)), "stdin")
     converter.visit(resolved, "")
     converter._rules["space"] = '""'  # the converter's one whitespace rule, '" "?', referenced after every token
-    return converter.format_grammar()
+    gbnf = converter.format_grammar()
+    # One space after each key's colon, always: ' "' and ' null' are single tokens like '"' and 'null',
+    # so it costs no token, and without it the 0.5B model wrote null for every method_name.
+    return gbnf.replace('":" space', '": "')
 
 
 @functools.lru_cache(maxsize=16)
