@@ -9,6 +9,12 @@ blank-line-separated paragraph, or one per line with ``one_per_line``) or JSONL 
 Only ``\\n``, ``\\r\\n`` and ``\\r`` end a line (:func:`split_lines`): U+2028, U+2029, NEL, form
 feed and vertical tab are characters of the text, so they neither split an abstract nor shift
 the line numbers that messages give.
+
+A corpus of one's own may state when its abstracts were first public (``corpus build --date
+YYYY-MM``): each line then carries ``public_date``, a key that older readers ignore, so the date
+travels with the file and every corpus written before it loads unchanged. The contamination status
+of a run compares the corpus's earliest date (:func:`corpus_public_date`) with the model's
+training-data cutoff (``scoring/contamination.py``).
 """
 
 from __future__ import annotations
@@ -21,11 +27,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 
 class CorpusError(ValueError):
     """Bad corpus input. The message names the file and line."""
+
+
+_MONTH = re.compile(r"(\d{4})-(\d{2})")
+
+
+def month_index(date: str) -> int:
+    """A ``YYYY-MM`` date as a month count (``year * 12 + month - 1``), so two dates subtract to months.
+    Raises ValueError naming the value for any other form or a month outside 01-12."""
+    match = _MONTH.fullmatch(date) if isinstance(date, str) else None
+    if not match or not 1 <= int(match.group(2)) <= 12:
+        raise ValueError(f"{date!r} is not a YYYY-MM date")
+    return int(match.group(1)) * 12 + int(match.group(2)) - 1
 
 
 class Paper(BaseModel):
@@ -42,6 +60,16 @@ class Paper(BaseModel):
     source: str
     position: int = Field(ge=1)
     line: int = Field(ge=1)
+    public_date: str | None = Field(default=None, description="YYYY-MM in which the abstract was first public, as the "
+                                    "corpus states it (corpus build --date); None when not stated (the benchmark corpus's "
+                                    "date is in extract/backends/cutoffs.toml)")
+
+    @field_validator("public_date")
+    @classmethod
+    def _a_month(cls, value: str | None) -> str | None:
+        if value is not None:
+            month_index(value)
+        return value
 
 
 def paper_id(text: str) -> str:
@@ -302,6 +330,7 @@ def parse_jsonl(path: Path, text: str | None = None) -> list[Paper]:
                     source=obj.get("source", path.name),
                     position=obj.get("position", len(papers) + 1),
                     line=obj.get("line", number),
+                    public_date=obj.get("public_date"),
                 )
             )
         except ValidationError as exc:
@@ -351,11 +380,29 @@ def read_corpus_files(paths: list[Path], header: bool | None = None, one_per_lin
 
 
 def write_corpus(papers: list[Paper], out: Path) -> None:
-    """Write papers as JSONL (one object per line, keys in schema order, UTF-8, no ASCII escaping)."""
+    """Write papers as JSONL (one object per line, keys in schema order, UTF-8, no ASCII escaping).
+    ``public_date`` is written only when stated, so an undated corpus has the bytes it always had."""
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", encoding="utf-8") as fh:
         for paper in papers:
-            fh.write(json.dumps(paper.model_dump(), ensure_ascii=False) + "\n")
+            fh.write(json.dumps(paper.model_dump(exclude_none=True), ensure_ascii=False) + "\n")
+
+
+def with_public_date(papers: list[Paper], date: str) -> list[Paper]:
+    """Copies of ``papers`` stating ``date`` (``YYYY-MM``) as their first public month. Raises
+    ValueError naming the value when it is not a ``YYYY-MM`` date."""
+    month_index(date)
+    return [paper.model_copy(update={"public_date": date}) for paper in papers]
+
+
+def corpus_public_date(papers: list[Paper]) -> str | None:
+    """The corpus's earliest public date: the earliest ``public_date`` of ``papers`` (``YYYY-MM``), or
+    None when a paper states none (an undated abstract may be older than every dated one) or there
+    are no papers."""
+    dates = [paper.public_date for paper in papers]
+    if not dates or None in dates:
+        return None
+    return min(dates, key=month_index)
 
 
 def load_corpus(path: Path) -> list[Paper]:

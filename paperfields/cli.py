@@ -71,6 +71,18 @@ def _known_errors() -> tuple[type[Exception], ...]:
     return (BackendError, CorpusError, RunError, PromptError, GoldError, OSError, UnicodeDecodeError)
 
 
+def _month_option(value: Optional[str]) -> Optional[str]:
+    """``--date``: a ``YYYY-MM`` month, else typer's usage error naming the option and the value."""
+    from paperfields.extract.corpus import month_index
+
+    if value is not None:
+        try:
+            month_index(value)
+        except ValueError as exc:
+            raise typer.BadParameter(f"{exc}, e.g. 2025-03 for March 2025") from None
+    return value
+
+
 @corpus_app.command("build")
 def corpus_build(
     files: list[Path] = typer.Argument(..., help="Text or JSONL files of abstracts (a folder: pass its files, e.g. DIR/*.txt). "
@@ -84,6 +96,10 @@ def corpus_build(
                                           "(at most 120 characters and 15 words) that does not end with . ! or ? and is followed by a blank line or a one-line abstract."),
     one_per_line: bool = typer.Option(False, "--one-per-line", help="Text files: every non-blank line is one abstract. Without it, a "
                                       "paragraph of 3+ abstract-length lines (300+ characters, 3+ sentences) is refused."),
+    date: Optional[str] = typer.Option(None, "--date", metavar="YYYY-MM", callback=_month_option, help="The month the abstracts were first "
+                                       "public (the earliest, e.g. of a preprint), written into every line as 'public_date'. A run's "
+                                       "contamination status compares it with the model's training-data cutoff; a corpus of your own "
+                                       "without it is 'unknown'."),
 ) -> None:
     """Turn text or JSONL files of abstracts into the corpus JSONL: one record per abstract with a stable id, source file and position.
 
@@ -92,7 +108,7 @@ def corpus_build(
     """
     import tempfile
 
-    from paperfields.extract.corpus import check_unique, read_source, write_corpus
+    from paperfields.extract.corpus import check_unique, read_source, with_public_date, write_corpus
 
     try:
         sources = [read_source(path, header, one_per_line) for path in files]
@@ -100,6 +116,7 @@ def corpus_build(
         check_unique(papers)
     except _known_errors() as exc:
         fail(str(exc))
+    papers = with_public_date(papers, date) if date else papers
     for source in sources[:20]:  # say how each file was read: a wrong guess is visible, never silent
         how = ("JSONL" if source.format == "jsonl" else
                f"text, header line {source.header_line} {source.header!r} skipped" if source.header is not None else "text, no header line")
@@ -109,6 +126,8 @@ def corpus_build(
     target = out_path or paths.gold_dir() / "corpus.jsonl"
     if target.is_dir():
         fail(f"--out {target} is a folder; give a file path such as {target / 'corpus.jsonl'}")
+    if date and target.resolve() == (paths.gold_dir() / "corpus.jsonl").resolve():
+        fail(f"--date {date} is for a corpus of your own (--out PATH); the benchmark corpus's date is in extract/backends/cutoffs.toml")
     if out_path is None and target.is_file() and not force:
         # Gold labels refer to the benchmark corpus's ids: never replace it by accident.
         with tempfile.TemporaryDirectory() as tmp:

@@ -8,8 +8,15 @@ date. A run is:
   cutoff (the model cannot have trained on it);
 - ``possible overlap`` when the cutoff is later than that (a preprint of an abstract may predate the
   conference deadline, hence the margin);
-- ``unknown`` when the model's cutoff is not in the table (or is "unknown");
+- ``unknown`` when the model's cutoff is not in the table (or is "unknown"), or when the run's corpus
+  is one of the user's own that states no date;
 - ``n/a`` for reference runs (rules/, annotator/), which involve no trained model.
+
+Which corpus date a run is checked against (:func:`run_contamination`): the benchmark corpus's date
+from the table; for a corpus of one's own, the earliest ``public_date`` its papers state
+(``paperfields corpus build --date YYYY-MM`` writes it into every line), else none (``unknown``). The
+same margin applies to a stated date: model cutoffs are approximate (several are upper bounds or
+recalled), and "after cutoff" must be the safe claim.
 
 This is a date check, not a detection of memorization (compare Sainz et al. 2023, "NLP Evaluation in
 trouble"; Deng et al. 2024 on contamination detection): "after cutoff" is the only status that rules
@@ -18,13 +25,17 @@ contamination out.
 
 from __future__ import annotations
 
-import re
 import tomllib
 from functools import lru_cache
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from pydantic import BaseModel
+
+from paperfields.extract.corpus import Paper, corpus_public_date, month_index
+
+if TYPE_CHECKING:
+    from paperfields.extract.runner import Manifest
 
 CUTOFFS = Path(__file__).resolve().parent.parent / "extract" / "backends" / "cutoffs.toml"
 STATUSES = ("after cutoff", "possible overlap", "unknown", "n/a")
@@ -46,20 +57,21 @@ class CorpusDate(BaseModel):
 
 
 class Contamination(BaseModel):
-    """The status of one run, with the dates and sources it was decided from."""
+    """The status of one run, with the dates and sources it was decided from: ``model_cutoff`` and
+    ``cutoff_source`` from the table (None for a model not in it), ``corpus_earliest_public`` and
+    ``corpus_source`` (where that date comes from; None for a corpus that states none), and ``note``
+    saying why the status is ``unknown`` (None otherwise)."""
 
     status: str
     model_cutoff: Optional[str] = None
     cutoff_source: Optional[str] = None
     corpus_earliest_public: Optional[str] = None
+    corpus_source: Optional[str] = None
+    note: Optional[str] = None
 
 
-def _months(date: str) -> int:
-    """``YYYY-MM`` as a month count. Raises ValueError naming the value for any other form."""
-    match = re.fullmatch(r"(\d{4})-(\d{2})", date)
-    if not match or not 1 <= int(match.group(2)) <= 12:
-        raise ValueError(f"{date!r} is not a YYYY-MM date")
-    return int(match.group(1)) * 12 + int(match.group(2)) - 1
+OWN_CORPUS_SOURCE = "stated by the corpus file (paperfields corpus build --date)"
+_months = month_index
 
 
 @lru_cache(maxsize=4)
@@ -78,16 +90,60 @@ def load_cutoffs(path: Path = CUTOFFS) -> tuple[CorpusDate, dict[str, Cutoff]]:
 
 
 def contamination_status(backend: str, reference: bool = False, corpus_date: Optional[str] = None,
-                         path: Path = CUTOFFS) -> Contamination:
+                         path: Path = CUTOFFS, own_corpus: bool = False) -> Contamination:
     """The status of a run of ``backend`` (``provider/model``) on a corpus first public in
-    ``corpus_date`` (``YYYY-MM``; default: the benchmark corpus's date from the table)."""
+    ``corpus_date`` (``YYYY-MM``). Without a date: the benchmark corpus's date from the table, or,
+    with ``own_corpus``, no date at all (status ``unknown``). ``reference`` gives ``n/a``. Raises
+    ValueError naming the value when ``corpus_date`` is not ``YYYY-MM``, and as :func:`load_cutoffs`."""
     corpus, models = load_cutoffs(path)
-    earliest = corpus_date or corpus.earliest_public
-    if reference:
-        return Contamination(status="n/a", corpus_earliest_public=earliest)
+    if corpus_date is not None:
+        _months(corpus_date)
+        earliest, source = corpus_date, OWN_CORPUS_SOURCE if own_corpus else "given"
+    elif own_corpus:
+        earliest, source = None, None
+    else:
+        earliest, source = corpus.earliest_public, f"{path.name}: {corpus.source}"
     entry = models.get(backend)
-    if entry is None or entry.cutoff == "unknown":
-        return Contamination(status="unknown", cutoff_source=entry.source if entry else None, corpus_earliest_public=earliest)
+    known = entry is not None and entry.cutoff != "unknown"
+    found = dict(model_cutoff=entry.cutoff if known else None, cutoff_source=entry.source if entry else None,
+                 corpus_earliest_public=earliest, corpus_source=source)
+    if reference:
+        return Contamination(status="n/a", corpus_earliest_public=earliest, corpus_source=source)
+    if not known:
+        why = f"{backend} is not in {path.name}" if entry is None else f"{path.name} gives {backend} no published cutoff"
+        return Contamination(status="unknown", note=why, **found)
+    if earliest is None:
+        return Contamination(status="unknown", note="the corpus states no public date (paperfields corpus build --date YYYY-MM)", **found)
     gap = _months(earliest) - _months(entry.cutoff)
-    status = "after cutoff" if gap > corpus.margin_months else "possible overlap"
-    return Contamination(status=status, model_cutoff=entry.cutoff, cutoff_source=entry.source, corpus_earliest_public=earliest)
+    return Contamination(status="after cutoff" if gap > corpus.margin_months else "possible overlap", **found)
+
+
+def run_contamination(manifest: "Manifest", reference: Optional[bool] = None, papers: Optional[list[Paper]] = None,
+                      path: Path = CUTOFFS) -> Contamination:
+    """The status of the run described by ``manifest`` on the corpus it ran on: the benchmark corpus
+    (``manifest.config.corpus`` None) is checked against the table's date; a corpus of one's own
+    against the earliest ``public_date`` of the run's papers (``manifest.paper_ids``) in ``papers``,
+    or, without ``papers``, in the corpus file the manifest records (``unknown`` with a ``note`` when
+    that file is not recorded or gone, or a paper states no date). ``reference`` defaults to the
+    backend's kind (rules/, human/, annotator/). Raises CorpusError for an unreadable corpus file."""
+    from paperfields.extract.corpus import load_corpus
+    from paperfields.scoring.score import is_reference_backend
+
+    backend = manifest.config.backend
+    reference = is_reference_backend(backend) if reference is None else reference
+    if manifest.config.corpus is None:
+        return contamination_status(backend, reference, path=path)
+    note = None
+    if papers is None:
+        where = Path(manifest.corpus_path) if manifest.corpus_path else None
+        if where is not None and where.is_file():
+            papers = load_corpus(where)
+        else:
+            note = (f"the run's corpus {where} is gone, so its date cannot be read" if where
+                    else "the manifest does not record the run's corpus file, so its date cannot be read")
+    asked = set(manifest.paper_ids)
+    date = corpus_public_date([p for p in papers or [] if p.id in asked])
+    result = contamination_status(backend, reference, date, path=path, own_corpus=True)
+    if note and result.status == "unknown":
+        result.note = note
+    return result

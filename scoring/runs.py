@@ -16,7 +16,7 @@ from paperfields.extract.corpus import load_corpus
 from paperfields.extract.backends.base import FailureClass
 from paperfields.extract.runner import RunError, iter_predictions, load_manifest, read_predictions
 from paperfields.extract.schema import SCHEMA_VERSION
-from paperfields.scoring.contamination import contamination_status
+from paperfields.scoring.contamination import run_contamination
 from paperfields.scoring.gold import gold_fingerprint, load_gold
 from paperfields.scoring.score import (
     GROUNDED_FIELDS, HEADLINE_FIELDS, SCORER_VERSION, RunScores, is_reference_backend, score_predictions, write_scores,
@@ -96,7 +96,7 @@ def add_cost_and_contamination(scores: RunScores, run_dir: Path) -> None:
     if scores.correct_items:
         scores.seconds_per_correct = round(scores.model_seconds / scores.correct_items, 4)
         scores.dollars_per_correct = None if scores.dollars_total is None else round(scores.dollars_total / scores.correct_items, 8)
-    scores.contamination = contamination_status(scores.backend, scores.reference).model_dump()
+    scores.contamination = run_contamination(load_manifest(run_dir), scores.reference).model_dump()
 
 
 def predictions_sha256(run_dir: Path) -> str:
