@@ -19,11 +19,14 @@ import json
 import re
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from paperfields.extract.schema import SCHEMA_VERSION, PaperRecord, Result
 from paperfields.scoring.gold import GOLD_VERSION, gold_fingerprint, load_gold
 from paperfields.scoring.score import SCORER_VERSION
+
+if TYPE_CHECKING:
+    from paperfields.report import RunFacts
 
 # No single license covers the release: the abstracts are their authors' (no license can be granted
 # for them here) and everything else is the project's, under its license (see LICENSE.md).
@@ -149,9 +152,11 @@ def export_dataset(out_dir: Path, gold_path: Path, corpus_path: Path, runs_dir: 
         _write_parquet(rows, features(), path)
         written.append(path)
     status: dict[str, dict[str, Any]] = {}
+    facts: list["RunFacts"] = []
     if runs_dir is not None:
-        from paperfields.extract.runner import RunError
-        from paperfields.scoring.runs import load_scored_run
+        from paperfields.extract.runner import RunError, load_manifest
+        from paperfields.report import run_facts
+        from paperfields.scoring.runs import board_order, load_scored_run
 
         run_dirs = sorted(p.parent for p in runs_dir.glob("*/scores.json"))
         names = split_names([run_dir.name for run_dir in run_dirs])
@@ -163,6 +168,9 @@ def export_dataset(out_dir: Path, gold_path: Path, corpus_path: Path, runs_dir: 
                                f"purpose: --include-partial {run_dir.name}, or finish it first")
             status[names[run_dir.name]] = {"run_id": run_dir.name, "complete": scores.comparable, "reference": scores.reference,
                                            "papers": scores.papers, "papers_done": scores.papers_done, "papers_total": scores.papers_in_split}
+            facts.append(run_facts(load_manifest(run_dir), scores))
+        by_id = {f.run_id: f for f in facts}
+        facts = [by_id[s.run_id] for s in board_order([f.scores for f in facts])]
         texts = {p.id: p.text for p in load_corpus(corpus_path)}
         for run_dir in run_dirs:
             path = out_dir / "predictions" / f"{names[run_dir.name]}.parquet"
@@ -182,7 +190,7 @@ def export_dataset(out_dir: Path, gold_path: Path, corpus_path: Path, runs_dir: 
     terms.write_text(license_text(), encoding="utf-8")
     written.append(terms)
     card = out_dir / "README.md"
-    card.write_text(dataset_card(gold_path, corpus_path, status, card_extras), encoding="utf-8")
+    card.write_text(dataset_card(gold_path, corpus_path, status, card_extras, facts), encoding="utf-8")
     written.append(card)
     return written
 
@@ -254,11 +262,33 @@ ABSTRACTS_SOURCE = (
 )
 
 
-def dataset_card(gold_path: Path, corpus_path: Path, runs: dict[str, dict[str, Any]], extras: dict[str, str]) -> str:
+def run_cost_section(facts: Sequence["RunFacts"]) -> str:
+    """The card's per-run cost per correct item and contamination status: one Markdown table of
+    :data:`paperfields.report.RUN_COLUMNS` per board section (contenders, references, partial or
+    unfinished runs), runs in ``facts`` order (scored runs only), then what the columns mean."""
+    from paperfields.report import run_table, run_table_text
+    from paperfields.scoring.runs import section_of
+
+    titles = {"contender": "Contenders", "reference": "References (not ranked): model-free floors and a second annotator's labels",
+              "partial": "Partial and unfinished runs (not ranked)"}
+    parts = []
+    for key, title in titles.items():
+        chosen = [f for f in facts if f.scores is not None and section_of(f.scores) == key]
+        if chosen:
+            head, rows = run_table(chosen)
+            parts += [f"### {title}", _table(head, [[f"`{row[0]}`"] + row[1:] for row in rows])]
+    if not parts:
+        return "No runs in this export."
+    return "\n\n".join(parts + [run_table_text()])
+
+
+def dataset_card(gold_path: Path, corpus_path: Path, runs: dict[str, dict[str, Any]], extras: dict[str, str],
+                 facts: Sequence["RunFacts"] = ()) -> str:
     """The dataset card: YAML front matter built with ``huggingface_hub.DatasetCardData`` and a body
     generated from the schema, the gold, the agreement file and the leaderboard. ``runs`` maps each
     predictions split name to its entry of ``predictions/runs.json`` (``run_id``, ``complete``, ``papers``,
-    ...). Every table has a header and a separator row and stands between blank lines."""
+    ...); ``facts`` are the exported runs' cost and contamination (:func:`run_cost_section`). Every
+    table has a header and a separator row and stands between blank lines."""
     from huggingface_hub import DatasetCard, DatasetCardData
 
     rows = gold_rows(gold_path, corpus_path)
@@ -331,6 +361,10 @@ license `other`: see `LICENSE.md` for the terms.
 ## Leaderboard (test split)
 
 {extras.get('leaderboard', '') or '(no runs yet)'}
+
+## Cost per correct item and contamination status, per run
+
+{run_cost_section(facts)}
 
 ## Citation
 

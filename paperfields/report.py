@@ -3,26 +3,149 @@
 All abstract and model text is escaped: the HTML is rendered by Jinja2 with autoescaping, and the
 highlighted abstract is built from escaped segments, so ``<script>`` in an abstract or a prediction
 shows as text.
+
+The per-run table of cost per correct item and contamination status is rendered from
+:data:`RUN_COLUMNS`, a list of (column name, formatter) pairs shared with the dataset card
+(``paperfields/export.py``): one more entry adds a column to both.
 """
 
 from __future__ import annotations
 
 import base64
 import io
+from dataclasses import dataclass
 from html import escape
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import jinja2
 from markupsafe import Markup
 
 from paperfields.extract.corpus import Paper
 from paperfields.extract.runner import Manifest, PredictionLine
+from paperfields.scoring.contamination import OWN_CORPUS_SOURCE, Contamination, load_cutoffs, run_contamination
 from paperfields.scoring.gold import GoldRecord
 from paperfields.scoring.locate import Grounding, ground_record, marks
 from paperfields.scoring.score import HEADLINE_FIELDS, RunScores, paper_f1, score_paper
 
 _PRIORITY = {"both": 2, "gold": 1, "pred": 0}
+DASH = "–"  # an undefined number, as on the board
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What a per-run column reads: the run's id and backend, whether it is a reference (rules/,
+    annotator/: no trained model, never ranked), its stored scores (None for a run that is not scored:
+    no paper has gold) and its contamination status."""
+
+    run_id: str
+    backend: str
+    reference: bool
+    scores: Optional[RunScores]
+    contamination: Contamination
+
+    @property
+    def local(self) -> bool:
+        """True for an in-process local model: it costs no dollars, its cost is model seconds."""
+        return self.backend.startswith("local/")
+
+
+def run_facts(manifest: Manifest, scores: Optional[RunScores], papers: Optional[list[Paper]] = None) -> RunFacts:
+    """The :class:`RunFacts` of a run: the contamination status stored with its scores (what the board
+    shows), or for a run without scores (or scored before the whole status was stored: no date sources)
+    the status computed now from its manifest and ``papers`` (default: the corpus file the manifest
+    records; :func:`~paperfields.scoring.contamination.run_contamination`)."""
+    from paperfields.scoring.score import is_reference_backend
+
+    reference = scores.reference if scores is not None else is_reference_backend(manifest.config.backend)
+    stored = (scores.contamination or {}) if scores is not None else {}
+    if set(Contamination.model_fields) <= set(stored):
+        contamination = Contamination.model_validate(stored)
+    else:
+        contamination = run_contamination(manifest, reference, papers)
+    return RunFacts(run_id=manifest.run_id, backend=manifest.config.backend, reference=reference, scores=scores, contamination=contamination)
+
+
+def _num(value: Optional[float], digits: int) -> str:
+    return DASH if value is None else f"{value:.{digits}f}"
+
+
+def cost_per_correct(r: RunFacts) -> str:
+    """The run's cost per correct item in its own unit: model seconds for a local model (``11.04 s``),
+    dollars when the run is priced (``$0.000123``), seconds with ``(no price)`` when the price is
+    unknown; ``–`` without scores, without a correct item, or for a reference (it calls no model)."""
+    s = r.scores
+    if s is None or not s.correct_items or r.reference:
+        return DASH
+    if r.local:
+        return f"{s.seconds_per_correct:.2f} s"
+    if s.dollars_per_correct is None:
+        return f"{s.seconds_per_correct:.2f} s (no price)"
+    return f"${s.dollars_per_correct:.6f}"
+
+
+def _dollars_per_correct(r: RunFacts) -> str:
+    s = r.scores
+    if s is None or not s.correct_items or r.reference:  # a reference calls no priced model
+        return DASH
+    if r.local:
+        return "0 (local)"
+    return "? (no price)" if s.dollars_per_correct is None else f"{s.dollars_per_correct:.6f}"
+
+
+def _status(r: RunFacts) -> str:
+    c = r.contamination
+    return c.status + (f" ({c.note})" if c.note else "")
+
+
+def _corpus_date(r: RunFacts) -> str:
+    """``2026-01 (cutoffs.toml)`` for the benchmark corpus (its full source is in :func:`run_table_text`),
+    ``2025-03 (corpus build --date)`` for a date a corpus of one's own states, ``not stated`` without one."""
+    c = r.contamination
+    if c.corpus_earliest_public is None:
+        return "not stated"
+    where = "corpus build --date" if c.corpus_source == OWN_CORPUS_SOURCE else (c.corpus_source or "").split(":")[0]
+    return c.corpus_earliest_public + (f" ({where})" if where else "")
+
+
+RunColumn = tuple[str, Callable[[RunFacts], str]]
+
+# One (column name, formatter) per column of the per-run tables of the report and the dataset card.
+# CALIBRATION HOOK: the per-run calibration metrics (RunScores.calibration: per confidence source,
+# Brier score and ECE, lower is better) become columns by appending entries here, e.g.
+#   ("Brier (asked)", lambda r: _num(r.scores.calibration["asked"].brier, 3) if r.scores and "asked" in r.scores.calibration else DASH)
+# and both tables show them; nothing else needs to change.
+RUN_COLUMNS: list[RunColumn] = [
+    ("correct items", lambda r: DASH if r.scores is None else str(r.scores.correct_items)),
+    ("cost / correct item", cost_per_correct),
+    ("model s / correct", lambda r: DASH if r.scores is None or r.reference else _num(r.scores.seconds_per_correct, 2)),
+    ("$ / correct", _dollars_per_correct),
+    ("contamination", _status),
+    ("model cutoff", lambda r: r.contamination.model_cutoff or (DASH if r.reference else "unknown")),
+    ("cutoff source", lambda r: r.contamination.cutoff_source or DASH),
+    ("corpus first public", _corpus_date),
+]
+
+
+def run_table(facts: list[RunFacts], columns: Optional[list[RunColumn]] = None) -> tuple[list[str], list[list[str]]]:
+    """(header, one row of cells per run) of the per-run table: ``run`` then each column of ``columns``
+    (default :data:`RUN_COLUMNS`); plain text, escaped by whoever renders it."""
+    columns = RUN_COLUMNS if columns is None else columns
+    return ["run"] + [name for name, _ in columns], [[r.run_id] + [cell(r) for _, cell in columns] for r in facts]
+
+
+def run_table_text() -> str:
+    """The sentence under a per-run table saying what its cost and contamination columns mean."""
+    corpus = load_cutoffs()[0]
+    margin = corpus.margin_months
+    return ("Cost per correct item: model seconds (a local model, which costs no dollars) or dollars (a priced API run) per "
+            "true positive pooled over the 12 fields, every attempt, retry and re-ask included, answers served from the "
+            "response cache excluded; lower is better. Contamination: the model's training-data cutoff against the corpus's "
+            "first public date (extract/backends/cutoffs.toml, or the date a corpus of your own states with "
+            f"corpus build --date): after cutoff (the corpus was public more than {margin} months after the cutoff, so the "
+            f"model cannot have seen it), possible overlap (less), unknown (no cutoff, or no corpus date), n/a for references "
+            f"(rules/, annotator/: no trained model). The benchmark corpus was first public {corpus.earliest_public} "
+            f"(cutoffs.toml: {corpus.source}).")
 
 
 def _disjoint(candidates: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
@@ -129,6 +252,12 @@ Per-paper F1 credits an empty prediction on empty gold with 1 and is shown only 
 <td>{{ num(scores.fields[f].invented_rate, 2) }}</td></tr>{% endfor %}
 </table>
 <img alt="per-field F1 with 95% CI" src="data:image/png;base64,{{ plot }}">{% endif %}
+<h2 id="cost-contamination">Cost and contamination{% if facts.reference %} (a reference run: not ranked, no trained model){% endif %}</h2>
+<table class="run">
+<tr>{% for name in run_head %}<th>{{ name }}</th>{% endfor %}</tr>
+{% for row in run_rows %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}
+</table>
+<p>{{ run_text }}</p>
 <p>Highlights: <mark class="both">gold and predicted</mark> <mark class="gold">gold, missed</mark> <mark class="pred">predicted, not gold</mark> <mark class="quote">evidence quote</mark></p>
 {% for p in papers %}<section class="paper" id="{{ p.id }}">
 <h2>{{ p.id }} <small>({{ p.source }}, #{{ p.position }}; {% if p.gold %}per-paper F1 {{ "%.3f"|format(p.overall) }}{% else %}no gold{% endif %})</small></h2>
@@ -174,7 +303,8 @@ def render_report(manifest: Manifest, scores: Optional[RunScores], lines: list[P
                   detail: dict[str, dict[str, Any]]) -> str:
     """The self-contained HTML report of one run: every paper the run asked (``manifest.paper_ids``, else
     the ``gold`` papers) that is in ``papers``, with gold and F1 where the paper has gold, the
-    prediction alone where it has none; ``scores`` None (no paper has gold) leaves out the summary."""
+    prediction alone where it has none; ``scores`` None (no paper has gold) leaves out the summary. The
+    run's cost per correct item and contamination status are a table of :data:`RUN_COLUMNS`."""
     by_line = {l.paper_id: l for l in lines}
     by_paper = {p.id: p for p in papers}
     by_gold = {g.id: g for g in gold}
@@ -193,8 +323,11 @@ def render_report(manifest: Manifest, scores: Optional[RunScores], lines: list[P
     from paperfields.scoring.runs import fmt
 
     env.globals["num"] = fmt  # an undefined score shows as a dash, never as 1.000
+    facts = run_facts(manifest, scores, papers)
+    run_head, run_rows = run_table([facts])
     return env.from_string(_TEMPLATE).render(manifest=manifest, scores=scores, fields=HEADLINE_FIELDS + ("results_value", "results_full"),
-                                            plot=_field_bar_png(scores) if scores else "", papers=items)
+                                            plot=_field_bar_png(scores) if scores else "", papers=items, facts=facts,
+                                            run_head=run_head, run_rows=run_rows, run_text=run_table_text())
 
 
 def write_report(run_dir: Path, gold_path: Path, corpus_path: Optional[Path] = None, out: Optional[Path] = None) -> Path:

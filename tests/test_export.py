@@ -308,3 +308,35 @@ def test_the_cards_provenance_statement_holds_for_the_seed_files():
     assert len(seeds) == 4 and "four plain-text lists" in ABSTRACTS_SOURCE
     assert all(p.text in seeds[p.source] for p in papers)
     assert all(text.splitlines()[0].strip() in ("ICML 2026 Papers", "ICML 2026 论文列表") for text in seeds.values())
+
+
+def _card_rows(text: str, section: str) -> dict[str, dict[str, str]]:
+    """Run id -> {column: cell} of the table under the card's ``### <section>...`` heading in the
+    per-run cost and contamination part."""
+    part = text[text.index("## Cost per correct item and contamination status, per run"):text.index("## Citation")]
+    block = part[part.index(f"### {section}"):].split("\n\n")[1]
+    lines = block.splitlines()
+    cells = lambda line: [c.strip() for c in line.strip("|").split(" | ")]
+    head = cells(lines[0])
+    return {row[0].strip("`"): dict(zip(head, row)) for row in map(cells, lines[2:])}
+
+
+def test_card_shows_cost_per_correct_item_and_contamination_per_run_with_references_apart(exported, results):
+    from paperfields.scoring.score import RunScores
+
+    text = (exported / "README.md").read_text(encoding="utf-8")
+    contenders, references = _card_rows(text, "Contenders"), _card_rows(text, "References")
+    scores = {p.parent.name: RunScores.model_validate_json(p.read_bytes()) for p in (results / "runs").glob("*/scores.json")}
+    assert set(contenders) == {r for r, s in scores.items() if not s.reference}
+    assert set(references) == {r for r, s in scores.items() if s.reference} >= {"rules_baseline__zero_shot__test", "rules_empty__zero_shot__test"}
+    for run_id, row in contenders.items():
+        s = scores[run_id]
+        assert s.backend.startswith("local/")  # the committed contenders are local models: cost in model seconds
+        assert row["correct items"] == str(s.correct_items) and s.correct_items > 0
+        assert row["cost / correct item"] == f"{s.model_seconds / s.correct_items:.2f} s" and row["$ / correct"] == "0 (local)"
+        assert (row["contamination"], row["model cutoff"], row["corpus first public"]) == ("after cutoff", "2024-09", "2026-01 (cutoffs.toml)")
+        assert row["cutoff source"].startswith("upper bound: the Qwen2.5-Coder technical report (arXiv:2409.12186)")
+    for run_id, row in references.items():
+        assert row["correct items"] == str(scores[run_id].correct_items)
+        assert (row["cost / correct item"], row["$ / correct"], row["contamination"], row["model cutoff"]) == ("–", "–", "n/a", "–")
+    assert "The benchmark corpus was first public 2026-01 (cutoffs.toml: ICML 2026 dates page" in text

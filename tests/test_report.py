@@ -321,3 +321,127 @@ def test_output_paths_that_are_folders_or_unwritable_are_clean_errors(tmp_path):
     assert agreement.returncode == 2 and f"cannot write {blocked / 'AGREEMENT.md'}" in agreement.stderr and "Traceback" not in agreement.stderr
     nested = cli("gold", "agreement", "--out", str(tmp_path / "new" / "dir" / "AGREEMENT.md"))
     assert nested.returncode == 0 and (tmp_path / "new" / "dir" / "AGREEMENT.md").read_text() == (ROOT / "gold" / "AGREEMENT.md").read_text()
+
+
+# --- cost per correct item and contamination status in the report (issue 17) ------------------------------------
+
+GOLD = ROOT / "gold" / "gold.jsonl"
+
+
+def _run_table(html: str) -> list[list[str]]:
+    """The rows (header first) of the report's per-run table, each cell as the text a reader sees."""
+    import html as html_lib
+    import re
+
+    table = re.search(r'<table class="run">(.*?)</table>', html, re.S).group(1)
+    return [[html_lib.unescape(c) for c in re.findall(r"<t[hd]>(.*?)</t[hd]>", row, re.S)] for row in re.findall(r"<tr>(.*?)</tr>", table, re.S)]
+
+
+def _hand_run(tmp_path: Path, backend: str, dollars: float | None, latencies: list[float]) -> Path:
+    """A scored run folder of ``backend`` whose answers are the gold records of the first test papers."""
+    from paperfields.scoring.gold import load_gold
+    from paperfields.scoring.runs import score_run
+
+    test = [g for g in load_gold(GOLD) if g.split == "test"][: len(latencies)]
+    run_dir = tmp_path / backend.replace("/", "_")
+    run_dir.mkdir()
+    config = RunConfig(backend=backend, strategy="zero_shot", prompt_version="1", prompt_sha256="x", split="test")
+    manifest = Manifest(run_id=run_dir.name, config=config, started_at="2026-12-01T00:00:00+00:00", paper_ids=[g.id for g in test],
+                        papers_total=len(test), papers_done=len(test), dollars_total=dollars)
+    (run_dir / "manifest.json").write_text(manifest.model_dump_json())
+    lines = [PredictionLine(paper_id=g.id, record=g.record.model_dump(mode="json"), latency_s=s) for g, s in zip(test, latencies)]
+    (run_dir / "predictions.jsonl").write_text("".join(line.model_dump_json() + "\n" for line in lines))
+    score_run(run_dir, GOLD)
+    return run_dir
+
+
+def _report(run_dir: Path) -> tuple[str, dict]:
+    from paperfields.report import write_report
+
+    html = write_report(run_dir, GOLD).read_text(encoding="utf-8")
+    return html, json.loads((run_dir / "scores.json").read_text())
+
+
+def test_report_shows_dollars_per_correct_item_and_contamination_of_a_priced_run(tmp_path):
+    html, scores = _report(_hand_run(tmp_path, "openai/gpt-4o-mini", 0.5, [3.0, 5.0]))
+    head, row = _run_table(html)
+    assert head == ["run", "correct items", "cost / correct item", "model s / correct", "$ / correct", "contamination", "model cutoff",
+                    "cutoff source", "corpus first public"]
+    correct = scores["correct_items"]
+    assert correct > 10  # two papers answered with their own gold
+    cells = dict(zip(head, row))
+    assert cells["correct items"] == str(correct)
+    assert cells["cost / correct item"] == f"${0.5 / correct:.6f}" and cells["$ / correct"] == f"{0.5 / correct:.6f}"
+    assert cells["model s / correct"] == f"{8.0 / correct:.2f}"
+    assert (cells["contamination"], cells["model cutoff"], cells["corpus first public"]) == ("after cutoff", "2023-10", "2026-01 (cutoffs.toml)")
+    assert cells["cutoff source"].startswith("OpenAI model page, knowledge cutoff Oct 01, 2023")
+    assert "(a reference run" not in html and "ICML 2026 dates page" in html  # the benchmark corpus date's source under the table
+
+
+def test_report_shows_model_seconds_per_correct_item_for_a_local_run_and_no_cost_for_a_reference(tmp_path):
+    html, scores = _report(_hand_run(tmp_path, "local/qwen2.5-coder-0.5b", 0.0, [20.0, 10.5, 4.5]))
+    cells = dict(zip(*_run_table(html)))
+    correct = scores["correct_items"]
+    assert cells["cost / correct item"] == f"{35.0 / correct:.2f} s" and cells["$ / correct"] == "0 (local)"
+    assert (cells["contamination"], cells["model cutoff"]) == ("after cutoff", "2024-09")
+    assert "Qwen2.5-Coder technical report (arXiv:2409.12186)" in cells["cutoff source"]
+
+    html, scores = _report(_hand_run(tmp_path, "rules/baseline", 0.0, [0.0]))
+    cells = dict(zip(*_run_table(html)))
+    assert "Cost and contamination (a reference run: not ranked, no trained model)" in html
+    assert cells["correct items"] == str(scores["correct_items"]) and scores["correct_items"] > 0
+    assert [cells[k] for k in ("cost / correct item", "model s / correct", "$ / correct", "contamination", "model cutoff", "cutoff source")] == \
+        ["–", "–", "–", "n/a", "–", "–"]
+
+
+def _own_report(tmp_path: Path, backend: str, date: str | None, scores=None, columns=None) -> str:
+    papers = [Paper(id="mine-1", text="We propose FooNet, reaching 91.2% accuracy on ImageNet.", source="mine.txt", position=1, line=1,
+                    public_date=date)]
+    config = RunConfig(backend=backend, strategy="zero_shot", prompt_version="1", prompt_sha256="0", split="all", corpus="mine.jsonl papers:0")
+    manifest = Manifest(run_id="mine", started_at="now", papers_total=1, paper_ids=["mine-1"], config=config)
+    return render_report(manifest, scores, [PredictionLine(paper_id="mine-1", record={"method_name": "FooNet"})], [], papers, {})
+
+
+def test_report_of_an_unscored_run_on_ones_own_corpus_checks_the_corpus_date():
+    cells = dict(zip(*_run_table(_own_report(Path(), "local/qwen2.5-coder-0.5b", "2025-04"))))
+    assert cells["correct items"] == "–" and cells["cost / correct item"] == "–"
+    assert (cells["contamination"], cells["model cutoff"], cells["corpus first public"]) == ("after cutoff", "2024-09", "2025-04 (corpus build --date)")
+    cells = dict(zip(*_run_table(_own_report(Path(), "local/qwen2.5-coder-0.5b", "2025-03"))))
+    assert cells["contamination"] == "possible overlap"  # 6 months after the 2024-09 cutoff: within the margin
+    cells = dict(zip(*_run_table(_own_report(Path(), "local/qwen2.5-coder-0.5b", None))))
+    assert cells["contamination"].startswith("unknown (the corpus states no public date") and cells["corpus first public"] == "not stated"
+    assert cells["model cutoff"] == "2024-09"
+
+
+def test_report_escapes_the_contamination_sources():
+    from paperfields.scoring.score import score_predictions
+
+    gold = GoldRecord(id="pevil", split="test", record={"method_name": "EvilNet"})
+    scores, _ = score_predictions({"pevil": {"method_name": "EvilNet"}}, [gold], failures={}, run_id="evil", split="test", gold_version="t")
+    scores.contamination = {"status": "possible overlap", "model_cutoff": "2025-01", "cutoff_source": SCRIPT, "corpus_earliest_public": "2025-02",
+                            "corpus_source": IMG, "note": None}
+    paper = Paper(id="pevil", text="We propose EvilNet.", source="evil.txt", position=1, line=1)
+    manifest = Manifest(run_id="evil", started_at="now", papers_total=1, paper_ids=["pevil"],
+                        config=RunConfig(backend="x/evil", strategy="zero_shot", prompt_version="1", prompt_sha256="0", split="test"))
+    html = render_report(manifest, scores, [PredictionLine(paper_id="pevil", record={"method_name": "EvilNet"})], [gold], [paper], {})
+    assert SCRIPT not in html and IMG not in html and "&lt;script&gt;document.body" in html
+    cells = dict(zip(*_run_table(html)))
+    assert (cells["contamination"], cells["cutoff source"]) == ("possible overlap", SCRIPT)
+
+
+def test_one_more_run_column_appears_in_the_report_and_the_card(monkeypatch):
+    """The calibration hook: an entry appended to RUN_COLUMNS is a column of both per-run tables."""
+    import paperfields.report as report
+    from paperfields.export import run_cost_section
+    from paperfields.scoring.score import score_predictions
+
+    monkeypatch.setattr(report, "RUN_COLUMNS", report.RUN_COLUMNS + [("Brier (asked)", lambda r: f"0.125 {r.run_id}")])
+    head, row = _run_table(_own_report(Path(), "local/qwen2.5-coder-0.5b", "2025-04"))
+    assert head[-1] == "Brier (asked)" and row[-1] == "0.125 mine"
+    gold = GoldRecord(id="p", split="test", record={"method_name": "FooNet"})
+    scores, _ = score_predictions({"p": {"method_name": "FooNet"}}, [gold], failures={}, run_id="r1", split="test", gold_version="t")
+    scores.papers_in_split = scores.papers_done = scores.papers
+    facts = report.RunFacts(run_id="r1", backend="x/m", reference=False, scores=scores,
+                            contamination=report.Contamination(status="unknown"))
+    card = run_cost_section([facts])
+    assert "| run | correct items |" in card and "| Brier (asked) |" in card and "| 0.125 r1 |" in card
