@@ -1,11 +1,12 @@
 """The local backend's compact grammar against llama-cpp-python's own, side by side in one run.
 
-Before: the grammar llama-cpp-python builds from ``response_format`` (an optional space after every
-JSON token, lists unbounded). After: :mod:`paperfields.extract.backends.grammar` (no optional
-whitespace, lists capped), what the backend decodes under. The same model instance answers the same
-dev papers under both, alternating which goes first per paper (the second reuses the first's prompt
-from the KV cache). Prints per paper seconds, output tokens and whether the two records are equal,
-then the after / before ratios of output tokens and seconds.
+Three grammars, one lever at a time. before: the grammar llama-cpp-python builds from
+``response_format`` (an optional space after every JSON token, lists and strings unbounded). caps:
+the same with the caps of :mod:`paperfields.extract.backends.grammar` (maxItems, maxLength). after:
+the caps and no optional whitespace (one space after each colon), what the backend decodes under.
+The same model instance answers the same dev papers under each, the order rotating per paper (a
+later side reuses the first's prompt from the KV cache). Prints per paper seconds, output tokens and
+whether the record equals the before one, then the ratios to before of output tokens and seconds.
 Run: .venv/bin/python bench/bench_grammar.py [STRATEGY | FOLDER:STRATEGY] [PAPER_ID ...]   (about 3-5 minutes on 2 idle cores)
 """
 
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from paperfields.extract.backends import GenerationParams, GenerationRequest
-from paperfields.extract.backends.grammar import GRAMMAR_ID, reference_gbnf
+from paperfields.extract.backends.grammar import GRAMMAR_ID, reference_gbnf, schema_gbnf
 from paperfields.extract.backends.local import LocalBackend
 from paperfields.extract.corpus import load_corpus
 from paperfields.extract.strategies import Strategy
@@ -38,42 +39,52 @@ class BeforeBackend(LocalBackend):
         return LlamaGrammar.from_string(reference_gbnf(response_model), verbose=False)
 
 
+class CapsBackend(LocalBackend):
+    """llama-cpp-python's whitespace with the backend's caps: the caps lever alone."""
+
+    def grammar(self, response_model: type) -> Any:
+        from llama_cpp import LlamaGrammar
+
+        return LlamaGrammar.from_string(schema_gbnf(response_model.model_json_schema(), compact=False), verbose=False)
+
+
 def main() -> None:
     folder, _, name = (sys.argv[1] if len(sys.argv) > 1 else "zero_shot").rpartition(":")  # FOLDER:NAME for an older prompt
     strategy = Strategy(name, directory=Path(folder) if folder else None)
     ids = sys.argv[2:] or PAPERS
     papers = {p.id: p for p in load_corpus(gold_dir() / "corpus.jsonl")}
     after = LocalBackend("qwen2.5-coder-0.5b")
-    before = BeforeBackend("qwen2.5-coder-0.5b")  # the same model instance (one per path, context and threads)
+    sides = {"before": BeforeBackend("qwen2.5-coder-0.5b"), "caps": CapsBackend("qwen2.5-coder-0.5b"), "after": after}  # one model instance
     load = os.getloadavg()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {after.n_threads} threads, load average {load[0]:.2f}; "
           f"strategy {strategy.name} v{strategy.template.version}; papers {len(ids)}; after = grammar {GRAMMAR_ID}")
     warm = GenerationRequest(messages=strategy.messages(papers[ids[0]]), params=GenerationParams(max_tokens=1))
     asyncio.run(after.generate(warm))  # loads the model outside the timings
 
-    totals = {"before": [0.0, 0], "after": [0.0, 0]}
-    same = 0
+    names = list(sides)
+    totals = {side: [0.0, 0] for side in names}
+    same = {side: 0 for side in names}
     for i, pid in enumerate(ids):
         request = GenerationRequest(messages=strategy.messages(papers[pid]), response_model=strategy.response_model)
-        order = [("before", before), ("after", after)] if i % 2 == 0 else [("after", after), ("before", before)]
         gens = {}
-        for side, backend in order:
-            gen = asyncio.run(backend.generate(request))
+        for side in names[i % 3:] + names[: i % 3]:
+            gen = asyncio.run(sides[side].generate(request))
             gens[side] = gen
             totals[side][0] += gen.latency_s
             totals[side][1] += gen.usage.output_tokens
-        for side in ("before", "after"):
+        for side in names:
             gen = gens[side]
+            equal = gen.record is not None and gen.record == gens["before"].record
+            same[side] += equal
             print(f"  {pid} {side:6s}: {gen.latency_s:6.1f} s, {gen.usage.output_tokens:5d} output tokens "
-                  f"({gen.usage.output_tokens / max(gen.latency_s, 1e-9):.1f} tok/s), failure {gen.failure.value if gen.failure else '-'}")
-        equal = gens["before"].record is not None and gens["before"].record == gens["after"].record
-        same += equal
-        print(f"  {pid} same record: {'yes' if equal else 'no'}")
+                  f"({gen.usage.output_tokens / max(gen.latency_s, 1e-9):.1f} tok/s), failure {gen.failure.value if gen.failure else '-'}"
+                  + ("" if side == "before" else f", record {'=' if equal else '!='} before"))
     n = len(ids)
-    (sb, tb), (sa, ta) = totals["before"], totals["after"]
-    print(f"before: {sb / n:.1f} s/paper, {tb / n:.0f} output tokens/paper")
-    print(f"after : {sa / n:.1f} s/paper, {ta / n:.0f} output tokens/paper")
-    print(f"after / before: output tokens {ta / tb:.3f}, seconds {sa / sb:.3f}; same record on {same}/{n} papers")
+    sb, tb = totals["before"]
+    for side in names:
+        s, t = totals[side]
+        print(f"{side:6s}: {s / n:6.1f} s/paper, {t / n:5.0f} output tokens/paper"
+              + ("" if side == "before" else f"; / before: output tokens {t / tb:.3f}, seconds {s / sb:.3f}; same record on {same[side]}/{n} papers"))
 
 
 if __name__ == "__main__":

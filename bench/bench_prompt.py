@@ -52,19 +52,16 @@ def main(
     model: str = typer.Option("qwen2.5-coder-0.5b", help="local model name or .gguf path"),
     max_tokens: int = typer.Option(1536, help="as paperfields run's --max-tokens"),
     show: Optional[str] = typer.Option(None, help="print this field of every record (e.g. research_area); 'all': the whole record"),
-    grammar: str = typer.Option("backend", help="backend: the backend's grammar; reference: llama-cpp-python's own (the grammar before compact-12)"),
+    grammar: str = typer.Option("backend", help="backend: the backend's grammar; reference: llama-cpp-python's own (before compact-v1); caps: that one with compact-v1's caps"),
 ) -> None:
     ids = PAPER_SETS.get(papers) or papers.split(",")
     gold = [g for g in load_gold(gold_dir() / "gold.jsonl") if g.id in ids]
     if len(gold) != len(ids) or any(g.split != "dev" for g in gold):
         raise typer.BadParameter(f"--papers: every paper must be a dev gold paper: {ids}")
     corpus = {p.id: p for p in load_corpus(gold_dir() / "corpus.jsonl")}
-    if grammar == "reference":
-        from bench_grammar import BeforeBackend  # this folder is on sys.path when run as a script
+    from bench_grammar import BeforeBackend, CapsBackend  # this folder is on sys.path when run as a script
 
-        backend = BeforeBackend(model)
-    else:
-        backend = LocalBackend(model)
+    backend = {"reference": BeforeBackend, "caps": CapsBackend}.get(grammar, LocalBackend)(model)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {backend.n_threads} threads, load average "
           f"{os.getloadavg()[0]:.2f}; model {backend.path.name}; grammar {GRAMMAR_ID if grammar == 'backend' else grammar}; papers {','.join(ids)}")
     from paperfields.extract.backends import GenerationParams

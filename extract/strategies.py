@@ -19,6 +19,12 @@ Kinds:
   ``unquoted`` (the dropped ones, same shape) and ``dropped_unquoted`` (their count).
 - ``self_consistency``: ``samples`` answers at ``temperature`` > 0, combined by field-wise majority
   vote (Wang et al. 2023, "Self-Consistency Improves Chain of Thought Reasoning").
+- ``confidence``: after the record, a ``confidence`` object with one number in [0, 1] per field: how
+  sure the model is that the field is right. Moved to ``notes["confidence"]`` (scored for calibration by
+  :mod:`paperfields.scoring.calibration`), never part of the scored record.
+
+Whatever the kind, notes a backend adds to a single answer (the local backend's per-field
+``logprob_confidence``) are kept in the line's notes.
 """
 
 from __future__ import annotations
@@ -54,7 +60,7 @@ class PromptTemplate(BaseModel):
     name: str
     version: str
     description: str = ""
-    kind: Literal["zero_shot", "few_shot", "reasoning_first", "evidence", "self_consistency"] = "zero_shot"
+    kind: Literal["zero_shot", "few_shot", "reasoning_first", "evidence", "self_consistency", "confidence"] = "zero_shot"
     system: str
     user: str
     examples: list[str] = Field(default_factory=list, description="few_shot: dev paper ids, in order of use")
@@ -106,6 +112,20 @@ EvidenceRecord = create_model(
     **{name: (f.annotation, f) for name, f in PaperRecord.model_fields.items() if name not in LIST_FIELDS + ("results",)},
     **{name: (list[Quoted], Field(default_factory=list, description=PaperRecord.model_fields[name].description)) for name in LIST_FIELDS},
     results=(list[QuotedResult], Field(default_factory=list, description=PaperRecord.model_fields["results"].description)),
+)
+
+
+FieldConfidence = create_model(
+    "FieldConfidence",
+    **{name: (float, Field(ge=0.0, le=1.0)) for name in PaperRecord.model_fields},
+    __doc__="How sure the model is that each field of its record is right, from 0 (a guess) to 1 (certain).",
+)
+
+ConfidenceRecord = create_model(  # the record first, then the confidences: the model rates what it wrote
+    "ConfidenceRecord",
+    __config__=_RECORD_CONFIG,
+    **{name: (f.annotation, f) for name, f in PaperRecord.model_fields.items()},
+    confidence=(FieldConfidence, Field(description="For each field above, the probability (0 to 1) that it is right.")),
 )
 
 
@@ -193,7 +213,8 @@ class Strategy:
         self._system, self._user = templates["system"], templates["user"]
         self.name, self.path, self.kind = name, path, t.kind
         self.sha256 = hashlib.sha256(raw).hexdigest()
-        self.response_model: type[BaseModel] = {"reasoning_first": ReasoningRecord, "evidence": EvidenceRecord}.get(t.kind, PaperRecord)
+        self.response_model: type[BaseModel] = {"reasoning_first": ReasoningRecord, "evidence": EvidenceRecord,
+                                                          "confidence": ConfidenceRecord}.get(t.kind, PaperRecord)
         self._guide = field_guide()
         self.samples = t.samples if t.kind == "self_consistency" else 1
         if t.kind == "self_consistency" and (t.samples < 2 or not t.temperature):
@@ -262,8 +283,11 @@ class Strategy:
             total.notes = {"samples": len(generations), "valid_samples": len(valid)}
             return total
         record = dict(valid[0])
+        total.notes = dict(next(g.notes for g in generations if g.record is not None))  # a backend's own (logprob confidences)
         if self.kind == "reasoning_first":
-            total.notes = {"reasoning": record.pop("reasoning", "")}
+            total.notes["reasoning"] = record.pop("reasoning", "")
+        if self.kind == "confidence" and record.get("confidence") is not None:  # a model-free backend (rules/) states none
+            total.notes["confidence"] = record.pop("confidence")
         if self.kind == "evidence":
             quotes, unquoted = [], []
             for field in LIST_FIELDS + ("results",):
@@ -280,6 +304,6 @@ class Strategy:
                     else:
                         unquoted.append(entry)
                 record[field] = kept
-            total.notes = {"dropped_unquoted": len(unquoted), "quotes": quotes, "unquoted": unquoted}
+            total.notes.update({"dropped_unquoted": len(unquoted), "quotes": quotes, "unquoted": unquoted})
         total.record = PaperRecord.model_validate(record).model_dump(mode="json")
         return total

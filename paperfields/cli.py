@@ -260,7 +260,7 @@ def _print_leaderboard(scores: list, highlight: Optional[str] = None, wide: bool
 @app.command()
 def run(
     backend: str = typer.Option(DEFAULT_BACKEND, "--backend", "-b", help="provider/model: local/qwen2.5-coder-0.5b, local/qwen2.5-coder-1.5b, local/path/to/model.gguf, openai/<model>, anthropic/<model>, rules/baseline (model-free floor), rules/empty (the default record for every paper: what abstaining scores)."),
-    strategy: str = typer.Option("zero_shot", "--strategy", "-s", help="Prompt strategy, a prompts/<name>.toml file: zero_shot, few_shot, reasoning_first, evidence, self_consistency."),
+    strategy: str = typer.Option("zero_shot", "--strategy", "-s", help="Prompt strategy, a prompts/<name>.toml file: zero_shot, few_shot, reasoning_first, evidence, self_consistency, confidence (per-field confidence for calibration)."),
     split: str = typer.Option("test", help="Papers to run: test, dev or all."),
     corpus_path: Optional[Path] = typer.Option(None, "--corpus", help="Corpus JSONL to extract (from 'paperfields corpus build --out') [default: gold/corpus.jsonl]. Its papers have no gold split unless they are benchmark papers: use --split all. A run none of whose papers has gold is not scored; `show` and `report` show it."),
     limit: Optional[int] = typer.Option(None, min=1, help="Only the first N papers of the split (a later run with a larger limit continues the same run)."),

@@ -16,6 +16,7 @@ from paperfields.extract.corpus import load_corpus
 from paperfields.extract.backends.base import FailureClass
 from paperfields.extract.runner import RunError, iter_predictions, load_manifest, read_predictions
 from paperfields.extract.schema import SCHEMA_VERSION
+from paperfields.scoring.calibration import run_calibration
 from paperfields.scoring.contamination import run_contamination
 from paperfields.scoring.gold import gold_fingerprint, load_gold
 from paperfields.scoring.score import (
@@ -82,6 +83,7 @@ def score_run(run_dir: Path, gold_path: Path, corpus_path: Path | None = None, w
     scores.strategy = manifest.config.strategy
     scores.predictions_sha256 = scored_sha256
     add_cost_and_contamination(scores, run_dir)
+    scores.calibration = run_calibration({line.paper_id: line.notes for line in lines if line.record is not None}, detail, HEADLINE_FIELDS)
     if write:
         write_scores(run_dir, scores, detail)
     return scores

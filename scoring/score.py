@@ -35,6 +35,7 @@ from pydantic import BaseModel, Field
 from scipy import stats
 
 from paperfields.extract.schema import LIST_FIELDS, SCHEMA_VERSION, ContributionType, ResearchArea
+from paperfields.scoring.calibration import Calibration
 from paperfields.scoring.gold import GoldRecord
 from paperfields.scoring.locate import GROUNDED_FIELDS, Grounding, ground_record
 from paperfields.scoring.match import (
@@ -73,6 +74,7 @@ HIGHER_IS_BETTER = {
     "invented_rate": False, "precision": True, "recall": True, "seconds_per_paper": False, "tokens_per_paper": False,
     "input_tokens_per_paper": False,
     "dollars_total": False, "correct_items": True, "seconds_per_correct": False, "dollars_per_correct": False,
+    "brier": False, "ece": False,
 }
 
 
@@ -270,6 +272,9 @@ class RunScores(BaseModel):
                                                  "is unknown or no item is correct")
     contamination: Optional[dict[str, Any]] = Field(default=None, description="contamination status (scoring.contamination): "
                                                     "after cutoff, possible overlap, unknown or n/a, with the dates and their sources")
+    calibration: dict[str, Calibration] = Field(default_factory=dict, description="per confidence source (asked: the model states a "
+                                                "confidence per field; logprob: from token log-probabilities) the Brier score and ECE of the "
+                                                "per-field confidences against exact correctness (scoring.calibration); empty without confidences")
     backend: str = ""
     strategy: str = ""
     predictions_sha256: Optional[str] = Field(

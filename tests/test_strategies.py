@@ -14,7 +14,7 @@ from tests.conftest import ROOT
 
 def test_every_shipped_prompt_file_loads():
     names = sorted(p.stem for p in (ROOT / "prompts").glob("*.toml"))
-    assert names == ["evidence", "few_shot", "reasoning_first", "self_consistency", "zero_shot"]
+    assert names == ["confidence", "evidence", "few_shot", "reasoning_first", "self_consistency", "zero_shot"]
     for name in names:
         strategy = Strategy(name)
         assert len(strategy.sha256) == 64 and strategy.template.version

@@ -38,6 +38,10 @@ _MAX_ITEMS_BY_FIELD = {"results": MAX_RESULTS, "contribution_types": MAX_CONTRIB
 # (a list of numbers written again and again, the whole abstract copied into a name) is closed there.
 MAX_CHARS = 120
 
+# A number in [0, 1] (a stated confidence) is one of these, written with at most two decimals. Schemas
+# without such a number (PaperRecord) get the same grammar as before it existed.
+PROBABILITIES = [round(i / 100, 2) for i in range(101)]
+
 # The grammar's identity: no optional whitespace (one space after a colon); lists capped at 8 items, results at 8, contribution
 # types at 3; strings at 120 characters.
 GRAMMAR_ID = "compact-v1"
@@ -46,8 +50,8 @@ GRAMMAR_ID = "compact-v1"
 def capped_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """A copy of a JSON schema with ``maxItems`` on every array property that has none: the field's
     entry in the caps (``results``: :data:`MAX_RESULTS`, ``contribution_types``:
-    :data:`MAX_CONTRIBUTION_TYPES`), else :data:`MAX_ITEMS`; and ``maxLength`` :data:`MAX_CHARS` on
-    every string without an enum. Recurses through ``properties``, ``$defs``, ``items`` and ``anyOf``;
+    :data:`MAX_CONTRIBUTION_TYPES`), else :data:`MAX_ITEMS`; ``maxLength`` :data:`MAX_CHARS` on
+    every string without an enum; a number bounded to [0, 1] becomes an enum of :data:`PROBABILITIES`. Recurses through ``properties``, ``$defs``, ``items`` and ``anyOf``;
     the input is not changed."""
 
     def visit(node: Any, name: str = "") -> Any:
@@ -67,24 +71,30 @@ def capped_schema(schema: dict[str, Any]) -> dict[str, Any]:
             out.setdefault("maxItems", _MAX_ITEMS_BY_FIELD.get(name, MAX_ITEMS))
         if out.get("type") == "string" and "enum" not in out and "const" not in out:
             out.setdefault("maxLength", MAX_CHARS)
+        if out.get("type") == "number" and out.get("minimum") == 0 and out.get("maximum") == 1:
+            # the converter ignores a number's bounds; 1.5 or 95 would fail validation after a whole reply
+            return {k: v for k, v in out.items() if k not in ("type", "minimum", "maximum")} | {"enum": PROBABILITIES}
         return out
 
     return visit(schema)
 
 
-def schema_gbnf(schema: dict[str, Any]) -> str:
+def schema_gbnf(schema: dict[str, Any], compact: bool = True) -> str:
     """The GBNF grammar of ``schema`` (every property required, lists capped, see :func:`capped_schema`)
     with no optional whitespace between JSON tokens: exactly one space after each colon, none
     anywhere else (spaces inside strings stay free).
 
-    Built by llama-cpp-python's own converter with its ``space`` rule made empty. Raises ImportError
-    when llama-cpp-python is not installed.
+    Built by llama-cpp-python's own converter with its ``space`` rule made empty; ``compact=False``
+    keeps the converter's optional space (the caps alone, for ``bench/bench_grammar.py``). Raises
+    ImportError when llama-cpp-python is not installed.
     """
     from llama_cpp.llama_grammar import SchemaConverter
 
     converter = SchemaConverter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
     resolved = converter.resolve_refs(capped_schema(all_required(schema)), "stdin")
     converter.visit(resolved, "")
+    if not compact:
+        return converter.format_grammar()
     converter._rules["space"] = '""'  # the converter's one whitespace rule, '" "?', referenced after every token
     gbnf = converter.format_grammar()
     # One space after each key's colon, always: ' "' and ' null' are single tokens like '"' and 'null',

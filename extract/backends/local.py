@@ -25,6 +25,7 @@ from paperfields.extract.backends.base import BackendError, FailureClass, Genera
 from paperfields.extract.backends.base import BackendOptions
 from paperfields.extract.backends.grammar import GRAMMAR_ID, grammar_for
 from paperfields.extract.backends.weights import WEIGHTS, WeightsError, resolve_weights
+from paperfields.scoring.calibration import value_confidences
 
 _INSTANCES: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _INSTANCES_LOCK = threading.Lock()
@@ -131,13 +132,49 @@ def _close_instances() -> None:
         _INSTANCES.clear()
 
 
+class TokenLogprobs:
+    """A llama-cpp-python logits processor that records, for every generated token, its natural-log
+    probability under the model's unconstrained next-token distribution (before the grammar's mask),
+    without changing the logits (the output stays the same).
+
+    llama.cpp keeps only the last position's logits (``logits_all=False``, which completion logprobs
+    would need, slows decoding), so each call keeps the current logits and reads the chosen token's
+    log-softmax at the next call, when that token is the last input id. After the completion,
+    ``tokens`` and ``logprobs`` (same length) cover every generated token the model evaluated: all of
+    the reply (the end-of-sequence token is sampled but never evaluated, so it is not included).
+    """
+
+    def __init__(self) -> None:
+        self.tokens: list[int] = []
+        self.logprobs: list[float] = []
+        self._logits: Any = None
+        self._lse = 0.0
+        self._seen = 0
+
+    def __call__(self, input_ids: Any, logits: Any) -> Any:
+        import numpy as np
+
+        if self._logits is not None and len(input_ids) > self._seen:
+            token = int(input_ids[-1])
+            self.tokens.append(token)
+            self.logprobs.append(float(self._logits[token]) - self._lse)
+        self._seen = len(input_ids)
+        self._logits = np.array(logits, dtype=np.float64)
+        top = float(self._logits.max())
+        self._lse = top + float(np.log(np.exp(self._logits - top).sum()))
+        return logits
+
+
 class LocalBackend:
     """In-process llama.cpp backend. One request at a time per model instance (a lock).
 
     A paper's answer depends only on its request, not on what the process ran before (see
     :func:`_llama_class`). A prompt longer than the context window is ``context_overflow``, another
     request llama.cpp refuses is ``request_rejected`` (neither is asked again on resume). Cancelling
-    :meth:`generate` (Ctrl-C) stops llama.cpp within a token or a prompt batch.
+    :meth:`generate` (Ctrl-C) stops llama.cpp within a token or a prompt batch. A valid answer's
+    ``notes["logprob_confidence"]`` holds, per top-level field of the reply, the geometric mean
+    probability of the tokens that write its value (:class:`TokenLogprobs`,
+    :func:`paperfields.scoring.calibration.value_confidences`).
     """
 
     def __init__(self, model: str, n_ctx: int = 8192, n_threads: int | None = None) -> None:
@@ -153,8 +190,11 @@ class LocalBackend:
         return grammar_for(response_model)
 
     def _complete(self, request: GenerationRequest, cancel: threading.Event) -> Generation:
+        from llama_cpp import LogitsProcessorList
+
         llm, lock = _load(self.path, self.n_ctx, self.n_threads)
         grammar = self.grammar(request.response_model)
+        capture = TokenLogprobs()
         with lock:
             start = time.perf_counter()
             llm.cancel = cancel
@@ -167,7 +207,9 @@ class LocalBackend:
                     temperature=request.params.temperature,
                     max_tokens=request.params.max_tokens,
                     seed=request.params.seed + request.sample_index,
+                    logits_processor=LogitsProcessorList([capture]),
                 )
+                pieces = [llm.detokenize([t]) for t in capture.tokens]
             except Cancelled:  # nobody awaits this answer any more; were it read, it would be asked again
                 return Generation(failure=FailureClass.transport_error, error="cancelled", latency_s=time.perf_counter() - start)
             except ValueError as exc:  # llama.cpp refuses the request itself; the same request is refused again
@@ -185,6 +227,8 @@ class LocalBackend:
         usage = reply.get("usage") or {}
         gen.usage = Usage(input_tokens=usage.get("prompt_tokens", 0), output_tokens=usage.get("completion_tokens", 0))
         gen.latency_s = latency
+        if gen.record is not None and capture.tokens:
+            gen.notes["logprob_confidence"] = value_confidences(pieces, capture.logprobs, request.response_model.model_fields)
         return gen
 
     async def generate(self, request: GenerationRequest) -> Generation:

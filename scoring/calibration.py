@@ -1,0 +1,200 @@
+"""Per-field confidence and its calibration: is a field the model is 80% sure of right 80% of the time?
+
+Two confidences per (paper, field), both in [0, 1], kept in the prediction line's ``notes`` and never
+in the scored record:
+
+- ``asked``: the model states it (the ``confidence`` strategy, ``prompts/confidence.toml``), one number
+  per field next to the record (``notes["confidence"]``).
+- ``logprob``: derived without asking, where the backend exposes token log-probabilities (the
+  in-process llama.cpp backend does): the geometric mean probability of the tokens that write the
+  field's value, ``exp(mean log p)`` (``notes["logprob_confidence"]``, :func:`value_confidences`).
+
+The outcome a confidence is checked against is whether the field is exactly right on that paper: no
+false positive and no false negative in the scorer's per-paper counts (for a list field every gold
+item found and nothing extra; an empty prediction on empty gold is right; a failed paper has no
+confidence and is left out).
+
+Metrics (lower is better; undefined, ``None``, without any confidence):
+
+- Brier score: the mean of ``(confidence - outcome)^2`` (Brier 1950, "Verification of forecasts
+  expressed in terms of probability", Monthly Weather Review 78(1)).
+- Expected calibration error with ``ECE_BINS`` equal-width bins over [0, 1] (a confidence of exactly
+  1.0 falls in the last bin): ``sum_b n_b / N * |accuracy_b - mean confidence_b|`` (Naeini, Cooper and
+  Hauskrecht 2015, "Obtaining Well Calibrated Probabilities Using Bayesian Binning", AAAI; Guo et al.
+  2017, "On Calibration of Modern Neural Networks", ICML).
+- The reliability diagram plots accuracy against mean confidence per bin (DeGroot and Fienberg 1983;
+  Niculescu-Mizil and Caruana 2005), see :func:`paperfields.plots.plot_reliability`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Iterable, Optional
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+ECE_BINS = 10
+SOURCES = ("asked", "logprob")
+NOTE_KEYS = {"asked": "confidence", "logprob": "logprob_confidence"}
+
+
+def value_spans(text: str) -> dict[str, tuple[int, int]]:
+    """Character spans ``[start, end)`` of each top-level value of the JSON object ``text``, by key.
+
+    ``{"a": 1, "b": [2]}`` -> ``{"a": (6, 7), "b": (14, 17)}``. A reply that is not one JSON object
+    (truncated, prose around it) gives the spans read before the fault; never raises.
+    """
+    decoder = json.JSONDecoder()
+    spans: dict[str, tuple[int, int]] = {}
+
+    def skip(i: int) -> int:
+        while i < len(text) and text[i] in " \t\r\n":
+            i += 1
+        return i
+
+    i = skip(0)
+    if not text.startswith("{", i):
+        return spans
+    i += 1
+    try:
+        while True:
+            i = skip(i)
+            if text.startswith("}", i) or i >= len(text):
+                return spans
+            key, i = decoder.raw_decode(text, i)
+            i = skip(i)
+            if not text.startswith(":", i):
+                return spans
+            start = skip(i + 1)
+            _, i = decoder.raw_decode(text, start)
+            if isinstance(key, str):
+                spans[key] = (start, i)
+            i = skip(i)
+            if text.startswith(",", i):
+                i += 1
+    except (json.JSONDecodeError, ValueError):
+        return spans
+
+
+def value_confidences(pieces: list[bytes], logprobs: list[float], fields: Iterable[str]) -> dict[str, Optional[float]]:
+    """Per field, ``exp(mean log-probability)`` of the generated tokens that overlap the field's value.
+
+    ``pieces[i]`` is the UTF-8 text of generated token i and ``logprobs[i]`` its natural-log
+    probability under the model (same length; the reply is ``b"".join(pieces)``). A field whose value
+    is not found in the reply, or that no token overlaps, gets None. Raises ValueError when the two
+    lists differ in length.
+    """
+    if len(pieces) != len(logprobs):
+        raise ValueError(f"{len(pieces)} token pieces but {len(logprobs)} log-probabilities")
+    raw = b"".join(pieces)
+    text = raw.decode("utf-8", errors="replace")
+    ends = np.cumsum([len(p) for p in pieces])  # byte offset where each token ends
+    starts = ends - np.array([len(p) for p in pieces], dtype=int) if pieces else np.array([], dtype=int)
+    out: dict[str, Optional[float]] = {}
+    spans = value_spans(text)
+    for field in fields:
+        span = spans.get(field)
+        if span is None:
+            out[field] = None
+            continue
+        lo, hi = (len(text[:k].encode("utf-8", errors="replace")) for k in span)  # character to byte offsets
+        mask = (starts < hi) & (ends > lo)
+        out[field] = round(math.exp(float(np.mean(np.asarray(logprobs)[mask]))), 6) if mask.any() else None
+    return out
+
+
+def field_outcome(counts: Iterable[int]) -> int:
+    """1 when a field is exactly right on one paper, from its per-paper ``(tp, fp, fn)``: no false
+    positive and no false negative (an empty answer on empty gold is right), else 0."""
+    _, fp, fn = counts
+    return int(fp == 0 and fn == 0)
+
+
+def brier_score(confidences: np.ndarray, outcomes: np.ndarray) -> Optional[float]:
+    """Mean squared difference between confidences in [0, 1] and 0/1 outcomes (Brier 1950); None when empty."""
+    if len(confidences) == 0:
+        return None
+    return float(np.mean((np.asarray(confidences, dtype=float) - np.asarray(outcomes, dtype=float)) ** 2))
+
+
+def reliability_bins(confidences: np.ndarray, outcomes: np.ndarray, bins: int = ECE_BINS) -> list[dict[str, float]]:
+    """The non-empty equal-width bins over [0, 1]: ``{"low", "high", "count", "confidence", "accuracy"}``
+    (mean confidence and share of outcomes that are 1 in the bin); a confidence of 1.0 is in the last bin."""
+    c = np.asarray(confidences, dtype=float)
+    o = np.asarray(outcomes, dtype=float)
+    index = np.minimum((c * bins).astype(int), bins - 1)
+    out = []
+    for b in range(bins):
+        inside = index == b
+        if inside.any():
+            out.append({"low": b / bins, "high": (b + 1) / bins, "count": int(inside.sum()),
+                        "confidence": float(c[inside].mean()), "accuracy": float(o[inside].mean())})
+    return out
+
+
+def expected_calibration_error(confidences: np.ndarray, outcomes: np.ndarray, bins: int = ECE_BINS) -> Optional[float]:
+    """ECE over ``bins`` equal-width bins: ``sum_b n_b / N * |accuracy_b - confidence_b|`` (Naeini et al.
+    2015; Guo et al. 2017). In [0, 1], lower is better; None when empty."""
+    n = len(confidences)
+    if n == 0:
+        return None
+    return float(sum(b["count"] / n * abs(b["accuracy"] - b["confidence"]) for b in reliability_bins(confidences, outcomes, bins)))
+
+
+class Calibration(BaseModel):
+    """Calibration of one confidence source over a run's answered papers and the headline fields."""
+
+    pairs: int = Field(description="(paper, field) pairs with a confidence")
+    brier: Optional[float] = Field(description="Brier score over the pairs (lower is better)")
+    ece: Optional[float] = Field(description=f"expected calibration error, {ECE_BINS} equal-width bins (lower is better)")
+    mean_confidence: Optional[float] = None
+    accuracy: Optional[float] = Field(default=None, description="share of the pairs whose field is exactly right")
+    per_field: dict[str, dict[str, Optional[float]]] = Field(default_factory=dict, description="field -> pairs, brier, ece")
+    bins: list[dict[str, float]] = Field(default_factory=list, description="reliability diagram: non-empty bins")
+
+
+def _round(x: Optional[float]) -> Optional[float]:
+    return None if x is None else round(x, 4)
+
+
+def calibration_of(pairs: list[tuple[str, float, int]]) -> Calibration:
+    """Brier score, ECE and reliability bins of ``(field, confidence, outcome)`` pairs, pooled and per field."""
+    conf = np.array([c for _, c, _ in pairs], dtype=float)
+    out = np.array([o for _, _, o in pairs], dtype=float)
+    per_field = {}
+    for field in dict.fromkeys(f for f, _, _ in pairs):
+        sel = np.array([f == field for f, _, _ in pairs])
+        per_field[field] = {"pairs": int(sel.sum()), "brier": _round(brier_score(conf[sel], out[sel])),
+                            "ece": _round(expected_calibration_error(conf[sel], out[sel]))}
+    return Calibration(
+        pairs=len(pairs), brier=_round(brier_score(conf, out)), ece=_round(expected_calibration_error(conf, out)),
+        mean_confidence=_round(float(conf.mean())) if len(pairs) else None, accuracy=_round(float(out.mean())) if len(pairs) else None,
+        per_field=per_field, bins=[{k: round(v, 4) if isinstance(v, float) else v for k, v in b.items()} for b in reliability_bins(conf, out)],
+    )
+
+
+def run_calibration(notes: dict[str, dict[str, Any]], detail: list[dict[str, Any]], fields: Iterable[str]) -> dict[str, Calibration]:
+    """Calibration per confidence source (``asked``, ``logprob``) present in a run.
+
+    ``notes`` maps paper id to the prediction line's notes; ``detail`` is the scorer's per-paper rows
+    (``paper_id``, ``answered``, ``fields``: field -> (tp, fp, fn)). Only answered papers count, and
+    only (paper, field) pairs with a confidence that is a number in [0, 1]. A source no paper has is
+    left out of the result.
+    """
+    fields = tuple(fields)
+    out: dict[str, Calibration] = {}
+    for source in SOURCES:
+        pairs = []
+        for row in detail:
+            given = (notes.get(row["paper_id"]) or {}).get(NOTE_KEYS[source])
+            if not row.get("answered") or not isinstance(given, dict):
+                continue
+            for field in fields:
+                c = given.get(field)
+                if isinstance(c, (int, float)) and not isinstance(c, bool) and 0.0 <= c <= 1.0:
+                    pairs.append((field, float(c), field_outcome(row["fields"][field])))
+        if pairs:
+            out[source] = calibration_of(pairs)
+    return out
