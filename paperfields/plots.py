@@ -159,10 +159,37 @@ def plot_dollars(scores: list[RunScores], path: Path) -> Path | None:
                       "Headline vs dollars per run (contenders with known prices)", path)
 
 
+def plot_reliability(scores: RunScores, path: Path) -> Path | None:
+    """Reliability diagram of one run (DeGroot and Fienberg 1983; Niculescu-Mizil and Caruana 2005):
+    per confidence source (asked, logprob), the accuracy of each non-empty confidence bin against its
+    mean confidence, marker area by pair count, the diagonal of perfect calibration, Brier and ECE in
+    the legend. None (nothing written) when the run has no confidences."""
+    if not scores.calibration:
+        return None
+    fig, ax = plt.subplots(figsize=(5.5, 5.5))
+    ax.plot([0, 1], [0, 1], color="#999999", linestyle="--", linewidth=1, label="perfect calibration")
+    for (source, cal), marker in zip(scores.calibration.items(), ("o", "s")):
+        xs = [b["confidence"] for b in cal.bins]
+        ys = [b["accuracy"] for b in cal.bins]
+        sizes = [20 + 400 * b["count"] / cal.pairs for b in cal.bins]
+        ax.plot(xs, ys, marker=marker, linewidth=1, markersize=0, label=f"{source}: Brier {cal.brier:.3f}, ECE {cal.ece:.3f} ({cal.pairs} pairs)")
+        ax.scatter(xs, ys, s=sizes, marker=marker, alpha=0.7)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("mean confidence in bin (10 equal-width bins)")
+    ax.set_ylabel("share of (paper, field) pairs exactly right")
+    ax.set_title(f"{scores.run_id}\nreliability of per-field confidence", fontsize=9)
+    ax.legend(loc="upper left", fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, metadata=_META)
+    plt.close(fig)
+    return path
+
+
 def write_plots(scores: list[RunScores], folder: Path) -> list[Path]:
     """The plots into ``folder``: leaderboard_overall.png, leaderboard_fields.png, leaderboard_seconds.png,
     leaderboard_seconds_per_correct.png, and leaderboard_dollars.png when a contender has a price (an older one is removed otherwise, as is
-    the former leaderboard_cost.png)."""
+    the former leaderboard_cost.png); reliability_<run>.png for every run with per-field confidences."""
     folder.mkdir(parents=True, exist_ok=True)
     written = [plot_overall(scores, folder / "leaderboard_overall.png"), plot_fields(scores, folder / "leaderboard_fields.png"),
                plot_seconds(scores, folder / "leaderboard_seconds.png"),
@@ -170,6 +197,13 @@ def write_plots(scores: list[RunScores], folder: Path) -> list[Path]:
     dollars = plot_dollars(scores, folder / "leaderboard_dollars.png")
     if dollars is not None:
         written.append(dollars)
+    for s in scores:
+        diagram = plot_reliability(s, folder / f"reliability_{s.run_id}.png")
+        if diagram is not None:
+            written.append(diagram)
+    for old in folder.glob("reliability_*.png"):  # a run that is gone or has no confidences any more
+        if old not in written:
+            old.unlink()
     for old in (folder / "leaderboard_cost.png", folder / "leaderboard_dollars.png"):
         if old.exists() and old not in written:
             old.unlink()

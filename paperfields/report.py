@@ -111,10 +111,14 @@ def _corpus_date(r: RunFacts) -> str:
 RunColumn = tuple[str, Callable[[RunFacts], str]]
 
 # One (column name, formatter) per column of the per-run tables of the report and the dataset card.
-# CALIBRATION HOOK: the per-run calibration metrics (RunScores.calibration: per confidence source,
-# Brier score and ECE, lower is better) become columns by appending entries here, e.g.
-#   ("Brier (asked)", lambda r: _num(r.scores.calibration["asked"].brier, 3) if r.scores and "asked" in r.scores.calibration else DASH)
-# and both tables show them; nothing else needs to change.
+def _calibration(source: str, metric: str) -> RunColumn:
+    """A column of one calibration metric (RunScores.calibration, lower is better) of one confidence source."""
+    def cell(r: Any) -> str:
+        cal = (r.scores.calibration if r.scores is not None else {}).get(source)
+        return DASH if cal is None else _num(getattr(cal, metric), 3)
+    return (f"{'Brier' if metric == 'brier' else 'ECE'} ({source} confidence)", cell)
+
+
 RUN_COLUMNS: list[RunColumn] = [
     ("correct items", lambda r: DASH if r.scores is None else str(r.scores.correct_items)),
     ("cost / correct item", cost_per_correct),
@@ -124,6 +128,7 @@ RUN_COLUMNS: list[RunColumn] = [
     ("model cutoff", lambda r: r.contamination.model_cutoff or (DASH if r.reference else "unknown")),
     ("cutoff source", lambda r: r.contamination.cutoff_source or DASH),
     ("corpus first public", _corpus_date),
+    *(_calibration(source, metric) for source in ("asked", "logprob") for metric in ("brier", "ece")),
 ]
 
 

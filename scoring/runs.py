@@ -16,6 +16,7 @@ from paperfields.extract.corpus import load_corpus
 from paperfields.extract.backends.base import FailureClass
 from paperfields.extract.runner import RunError, iter_predictions, load_manifest, read_predictions
 from paperfields.extract.schema import SCHEMA_VERSION
+from paperfields.scoring.calibration import SOURCES as CALIBRATION_SOURCES
 from paperfields.scoring.calibration import run_calibration
 from paperfields.scoring.contamination import run_contamination
 from paperfields.scoring.gold import gold_fingerprint, load_gold
@@ -292,6 +293,8 @@ def board_rows(scores: list[RunScores], gold_path: Path | None = None) -> list[d
             "correct_items": s.correct_items, "seconds_per_correct": s.seconds_per_correct, "dollars_per_correct": s.dollars_per_correct,
             "contamination": (s.contamination or {}).get("status", "unknown"),
             "model_cutoff": (s.contamination or {}).get("model_cutoff"),
+            **{f"{metric}_{source}": (getattr(s.calibration[source], metric) if source in s.calibration else None)
+               for source in CALIBRATION_SOURCES for metric in ("brier", "ece")},
             "schema_version": s.schema_version, "scorer_version": s.scorer_version, "gold_version": s.gold_version,
         })
     return rows
@@ -341,7 +344,7 @@ def leaderboard_markdown(scores: list[RunScores], gold_path: Path | None = None)
     head = ["rank", "run", "backend", "strategy", "mode", "papers", "valid", "failures", "headline [95% CI]", "P", "R", "per-paper F1"]
     head += [SHORT[f] for f in HEADLINE_FIELDS]
     head += ["results: value", "results: full", "invented", "grounded", "s/paper", "tokens/paper", "prompt tokens/paper", "$/run", "correct items",
-             "s/correct", "$/correct", "contamination"]
+             "s/correct", "$/correct", "contamination", "Brier asked / logprob", "ECE asked / logprob"]
     lines = [
         "# PaperFields leaderboard",
         "",
@@ -367,6 +370,11 @@ def leaderboard_markdown(scores: list[RunScores], gold_path: Path | None = None)
         "(`extract/backends/cutoffs.toml`, with the source of each date): `after cutoff` (the model cannot have seen the",
         "abstracts), `possible overlap`, `unknown` (no published cutoff in the table), `n/a` for references.",
         "",
+        "`Brier` and `ECE` (lower is better) check per-field confidences against whether the field is exactly right on the",
+        "paper: `asked` where the model stated a confidence per field (the `confidence` strategy), `logprob` where it was",
+        "derived from the tokens' log-probabilities (local models); ECE over 10 equal-width bins; `–` without confidences.",
+        "Reliability diagrams: `results/plots/reliability_<run>.png`.",
+        "",
     ]
     sections = (("contender", "Contenders (ranked by headline)"),
                 ("reference", "References (not ranked): model-free floors and a second annotator's labels, for scale"),
@@ -389,6 +397,7 @@ def leaderboard_markdown(scores: list[RunScores], gold_path: Path | None = None)
                     "?" if s.dollars_total is None else f"{s.dollars_total:.4f}"]
             row += [str(s.correct_items), fmt(s.seconds_per_correct, 2),
                     "?" if s.dollars_total is None else fmt(s.dollars_per_correct, 6), _contamination_cell(r)]
+            row += [" / ".join(fmt(r[f"{metric}_{source}"]) for source in CALIBRATION_SOURCES) for metric in ("brier", "ece")]
             lines.append("| " + " | ".join(row) + " |")
         lines.append("")
     ordered = [by_id[r["run_id"]] for r in rows if r["section"] != "partial"]
@@ -419,7 +428,8 @@ def leaderboard_csv(scores: list[RunScores], gold_path: Path | None = None) -> s
         row.update({f"{field}_score": value for field, value in r["fields"].items()})
         row.update({f"failures_{k}": v for k, v in r["failures_by_class"].items()})
         row.update({k: r[k] for k in ("seconds_per_paper", "tokens_per_paper", "input_tokens_per_paper", "dollars_total", "correct_items", "seconds_per_correct",
-                                      "dollars_per_correct", "contamination", "model_cutoff", "schema_version", "scorer_version", "gold_version")})
+                                      "dollars_per_correct", "contamination", "model_cutoff", "brier_asked", "ece_asked", "brier_logprob",
+                                      "ece_logprob", "schema_version", "scorer_version", "gold_version")})
         rows.append(row)
     frame = pd.DataFrame(rows)
     frame["rank"] = frame["rank"].astype("Int64")  # an unranked run's rank is an empty cell, not 'nan' or a float

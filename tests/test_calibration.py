@@ -141,3 +141,21 @@ def test_a_confidence_run_is_scored_for_calibration(tmp_path):
     assert asked["pairs"] == 36 and 0 < right < 36
     assert asked["brier"] == pytest.approx(round(1 - right / 36, 4)) and asked["ece"] == pytest.approx(round(1 - right / 36, 4))
     assert "logprob" not in scores["calibration"]  # the openai backend gives no token log-probabilities here
+    # the same numbers on the board, the report's run table and the reliability diagram
+    from paperfields.plots import plot_reliability
+    from paperfields.report import write_report
+    from paperfields.scoring.runs import leaderboard_markdown
+    from paperfields.scoring.score import RunScores
+    from tests.conftest import ROOT
+    from tests.test_report import _run_table
+
+    run_scores = RunScores.model_validate(scores)
+    board = leaderboard_markdown([run_scores])
+    brier = f"{asked['brier']:.3f}"
+    assert f"| {brier} / – | {asked['ece']:.3f} / – |" in board
+    head, row = _run_table(write_report(run, ROOT / "gold" / "gold.jsonl").read_text(encoding="utf-8"))
+    cells = dict(zip(head, row))
+    assert cells["Brier (asked confidence)"] == brier and cells["Brier (logprob confidence)"] == "–"
+    png = plot_reliability(run_scores, tmp_path / "reliability.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert plot_reliability(run_scores.model_copy(update={"calibration": {}}), tmp_path / "none.png") is None

@@ -366,7 +366,8 @@ def test_report_shows_dollars_per_correct_item_and_contamination_of_a_priced_run
     html, scores = _report(_hand_run(tmp_path, "openai/gpt-4o-mini", 0.5, [3.0, 5.0]))
     head, row = _run_table(html)
     assert head == ["run", "correct items", "cost / correct item", "model s / correct", "$ / correct", "contamination", "model cutoff",
-                    "cutoff source", "corpus first public"]
+                    "cutoff source", "corpus first public", "Brier (asked confidence)", "ECE (asked confidence)",
+                    "Brier (logprob confidence)", "ECE (logprob confidence)"]
     correct = scores["correct_items"]
     assert correct > 10  # two papers answered with their own gold
     cells = dict(zip(head, row))
@@ -375,6 +376,7 @@ def test_report_shows_dollars_per_correct_item_and_contamination_of_a_priced_run
     assert cells["model s / correct"] == f"{8.0 / correct:.2f}"
     assert (cells["contamination"], cells["model cutoff"], cells["corpus first public"]) == ("after cutoff", "2023-10", "2026-01 (cutoffs.toml)")
     assert cells["cutoff source"].startswith("OpenAI model page, knowledge cutoff Oct 01, 2023")
+    assert cells["Brier (asked confidence)"] == cells["ECE (logprob confidence)"] == "–"  # no confidences in this run
     assert "(a reference run" not in html and "ICML 2026 dates page" in html  # the benchmark corpus date's source under the table
 
 
