@@ -76,6 +76,24 @@ def _llama_class() -> type:
 
     class _Llama(Llama):
         cancel: threading.Event | None = None
+        capture: "TokenLogprobs | None" = None
+
+        def _init_sampler(self, **kwargs: Any) -> Any:
+            # Llama's own greedy chain (penalties, grammar, greedy) with the capture between the grammar
+            # and the choice; any other sampling is Llama's own.
+            if self.capture is None or kwargs.get("temp") != 0.0 or kwargs.get("logits_processor") or kwargs.get("mirostat_mode"):
+                return super()._init_sampler(**kwargs)
+            from llama_cpp import _internals
+
+            sampler = _internals.LlamaSampler()
+            sampler.add_penalties(n_vocab=self._n_vocab, penalty_last_n=self.last_n_tokens_size,
+                                  penalty_repeat=kwargs.get("repeat_penalty", 1.0), penalty_freq=kwargs.get("frequency_penalty", 0.0),
+                                  penalty_present=kwargs.get("presence_penalty", 0.0))
+            if kwargs.get("grammar") is not None:
+                sampler.add_grammar(self._model, kwargs["grammar"])
+            sampler.add_custom(self.capture.observe)
+            sampler.add_greedy()
+            return sampler
 
         def _cancelled(self, *_: Any) -> bool:
             return self.cancel is not None and self.cancel.is_set()
@@ -133,36 +151,34 @@ def _close_instances() -> None:
 
 
 class TokenLogprobs:
-    """A llama-cpp-python logits processor that records, for every generated token, its natural-log
-    probability under the model's unconstrained next-token distribution (before the grammar's mask),
-    without changing the logits (the output stays the same).
+    """Records, for every token a greedy completion chooses, its natural-log probability under the
+    model's next-token distribution restricted to the tokens the grammar allows (the distribution the
+    choice is really made from: a token the grammar forces has probability 1, and a formatting token the
+    model would not write unforced is not counted as doubt).
 
-    llama.cpp keeps only the last position's logits (``logits_all=False``, which completion logprobs
-    would need, slows decoding), so each call keeps the current logits and reads the chosen token's
-    log-softmax at the next call, when that token is the last input id. After the completion,
-    ``tokens`` and ``logprobs`` (same length) cover every generated token the model evaluated: all of
-    the reply (the end-of-sequence token is sampled but never evaluated, so it is not included).
+    :meth:`observe` runs in llama.cpp's sampler chain after the grammar (which sets the logit of every
+    disallowed token to -inf) and before greedy selection, and changes nothing: the output stays the
+    same. Greedy selection picks the first highest logit, so the chosen token and its log-softmax are
+    known here. After the completion ``tokens`` and ``logprobs`` (same length) cover every chosen
+    token, the end-of-sequence token last.
     """
 
     def __init__(self) -> None:
         self.tokens: list[int] = []
         self.logprobs: list[float] = []
-        self._logits: Any = None
-        self._lse = 0.0
-        self._seen = 0
 
-    def __call__(self, input_ids: Any, logits: Any) -> Any:
+    def observe(self, candidates: Any) -> None:
+        """One sampling step: ``candidates`` is llama.cpp's ``llama_token_data_array`` pointer."""
         import numpy as np
 
-        if self._logits is not None and len(input_ids) > self._seen:
-            token = int(input_ids[-1])
-            self.tokens.append(token)
-            self.logprobs.append(float(self._logits[token]) - self._lse)
-        self._seen = len(input_ids)
-        self._logits = np.array(logits, dtype=np.float64)
-        top = float(self._logits.max())
-        self._lse = top + float(np.log(np.exp(self._logits - top).sum()))
-        return logits
+        array = candidates.contents
+        data = np.ctypeslib.as_array(array.data, shape=(array.size,))
+        logits = data["logit"].astype(np.float64)
+        best = int(np.argmax(logits))
+        allowed = logits[np.isfinite(logits)]
+        top = logits[best]
+        self.tokens.append(int(data["id"][best]))
+        self.logprobs.append(float(-np.log(np.exp(allowed - top).sum())))  # log softmax of the best: top - logsumexp
 
 
 class LocalBackend:
@@ -173,7 +189,7 @@ class LocalBackend:
     request llama.cpp refuses is ``request_rejected`` (neither is asked again on resume). Cancelling
     :meth:`generate` (Ctrl-C) stops llama.cpp within a token or a prompt batch. A valid answer's
     ``notes["logprob_confidence"]`` holds, per top-level field of the reply, the geometric mean
-    probability of the tokens that write its value (:class:`TokenLogprobs`,
+    probability, under the grammar, of the tokens that write its value (greedy decoding only; :class:`TokenLogprobs`,
     :func:`paperfields.scoring.calibration.value_confidences`).
     """
 
@@ -190,14 +206,13 @@ class LocalBackend:
         return grammar_for(response_model)
 
     def _complete(self, request: GenerationRequest, cancel: threading.Event) -> Generation:
-        from llama_cpp import LogitsProcessorList
-
         llm, lock = _load(self.path, self.n_ctx, self.n_threads)
         grammar = self.grammar(request.response_model)
         capture = TokenLogprobs()
         with lock:
             start = time.perf_counter()
             llm.cancel = cancel
+            llm.capture = capture
             try:
                 if cancel.is_set():  # cancelled while another request held the model
                     raise Cancelled()
@@ -207,7 +222,6 @@ class LocalBackend:
                     temperature=request.params.temperature,
                     max_tokens=request.params.max_tokens,
                     seed=request.params.seed + request.sample_index,
-                    logits_processor=LogitsProcessorList([capture]),
                 )
                 pieces = [llm.detokenize([t]) for t in capture.tokens]
             except Cancelled:  # nobody awaits this answer any more; were it read, it would be asked again
@@ -221,6 +235,7 @@ class LocalBackend:
                 )
             finally:
                 llm.cancel = None
+                llm.capture = None
             latency = time.perf_counter() - start
         choice = reply["choices"][0]
         gen = parse_reply(choice["message"].get("content"), choice.get("finish_reason"), request.response_model)
