@@ -193,6 +193,8 @@ class LocalBackend:
     :func:`paperfields.scoring.calibration.value_confidences`).
     """
 
+    capture_logprobs = True  # bench/bench_confidence.py turns it off to measure what it costs
+
     def __init__(self, model: str, n_ctx: int = 8192, n_threads: int | None = None) -> None:
         self.name = f"local/{model}"
         self.mode = GRAMMAR_ID  # recorded in the run config and the cache key: answers under another grammar never mix
@@ -208,7 +210,7 @@ class LocalBackend:
     def _complete(self, request: GenerationRequest, cancel: threading.Event) -> Generation:
         llm, lock = _load(self.path, self.n_ctx, self.n_threads)
         grammar = self.grammar(request.response_model)
-        capture = TokenLogprobs()
+        capture = TokenLogprobs() if self.capture_logprobs else None
         with lock:
             start = time.perf_counter()
             llm.cancel = cancel
@@ -223,7 +225,7 @@ class LocalBackend:
                     max_tokens=request.params.max_tokens,
                     seed=request.params.seed + request.sample_index,
                 )
-                pieces = [llm.detokenize([t]) for t in capture.tokens]
+                pieces = [llm.detokenize([t]) for t in capture.tokens] if capture is not None else []
             except Cancelled:  # nobody awaits this answer any more; were it read, it would be asked again
                 return Generation(failure=FailureClass.transport_error, error="cancelled", latency_s=time.perf_counter() - start)
             except ValueError as exc:  # llama.cpp refuses the request itself; the same request is refused again
@@ -242,7 +244,7 @@ class LocalBackend:
         usage = reply.get("usage") or {}
         gen.usage = Usage(input_tokens=usage.get("prompt_tokens", 0), output_tokens=usage.get("completion_tokens", 0))
         gen.latency_s = latency
-        if gen.record is not None and capture.tokens:
+        if gen.record is not None and capture is not None and capture.tokens:
             gen.notes["logprob_confidence"] = value_confidences(pieces, capture.logprobs, request.response_model.model_fields)
         return gen
 
