@@ -6,6 +6,9 @@ request after a fixed 100 ms, for N papers at concurrency C. Prints wall times a
 (ceil(N / C) x 100 ms); targets: <= 1.05 and <= 1.15. Also times a rerun of the finished run
 (target: <= 0.05 of the first run, 0 model requests), and the client CPU seconds per paper of both
 sides (process time: unlike wall time it barely moves when other processes share the machine).
+Each side runs over both transports of the openai SDK: httpx (its default) and aiohttp
+(``http_client=openai.DefaultAioHttpClient()``, the ``openai[aiohttp]`` extra), so aiohttp / httpx is
+read in the same run.
 Run: .venv/bin/python bench/bench_remote.py [N] [C] [REPEATS]
 """
 
@@ -56,12 +59,33 @@ def stub_server():
         proc.wait()
 
 
-async def bare(url: str, messages: list, n: int, concurrency: int, response_model: type | None = None) -> tuple[float, float]:
-    """Wall and CPU seconds of a plain gather loop; with ``response_model``, through instructor (md_json)."""
+def http_client(transport: str, **kwargs):
+    """The SDK's own httpx client (``"httpx"``, its default) or its aiohttp one (``"aiohttp"``), with its defaults."""
+    import openai
+
+    return (openai.DefaultAioHttpClient if transport == "aiohttp" else openai.DefaultAsyncHttpxClient)(**kwargs)
+
+
+def runner_backend(url: str, transport: str):
+    """A fresh ``openai/bench`` backend over ``transport`` (``"httpx"`` or ``"aiohttp"``)."""
+    return get_backend("openai/bench", base_url=url, transport=transport)
+
+
+async def run_runner(papers, backend, strategy, config, run_dir, concurrency, cache) -> tuple[float, float]:
+    """Wall and CPU seconds of one runner pass."""
+    start, cpu = time.perf_counter(), time.process_time()
+    await run_extraction(papers, backend, strategy, config, run_dir, concurrency, cache=cache)
+    return time.perf_counter() - start, time.process_time() - cpu
+
+
+async def bare(url: str, messages: list, n: int, concurrency: int, response_model: type | None = None,
+               transport: str = "httpx") -> tuple[float, float]:
+    """Wall and CPU seconds of a plain gather loop over ``transport`` (``"httpx"`` or ``"aiohttp"``);
+    with ``response_model``, through instructor (md_json)."""
     import instructor
     import openai
 
-    client = openai.AsyncOpenAI(base_url=url, api_key="bench", max_retries=0)
+    client = openai.AsyncOpenAI(base_url=url, api_key="bench", max_retries=0, http_client=http_client(transport))
     semaphore = asyncio.Semaphore(concurrency)
     patched = instructor.from_openai(client, mode=instructor.Mode.MD_JSON)
 
@@ -92,41 +116,51 @@ def main() -> None:
     strategy = Strategy("zero_shot")
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}; N={n}, concurrency={concurrency}, "
           f"server latency {LATENCY * 1000:.0f} ms; best of {repeats} interleaved repeats per side")
-    sides: dict[str, list[tuple[float, float]]] = {"bare": [], "instructor": [], "memo": [], "runner": []}
+    sides: dict[str, list[tuple[float, float]]] = {k: [] for k in ("bare", "bare_aiohttp", "instructor", "memo", "runner", "runner_aiohttp")}
     with stub_server() as (url, requests_served), tempfile.TemporaryDirectory() as tmp:
         messages = [strategy.messages(p) for p in papers]
-        backend = get_backend("openai/bench", base_url=url)
-        config = RunConfig(backend="openai/bench", base_url=url, mode=backend.mode, strategy="zero_shot",
+        default = get_backend("openai/bench", base_url=url)
+        mode = default.mode
+        print(f"the backend's default transport: {default.transport}")
+        config = RunConfig(backend="openai/bench", base_url=url, mode=mode, strategy="zero_shot",
                            prompt_version="1", prompt_sha256=strategy.sha256, split="test")
         for repeat in range(repeats):  # interleaved, so a burst of load elsewhere hits every side alike
             sides["bare"].append(asyncio.run(bare(url, messages, n, concurrency)))
+            sides["bare_aiohttp"].append(asyncio.run(bare(url, messages, n, concurrency, transport="aiohttp")))
             sides["instructor"].append(asyncio.run(bare(url, messages, n, concurrency, strategy.response_model)))
             sides["memo"].append(asyncio.run(bare(url, messages, n, concurrency, _instructor_model(strategy.response_model))))
-            run_dir = Path(tmp) / f"run{repeat}"
-            cache = ResponseCache(Path(tmp) / f"cache{repeat}.sqlite")
-            start, cpu = time.perf_counter(), time.process_time()
-            asyncio.run(run_extraction(papers, backend, strategy, config, run_dir, concurrency, cache=cache))
-            sides["runner"].append((time.perf_counter() - start, time.process_time() - cpu))
+            for transport in ("httpx", "aiohttp"):
+                run_dir = Path(tmp) / f"run{repeat}-{transport}"
+                cache = ResponseCache(Path(tmp) / f"cache{repeat}-{transport}.sqlite")
+                side = "runner" if transport == "httpx" else "runner_aiohttp"
+                sides[side].append(asyncio.run(run_runner(papers, runner_backend(url, transport), strategy, config, run_dir, concurrency, cache)))
+                if transport == "httpx":
+                    finished = run_dir, cache
         before = requests_served()
         start = time.perf_counter()
-        asyncio.run(run_extraction(papers, backend, strategy, config, run_dir, concurrency, cache=cache))
+        asyncio.run(run_runner(papers, runner_backend(url, "httpx"), strategy, config, *finished[:1], concurrency, finished[1]))
         rerun_s = time.perf_counter() - start
         rerun_requests = requests_served() - before
+    best = {side: (min(w for w, _ in runs), min(c for _, c in runs)) for side, runs in sides.items()}
     (bare_s, bare_cpu), (instr_s, instr_cpu), (memo_s, memo_cpu), (runner_s, runner_cpu) = (
-        (min(w for w, _ in runs), min(c for _, c in runs)) for runs in sides.values())
+        best[k] for k in ("bare", "instructor", "memo", "runner"))
+    (abare_s, abare_cpu), (arunner_s, arunner_cpu) = best["bare_aiohttp"], best["runner_aiohttp"]
     ideal = math.ceil(n / concurrency) * LATENCY
-    print(f"bare AsyncOpenAI + gather : {bare_s:6.2f} s")
-    print(f"instructor + gather       : {instr_s:6.2f} s  (the library used plainly, no runner)")
-    print(f"instructor, schema memo'd : {memo_s:6.2f} s  (the model wrapped once, as the runner's backend does)")
-    print(f"paperfields runner        : {runner_s:6.2f} s")
+    print(f"{'':26}   {'httpx':>7}  {'aiohttp':>7}  aiohttp / httpx")
+    print(f"bare AsyncOpenAI + gather : {bare_s:6.2f} s {abare_s:6.2f} s   {abare_s / bare_s:6.3f}")
+    print(f"paperfields runner        : {runner_s:6.2f} s {arunner_s:6.2f} s   {arunner_s / runner_s:6.3f}")
+    print(f"runner / bare             : {runner_s / bare_s:6.3f}   {arunner_s / abare_s:6.3f}     (target <= 1.05)")
+    print(f"runner / ideal            : {runner_s / ideal:6.3f}   {arunner_s / ideal:6.3f}     (target <= 1.15)")
+    print(f"bare / ideal              : {bare_s / ideal:6.3f}   {abare_s / ideal:6.3f}")
+    print(f"client CPU per paper, ms  : bare {bare_cpu / n * 1000:.1f} / {abare_cpu / n * 1000:.1f}, "
+          f"runner {runner_cpu / n * 1000:.1f} / {arunner_cpu / n * 1000:.1f} (httpx / aiohttp)")
+    print(f"instructor + gather       : {instr_s:6.2f} s  (httpx; the library used plainly, no runner)")
+    print(f"instructor, schema memo'd : {memo_s:6.2f} s  (httpx; the model wrapped once, as the runner's backend does)")
     print(f"ideal ceil(N/C) x latency : {ideal:6.2f} s")
-    print(f"runner / bare             : {runner_s / bare_s:6.3f}  (target <= 1.05)")
-    print(f"runner / ideal            : {runner_s / ideal:6.3f}  (target <= 1.15); bare / ideal: {bare_s / ideal:.3f}")
     print(f"runner / instructor       : {runner_s / instr_s:6.3f}  (vs the library used plainly); vs memo'd: {runner_s / memo_s:.3f} (what the runner itself adds)")
     print(f"client CPU per paper      : runner {runner_cpu / n * 1000:.1f} ms, instructor {instr_cpu / n * 1000:.1f} ms (memo'd {memo_cpu / n * 1000:.1f} ms), "
-          f"bare {bare_cpu / n * 1000:.1f} ms (one client process drives at most ~{n / runner_cpu:.0f} papers/s per core)")
+          f"bare {bare_cpu / n * 1000:.1f} ms (one client process drives at most ~{n / runner_cpu:.0f} papers/s per core); httpx")
     print(f"rerun / first run         : {rerun_s / runner_s:6.3f}  (target <= 0.05); model requests on rerun: {rerun_requests} (target 0)")
-
 
 if __name__ == "__main__":
     main()
