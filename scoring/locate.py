@@ -34,7 +34,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+from bisect import bisect_right
 from functools import lru_cache
+from itertools import accumulate
+from operator import itemgetter
 from typing import Any, Literal, Optional, Sequence
 
 from pydantic import BaseModel, Field
@@ -124,9 +127,56 @@ def value_item(value: Any) -> str:
     return str(float(value))
 
 
+# Per-abstract indexes, built once per abstract and shared by every item of a record (the runner
+# grounds each new abstract once, so rebuilding them per item was most of the grounding's cost).
 @lru_cache(maxsize=256)
 def _atoms(abstract: str) -> tuple[tuple[int, int], ...]:
-    return tuple(m.span() for m in _ATOM.finditer(abstract))
+    return tuple(map(re.Match.span, _ATOM.finditer(abstract)))
+
+
+@lru_cache(maxsize=256)
+def _atom_texts(abstract: str) -> tuple[str, ...]:
+    """The atoms' texts, in the order of :func:`_atoms`."""
+    return tuple(_ATOM.findall(abstract))
+
+
+@lru_cache(maxsize=256)
+def _bounds(abstract: str) -> tuple[frozenset[int], frozenset[int]]:
+    """Where the abstract's atoms start and where they end."""
+    atoms = _atoms(abstract)
+    return frozenset(map(itemgetter(0), atoms)), frozenset(map(itemgetter(1), atoms))
+
+
+@lru_cache(maxsize=256)
+def _heads(abstract: str) -> tuple[tuple[str, ...], dict[str, tuple[int, ...]]]:
+    """Each atom's normalization (in atom order), and for each non-empty one the atoms that have it."""
+    normalized = tuple(map(normalize, _atom_texts(abstract)))
+    where: dict[str, list[int]] = {}
+    for index, head in enumerate(normalized):
+        if head:
+            where.setdefault(head, []).append(index)
+    return normalized, {head: tuple(indexes) for head, indexes in where.items()}
+
+
+@lru_cache(maxsize=256)
+def _fuzzy_text(abstract: str) -> tuple[str, list[int], list[int]]:
+    """The abstract's atoms normalized one by one and joined by spaces, where each piece starts in
+    that text, and the atom each piece comes from."""
+    heads = _heads(abstract)[0]
+    owners = [index for index, head in enumerate(heads) if head]
+    pieces = [heads[index] for index in owners]
+    return " ".join(pieces), list(accumulate((len(piece) + 1 for piece in pieces[:-1]), initial=0)), owners
+
+
+@lru_cache(maxsize=256)
+def _number_atoms(abstract: str) -> tuple[tuple[int, int, str, tuple[tuple[float, int], ...]], ...]:
+    """(start, end, text, written numbers) of every atom holding a digit."""
+    out = []
+    for (start, end), atom in zip(_atoms(abstract), _atom_texts(abstract)):
+        # str.isdigit, not \d: a superscript "²" writes 2 too; a word of letters holds none
+        if not atom.isalpha() and any(ch.isdigit() for ch in atom):
+            out.append((start, end, atom, written_numbers(atom)))
+    return tuple(out)
 
 
 @lru_cache(maxsize=256)
@@ -161,8 +211,7 @@ def _balanced(abstract: str, atoms: Sequence[tuple[int, int]], i: int, j: int) -
 
 def _word_spans(item: str, abstract: str) -> list[tuple[int, int]]:
     """Spans of ``item`` written as is, starting where an atom starts and ending where one ends."""
-    atoms = _atoms(abstract)
-    starts, ends = {s for s, _ in atoms}, {e for _, e in atoms}
+    starts, ends = _bounds(abstract)
     spans, at = [], abstract.find(item)
     while item and at >= 0:
         if at in starts and at + len(item) in ends:
@@ -178,10 +227,13 @@ def _normalized_spans(key: str, abstract: str) -> list[tuple[int, int]]:
     ending), not overlapping, first first."""
     atoms = _atoms(abstract)
     targets = {key + s for s in _PLURALS}
+    where = _heads(abstract)[1]
+    # the atoms a window can start at: those whose normalization is a prefix of the key, or a target
+    candidates = sorted({i for head in {key[:n] for n in range(1, len(key) + 1)} | targets for i in where.get(head, ())})
     found: list[tuple[int, int]] = []
-    for i, (start, _) in enumerate(atoms):
-        head = normalize(abstract[start:atoms[i][1]])
-        if not head or not (key.startswith(head) or head in targets) or (found and start < found[-1][1]):
+    for i in candidates:
+        start = atoms[i][0]
+        if found and start < found[-1][1]:
             continue
         for j in range(i, len(atoms)):
             window = normalize(abstract[start:atoms[j][1]])
@@ -197,22 +249,15 @@ def _fuzzy_span(key: str, abstract: str) -> Optional[tuple[int, int]]:
     """The stretch of ``abstract`` whose normalized words are closest to ``key`` when the rapidfuzz
     partial ratio reaches FUZZY_THRESHOLD, else None."""
     atoms = _atoms(abstract)
-    pieces, owners = [], []  # the abstract's atoms normalized one by one, and for each character the atom it comes from
-    for index, (start, end) in enumerate(atoms):
-        piece = normalize(abstract[start:end])
-        if piece:
-            if pieces:
-                pieces.append(" ")
-                owners.append(index)
-            pieces.append(piece)
-            owners.extend([index] * len(piece))
-    text = "".join(pieces)
+    text, starts, owners = _fuzzy_text(abstract)
     if not text:
         return None
     found = fuzz.partial_ratio_alignment(key, text, score_cutoff=FUZZY_THRESHOLD)
     if found is None or found.dest_end <= found.dest_start:
         return None
-    return atoms[owners[found.dest_start]][0], atoms[owners[found.dest_end - 1]][1]
+    # the atom a character of text comes from (a space between pieces: the next piece's, as at + 1 is)
+    owner = lambda at: owners[bisect_right(starts, at + 1) - 1]  # noqa: E731
+    return atoms[owner(found.dest_start)][0], atoms[owner(found.dest_end - 1)][1]
 
 
 def locate(item: str, abstract: str) -> Location:
@@ -246,11 +291,8 @@ def locate_number(value: float, abstract: str) -> Location:
     target = abs(float(value))
     plain = {value_item(target), f"{target:g}"} | ({str(int(target))} if target.is_integer() else set())
     spans, exact = [], False
-    for start, end in _atoms(abstract):
-        atom = abstract[start:end]
-        if not any(ch.isdigit() for ch in atom):
-            continue
-        if any(same_number(target, n) for n, _ in written_numbers(atom)):
+    for start, end, atom, numbers in _number_atoms(abstract):
+        if any(same_number(target, n) for n, _ in numbers):
             spans.append((start, end))
             exact = exact or atom in plain
     return Location(item=value_item(value), spans=spans, status=("exact" if exact else "normalized") if spans else "not_found")
