@@ -139,6 +139,18 @@ def test_a_reask_states_what_was_wrong_and_its_answer_is_kept(stub, mode):
     assert "input_type" not in reask
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_each_reply_is_parsed_once(stub, mode, monkeypatch):
+    # The parse instructor's attempt passed is the Generation's own, not redone once instructor returns.
+    from paperfields.extract.backends import openai_compat
+
+    parsed, parse = [], openai_compat.parse_reply
+    monkeypatch.setattr(openai_compat, "parse_reply", lambda *args: parsed.append(args[0]) or parse(*args))
+    gen = _generate(stub, [reply('{"method_name": "StubNet", "tasks": "one task"}'), reply("```json\n" + VALID + "\n```")], mode=mode)
+    assert gen.failure is None and gen.record["method_name"] == "StubNet" and gen.repairs == ["fenced"] and gen.attempts == 2
+    assert len(parsed) == 2 and parsed[1].startswith("```json")
+
+
 def test_tools_mode_with_a_server_that_ignores_tools_reads_the_content(stub):
     # The reply never reaches our parser until instructor has asked once for the tool call (a true
     # request); the content is then read like in every other mode, and the deviation recorded.

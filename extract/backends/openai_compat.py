@@ -71,8 +71,30 @@ _CONTEXT_OVERFLOW = re.compile(
 REJECTED_STATUSES = (400, 413, 422)
 # HTTP requests made on behalf of the current generate() call (each asyncio task has its own list).
 _HTTP_REQUESTS: contextvars.ContextVar[list[str]] = contextvars.ContextVar("paperfields_http_requests")
-# The raw reply (text, finish_reason) instructor is about to parse in the current generate() call.
-_CURRENT_REPLY: contextvars.ContextVar[Callable[[], tuple[Optional[str], Optional[str]]]] = contextvars.ContextVar("paperfields_current_reply")
+# The raw reply instructor is about to parse in the current generate() call (see _CurrentReply).
+_CURRENT_REPLY: contextvars.ContextVar["_CurrentReply"] = contextvars.ContextVar("paperfields_current_reply")
+
+
+class _CurrentReply:
+    """The replies of one generate() call so far, and :func:`parse_reply` of the latest, kept so the
+    reply instructor's attempt passed is not parsed a second time for the Generation."""
+
+    def __init__(self, responses: list[Any], tools: bool) -> None:
+        self.responses = responses
+        self.tools = tools
+        self._parsed: Optional[tuple[Optional[str], Optional[str], type, Generation]] = None
+
+    def latest(self, response_model: type) -> Generation:
+        """:meth:`parse` of the latest reply's text and finish reason."""
+        return self.parse(*_reply_text(self.responses[-1], self.tools), response_model)
+
+    def parse(self, text: Optional[str], finish_reason: Optional[str], response_model: type) -> Generation:
+        """``parse_reply(text, finish_reason, response_model)``: the same Generation while the three
+        are the same (a caller that changes it must be the last to ask)."""
+        kept = self._parsed
+        if kept is None or kept[2] is not response_model or kept[0] != text or kept[1] != finish_reason:
+            kept = self._parsed = (text, finish_reason, response_model, parse_reply(text, finish_reason, response_model))
+        return kept[3]
 
 
 async def _count_request(request: Any) -> None:
@@ -187,7 +209,7 @@ def _instructor_model(model: type, strict: bool = False) -> type:
             return plain_validate_json(json_data, **kwargs)
         from instructor.core.exceptions import ResponseParsingError
 
-        gen = parse_reply(*current(), model)
+        gen = current.latest(model)
         if gen.record is None:
             raise ResponseParsingError(gen.error or "the reply holds no record")
         return cls.model_validate(gen.record)
@@ -367,7 +389,8 @@ class OpenAIBackend:
         http_requests: list[str] = []
         _HTTP_REQUESTS.set(http_requests)
         tools = self.mode == "tools"
-        reading = _CURRENT_REPLY.set(lambda: _reply_text(responses[-1], tools))  # what _instructor_model's parser reads
+        current = _CurrentReply(responses, tools)
+        reading = _CURRENT_REPLY.set(current)  # what _instructor_model's parser reads
 
         def on_response(response: Any) -> None:
             # Snapshot usage now: instructor later folds the running total into the last response.
@@ -428,8 +451,8 @@ class OpenAIBackend:
         usage = sum(usages, Usage())
         text, finish = _reply_text(responses[-1], tools) if responses else (None, None)
         if failure is None:
-            # The same parse instructor's attempt passed (see _instructor_model), now with its repairs.
-            gen = parse_reply(text, finish, request.response_model)
+            # The parse instructor's attempt passed (see _instructor_model), with its repairs: kept, not redone.
+            gen = current.parse(text, finish, request.response_model)
             if tools and not getattr(responses[-1].choices[0].message, "tool_calls", None):
                 gen.repairs.append("no_tool_call")
         else:
