@@ -36,7 +36,7 @@ import hashlib
 import re
 from bisect import bisect_right
 from functools import lru_cache
-from itertools import accumulate
+from itertools import accumulate, compress, count
 from operator import itemgetter
 from typing import Any, Literal, Optional, Sequence
 
@@ -130,14 +130,18 @@ def value_item(value: Any) -> str:
 # Per-abstract indexes, built once per abstract and shared by every item of a record (the runner
 # grounds each new abstract once, so rebuilding them per item was most of the grounding's cost).
 @lru_cache(maxsize=256)
+def _tokens(abstract: str) -> tuple[tuple[tuple[int, int], ...], tuple[str, ...]]:
+    """The atoms' spans and their texts, in order (one regex pass)."""
+    matches = list(_ATOM.finditer(abstract))
+    return tuple(map(re.Match.span, matches)), tuple(map(re.Match.group, matches))
+
+
 def _atoms(abstract: str) -> tuple[tuple[int, int], ...]:
-    return tuple(map(re.Match.span, _ATOM.finditer(abstract)))
+    return _tokens(abstract)[0]
 
 
-@lru_cache(maxsize=256)
 def _atom_texts(abstract: str) -> tuple[str, ...]:
-    """The atoms' texts, in the order of :func:`_atoms`."""
-    return tuple(_ATOM.findall(abstract))
+    return _tokens(abstract)[1]
 
 
 @lru_cache(maxsize=256)
@@ -148,21 +152,16 @@ def _bounds(abstract: str) -> tuple[frozenset[int], frozenset[int]]:
 
 
 @lru_cache(maxsize=256)
-def _heads(abstract: str) -> tuple[tuple[str, ...], dict[str, tuple[int, ...]]]:
-    """Each atom's normalization (in atom order), and for each non-empty one the atoms that have it."""
-    normalized = tuple(map(normalize, _atom_texts(abstract)))
-    where: dict[str, list[int]] = {}
-    for index, head in enumerate(normalized):
-        if head:
-            where.setdefault(head, []).append(index)
-    return normalized, {head: tuple(indexes) for head, indexes in where.items()}
+def _heads(abstract: str) -> tuple[str, ...]:
+    """Each atom's normalization, in atom order."""
+    return tuple(map(normalize, _atom_texts(abstract)))
 
 
 @lru_cache(maxsize=256)
 def _fuzzy_text(abstract: str) -> tuple[str, list[int], list[int]]:
     """The abstract's atoms normalized one by one and joined by spaces, where each piece starts in
     that text, and the atom each piece comes from."""
-    heads = _heads(abstract)[0]
+    heads = _heads(abstract)
     owners = [index for index, head in enumerate(heads) if head]
     pieces = [heads[index] for index in owners]
     return " ".join(pieces), list(accumulate((len(piece) + 1 for piece in pieces[:-1]), initial=0)), owners
@@ -227,9 +226,9 @@ def _normalized_spans(key: str, abstract: str) -> list[tuple[int, int]]:
     ending), not overlapping, first first."""
     atoms = _atoms(abstract)
     targets = {key + s for s in _PLURALS}
-    where = _heads(abstract)[1]
     # the atoms a window can start at: those whose normalization is a prefix of the key, or a target
-    candidates = sorted({i for head in {key[:n] for n in range(1, len(key) + 1)} | targets for i in where.get(head, ())})
+    starters = {key[:n] for n in range(1, len(key) + 1)} | targets
+    candidates = compress(count(), map(starters.__contains__, _heads(abstract)))
     found: list[tuple[int, int]] = []
     for i in candidates:
         start = atoms[i][0]
