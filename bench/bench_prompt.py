@@ -52,6 +52,7 @@ def main(
     model: str = typer.Option("qwen2.5-coder-0.5b", help="local model name or .gguf path"),
     max_tokens: int = typer.Option(1536, help="as paperfields run's --max-tokens"),
     show: Optional[str] = typer.Option(None, help="print this field of every record (e.g. research_area); 'all': the whole record"),
+    threads: Optional[int] = typer.Option(None, help="llama.cpp CPU threads [default: every core]"),
     grammar: str = typer.Option("backend", help="backend: the backend's grammar; reference: llama-cpp-python's own (before compact-v1); caps: that one with compact-v1's caps"),
 ) -> None:
     ids = PAPER_SETS.get(papers) or papers.split(",")
@@ -61,7 +62,7 @@ def main(
     corpus = {p.id: p for p in load_corpus(gold_dir() / "corpus.jsonl")}
     from bench_grammar import BeforeBackend, CapsBackend  # this folder is on sys.path when run as a script
 
-    backend = {"reference": BeforeBackend, "caps": CapsBackend}.get(grammar, LocalBackend)(model)
+    backend = {"reference": BeforeBackend, "caps": CapsBackend}.get(grammar, LocalBackend)(model, n_threads=threads)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {backend.n_threads} threads, load average "
           f"{os.getloadavg()[0]:.2f}; model {backend.path.name}; grammar {GRAMMAR_ID if grammar == 'backend' else grammar}; papers {','.join(ids)}")
     from paperfields.extract.backends import GenerationParams

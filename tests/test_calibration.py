@@ -159,3 +159,10 @@ def test_a_confidence_run_is_scored_for_calibration(tmp_path):
     png = plot_reliability(run_scores, tmp_path / "reliability.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert plot_reliability(run_scores.model_copy(update={"calibration": {}}), tmp_path / "none.png") is None
+
+
+def test_the_confidence_prompt_is_the_zero_shot_prompt_plus_the_confidence_request():
+    """Calibration is measured on the default prompt's answers: the confidence prompt must not drift from it."""
+    zero, conf = Strategy("zero_shot").template, Strategy("confidence").template
+    assert conf.system.startswith(zero.system) and "fill confidence" in conf.system[len(zero.system):]
+    assert conf.user == zero.user and f"zero_shot v{zero.version}" in conf.description
