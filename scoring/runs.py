@@ -373,7 +373,7 @@ def leaderboard_markdown(scores: list[RunScores], gold_path: Path | None = None)
         "`Brier` and `ECE` (lower is better) check per-field confidences against whether the field is exactly right on the",
         "paper: `asked` where the model stated a confidence per field (the `confidence` strategy), `logprob` where it was",
         "derived from the tokens' log-probabilities (local models); ECE over 10 equal-width bins; `–` without confidences.",
-        "Reliability diagrams: `results/plots/reliability_<run>.png`.",
+        "Reliability diagrams: `results/reliability_<run>.png`.",
         "",
     ]
     sections = (("contender", "Contenders (ranked by headline)"),
