@@ -37,7 +37,7 @@ import re
 from bisect import bisect_right
 from functools import lru_cache
 from itertools import accumulate, compress, count
-from operator import itemgetter
+from operator import add
 from typing import Any, Literal, Optional, Sequence
 
 from pydantic import BaseModel, Field
@@ -129,32 +129,28 @@ def value_item(value: Any) -> str:
 
 # Per-abstract indexes, built once per abstract and shared by every item of a record (the runner
 # grounds each new abstract once, so rebuilding them per item was most of the grounding's cost).
+# They hold flat tuples of ints and strings, not a tuple or match object per atom: hundreds of
+# container objects kept per abstract made the garbage collector run, inside the grounding, over
+# everything the HTTP client had allocated meanwhile (over half the grounding's time in a run).
 @lru_cache(maxsize=256)
-def _tokens(abstract: str) -> tuple[tuple[tuple[int, int], ...], tuple[str, ...]]:
-    """The atoms' spans and their texts, in order (one regex pass)."""
-    matches = list(_ATOM.finditer(abstract))
-    return tuple(map(re.Match.span, matches)), tuple(map(re.Match.group, matches))
-
-
-def _atoms(abstract: str) -> tuple[tuple[int, int], ...]:
-    return _tokens(abstract)[0]
-
-
-def _atom_texts(abstract: str) -> tuple[str, ...]:
-    return _tokens(abstract)[1]
+def _tokens(abstract: str) -> tuple[tuple[int, ...], tuple[int, ...], tuple[str, ...]]:
+    """Where each atom starts, where it ends, and its text, in order."""
+    texts = tuple(_ATOM.findall(abstract))
+    starts = tuple(map(re.Match.start, _ATOM.finditer(abstract)))
+    return starts, tuple(map(add, starts, map(len, texts))), texts
 
 
 @lru_cache(maxsize=256)
 def _bounds(abstract: str) -> tuple[frozenset[int], frozenset[int]]:
     """Where the abstract's atoms start and where they end."""
-    atoms = _atoms(abstract)
-    return frozenset(map(itemgetter(0), atoms)), frozenset(map(itemgetter(1), atoms))
+    starts, ends, _ = _tokens(abstract)
+    return frozenset(starts), frozenset(ends)
 
 
 @lru_cache(maxsize=256)
 def _heads(abstract: str) -> tuple[str, ...]:
     """Each atom's normalization, in atom order."""
-    return tuple(map(normalize, _atom_texts(abstract)))
+    return tuple(map(normalize, _tokens(abstract)[2]))
 
 
 @lru_cache(maxsize=256)
@@ -171,7 +167,7 @@ def _fuzzy_text(abstract: str) -> tuple[str, list[int], list[int]]:
 def _number_atoms(abstract: str) -> tuple[tuple[int, int, str, tuple[tuple[float, int], ...]], ...]:
     """(start, end, text, written numbers) of every atom holding a digit."""
     out = []
-    for (start, end), atom in zip(_atoms(abstract), _atom_texts(abstract)):
+    for start, end, atom in zip(*_tokens(abstract)):
         # str.isdigit, not \d: a superscript "²" writes 2 too; a word of letters holds none
         if not atom.isalpha() and any(ch.isdigit() for ch in atom):
             out.append((start, end, atom, written_numbers(atom)))
@@ -190,22 +186,23 @@ def _urls(abstract: str) -> tuple[tuple[int, int, str], ...]:
     return tuple(out)
 
 
-def _balanced(abstract: str, atoms: Sequence[tuple[int, int]], i: int, j: int) -> tuple[int, int]:
+def _balanced(abstract: str, i: int, j: int) -> tuple[int, int]:
     """The span of atoms i..j widened so that it does not cut a math span or a bracket in two: over
     the ``$`` next to it when it holds an odd number of them ("$\\tau^2$-Bench", not "\\tau^2$-Bench"),
     then over the closing brackets that its opening brackets wait for ("Full Name (ACR)")."""
-    atom = lambda k: abstract[atoms[k][0]:atoms[k][1]] if 0 <= k < len(atoms) else ""  # noqa: E731
-    if abstract.count("$", atoms[i][0], atoms[j][1]) % 2:
+    starts, ends, texts = _tokens(abstract)
+    atom = lambda k: texts[k] if 0 <= k < len(texts) else ""  # noqa: E731
+    if abstract.count("$", starts[i], ends[j]) % 2:
         if atom(i - 1) == "$":
             i -= 1
         elif atom(j + 1) == "$":
             j += 1
-    window = abstract[atoms[i][0]:atoms[j][1]]
+    window = abstract[starts[i]:ends[j]]
     missing = sum(window.count(o) - window.count(c) for o, c in zip(_OPENERS, _CLOSERS))
     while missing > 0 and atom(j + 1) and atom(j + 1) in _CLOSERS:
         j += 1
         missing -= 1
-    return atoms[i][0], atoms[j][1]
+    return starts[i], ends[j]
 
 
 def _word_spans(item: str, abstract: str) -> list[tuple[int, int]]:
@@ -224,20 +221,20 @@ def _word_spans(item: str, abstract: str) -> list[tuple[int, int]]:
 def _normalized_spans(key: str, abstract: str) -> list[tuple[int, int]]:
     """Spans of the shortest atom windows whose normalization is ``key`` (or ``key`` plus a plural
     ending), not overlapping, first first."""
-    atoms = _atoms(abstract)
+    starts, ends, _ = _tokens(abstract)
     targets = {key + s for s in _PLURALS}
     # the atoms a window can start at: those whose normalization is a prefix of the key, or a target
     starters = {key[:n] for n in range(1, len(key) + 1)} | targets
     candidates = compress(count(), map(starters.__contains__, _heads(abstract)))
     found: list[tuple[int, int]] = []
     for i in candidates:
-        start = atoms[i][0]
+        start = starts[i]
         if found and start < found[-1][1]:
             continue
-        for j in range(i, len(atoms)):
-            window = normalize(abstract[start:atoms[j][1]])
+        for j in range(i, len(starts)):
+            window = normalize(abstract[start:ends[j]])
             if window in targets:
-                found.append(_balanced(abstract, atoms, i, j))
+                found.append(_balanced(abstract, i, j))
                 break
             if window and not key.startswith(window):
                 break
@@ -247,16 +244,16 @@ def _normalized_spans(key: str, abstract: str) -> list[tuple[int, int]]:
 def _fuzzy_span(key: str, abstract: str) -> Optional[tuple[int, int]]:
     """The stretch of ``abstract`` whose normalized words are closest to ``key`` when the rapidfuzz
     partial ratio reaches FUZZY_THRESHOLD, else None."""
-    atoms = _atoms(abstract)
-    text, starts, owners = _fuzzy_text(abstract)
+    text, offsets, owners = _fuzzy_text(abstract)
     if not text:
         return None
     found = fuzz.partial_ratio_alignment(key, text, score_cutoff=FUZZY_THRESHOLD)
     if found is None or found.dest_end <= found.dest_start:
         return None
     # the atom a character of text comes from (a space between pieces: the next piece's, as at + 1 is)
-    owner = lambda at: owners[bisect_right(starts, at + 1) - 1]  # noqa: E731
-    return atoms[owner(found.dest_start)][0], atoms[owner(found.dest_end - 1)][1]
+    owner = lambda at: owners[bisect_right(offsets, at + 1) - 1]  # noqa: E731
+    starts, ends, _ = _tokens(abstract)
+    return starts[owner(found.dest_start)], ends[owner(found.dest_end - 1)]
 
 
 def locate(item: str, abstract: str) -> Location:
