@@ -179,32 +179,6 @@ def test_the_reply_parser_is_used_only_inside_generate(stub):
     assert gen.record["method_name"] == "StubNet" and plain.method_name == "Plain"
 
 
-def test_instructor_checks_a_wrapped_model_for_async_validators_once(stub, monkeypatch):
-    # instructor walks the response model's class tree on every request (five times); the backend's
-    # models were checked when wrapped, and a model with async validators is still refused every time.
-    from instructor.v2.validation import async_validators
-    from pydantic import BaseModel
-
-    assert _generate(stub, [reply()]).failure is None  # the backend's models are wrapped
-    walked = []
-    get_origin = async_validators.get_origin
-    monkeypatch.setattr(async_validators, "get_origin", lambda tp: walked.append(tp) or get_origin(tp))
-    assert _generate(stub, [reply()]).record["method_name"] == "StubNet" and walked == []
-
-    class Checked(BaseModel):
-        name: str = ""
-
-        @async_validators.async_field_validator("name")
-        async def _check(self, value: str) -> str:
-            return value
-
-    backend = get_backend("openai/stub-model", base_url=stub.url)
-    for _ in range(2):
-        with pytest.raises(ValueError, match="async validators are not supported"):
-            asyncio.run(backend.generate(GenerationRequest(messages=MESSAGES, response_model=Checked)))
-    assert walked and len(stub.requests) == 2  # that model was walked, and refused before any request
-
-
 def test_a_cut_off_reply_with_a_lone_surrogate_is_a_storable_failure(stub):
     gen = _generate(stub, [reply('{"method_name": "A\ud800', finish_reason="length")])
     assert gen.failure.value == "truncated" and gen.raw_text == '{"method_name": "A\ufffd'

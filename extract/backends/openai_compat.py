@@ -175,38 +175,6 @@ def rejected_class(status: Optional[int], detail: str) -> Optional[FailureClass]
     return FailureClass.context_overflow if _CONTEXT_OVERFLOW.search(detail) else FailureClass.request_rejected
 
 
-_CHECKED_MODELS: set[type] = set()  # wrapped models instructor's async-validator check has passed (they never change after)
-
-
-@functools.cache
-def _check_wrapped_models_once() -> None:
-    """Make instructor's ``reject_async_validators`` return at once for a model in :data:`_CHECKED_MODELS`.
-
-    instructor calls it five times per request, and each call walks the model's whole class
-    hierarchy and field tree (0.4 ms of client CPU per request in ``bench/bench_remote.py``); a model
-    :func:`_instructor_model` wrapped was checked when it was wrapped and cannot change since. Any
-    other model is checked as before. Nothing is replaced when instructor has no such function (its
-    layout changed): requests are then only slower.
-    """
-    try:
-        from instructor.v2.core import patch
-        from instructor.v2.validation import async_validators
-    except ImportError:
-        return
-    check = getattr(async_validators, "reject_async_validators", None)
-    if check is None:
-        return
-
-    def reject_async_validators(response_model: Any) -> None:
-        if not (isinstance(response_model, type) and response_model in _CHECKED_MODELS):
-            check(response_model)
-
-    reject_async_validators.__doc__ = check.__doc__
-    async_validators.reject_async_validators = reject_async_validators  # what instructor's call sites import at call time
-    if getattr(patch, "reject_async_validators", None) is check:  # the one module that imported it when loaded
-        patch.reject_async_validators = reject_async_validators
-
-
 @functools.cache
 def _instructor_model(model: type, strict: bool = False) -> type:
     """``instructor.openai_schema(model)`` built once per model, with its JSON schema memoized.
@@ -247,16 +215,6 @@ def _instructor_model(model: type, strict: bool = False) -> type:
         return cls.model_validate(gen.record)
 
     wrapped.model_validate_json = classmethod(model_validate_json)
-    _check_wrapped_models_once()
-    try:
-        from instructor.v2.validation.async_validators import reject_async_validators
-
-        reject_async_validators(wrapped)
-    except ImportError:
-        pass
-    except ValueError:  # a model with instructor async validators: refused on every request, as instructor does
-        return wrapped
-    _CHECKED_MODELS.add(wrapped)
     return wrapped
 
 
