@@ -225,7 +225,7 @@ def _print_leaderboard(scores: list, highlight: Optional[str] = None, wide: bool
     by_id = {s.run_id: s for s in scores}
     split = scores[0].split if scores else ""
     table = Table(title=f"PaperFields, {split} split. Headline: micro F1 per field, macro over fields (higher is better)",
-                  title_justify="left", box=None, pad_edge=False, padding=(0, 1), header_style="bold")
+                  title_justify="left", box=None, pad_edge=False, padding=(0, 1), collapse_padding=True, header_style="bold")
     cols = ["#", "model", "strategy", "papers", "valid", "headline [95% CI]", "P/R", "s/paper"]
     if wide:
         cols += ["invented", "$", "s/correct", "contamination", "per-paper F1", "name", "area", "datasets", "models", "metrics", "results"]
