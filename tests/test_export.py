@@ -34,6 +34,13 @@ def results(tmp_path_factory) -> Path:
         run.mkdir(parents=True)
         for name in ("manifest.json", "predictions.jsonl"):
             shutil.copy(manifest.parent / name, run / name)
+        if run.name.startswith("local_"):  # the regenerated runs have no failed paper: three failed lines, as a truncated reply writes them
+            lines = (run / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
+            for i in range(3):
+                line = json.loads(lines[i])
+                line.update(record=None, failure="truncated", error="reply cut at --max-tokens", raw_text='{"method_name": "A', grounding=None)
+                lines[i] = json.dumps(line, ensure_ascii=False)
+            (run / "predictions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
         score_run(run, GOLD)
     (folder / "leaderboard.md").write_text(leaderboard_markdown(collect_scores(folder / "runs"), GOLD), encoding="utf-8")
     return folder
@@ -132,7 +139,7 @@ def test_prediction_rows_carry_the_abstract_and_failed_rows_are_unmistakable(exp
             else:
                 assert row["valid"] is True and row["failure"] is None
                 assert {f: row[f] for f in FIELDS} == line.record
-    assert failed_seen >= 3  # the published local-model runs have truncated papers
+    assert failed_seen >= 3  # the fixture's local-model runs have failed papers
 
 
 def test_export_twice_gives_identical_bytes(exported, results, tmp_path):
