@@ -77,10 +77,11 @@ def cost_per_correct(r: RunFacts) -> str:
     s = r.scores
     if s is None or not s.correct_items or r.reference:
         return DASH
+    seconds = s.model_seconds / s.correct_items  # not the stored 4-decimal value: rounding twice can change the last digit
     if r.local:
-        return f"{s.seconds_per_correct:.2f} s"
+        return f"{seconds:.2f} s"
     if s.dollars_per_correct is None:
-        return f"{s.seconds_per_correct:.2f} s (no price)"
+        return f"{seconds:.2f} s (no price)"
     return f"${s.dollars_per_correct:.6f}"
 
 
@@ -122,7 +123,7 @@ def _calibration(source: str, metric: str) -> RunColumn:
 RUN_COLUMNS: list[RunColumn] = [
     ("correct items", lambda r: DASH if r.scores is None else str(r.scores.correct_items)),
     ("cost / correct item", cost_per_correct),
-    ("model s / correct", lambda r: DASH if r.scores is None or r.reference else _num(r.scores.seconds_per_correct, 2)),
+    ("model s / correct", lambda r: DASH if r.scores is None or r.reference else (DASH if not r.scores.correct_items else _num(r.scores.model_seconds / r.scores.correct_items, 2))),
     ("$ / correct", _dollars_per_correct),
     ("contamination", _status),
     ("model cutoff", lambda r: r.contamination.model_cutoff or (DASH if r.reference else "unknown")),
