@@ -77,7 +77,7 @@ def cost_per_correct(r: RunFacts) -> str:
     s = r.scores
     if s is None or not s.correct_items or r.reference:
         return DASH
-    seconds = s.model_seconds / s.correct_items  # not the stored 4-decimal value: rounding twice can change the last digit
+    seconds = s.model_seconds / s.correct_items  # recomputed: a scores.json written before 2026-12-01 stored it rounded to 4 decimals
     if r.local:
         return f"{seconds:.2f} s"
     if s.dollars_per_correct is None:

@@ -97,8 +97,9 @@ def add_cost_and_contamination(scores: RunScores, run_dir: Path) -> None:
     scores.correct_items = sum(scores.fields[f].tp for f in HEADLINE_FIELDS)
     scores.model_seconds = round(sum(line.latency_s for line in iter_predictions(run_dir / "predictions.jsonl") if not line.cached), 3)
     if scores.correct_items:
-        scores.seconds_per_correct = round(scores.model_seconds / scores.correct_items, 4)
-        scores.dollars_per_correct = None if scores.dollars_total is None else round(scores.dollars_total / scores.correct_items, 8)
+        # stored unrounded: every view rounds once, to its own digits (rounding here first turned 16.48504 into 16.485, shown as 16.48)
+        scores.seconds_per_correct = scores.model_seconds / scores.correct_items
+        scores.dollars_per_correct = None if scores.dollars_total is None else scores.dollars_total / scores.correct_items
     scores.contamination = run_contamination(load_manifest(run_dir), scores.reference).model_dump()
 
 
@@ -290,7 +291,8 @@ def board_rows(scores: list[RunScores], gold_path: Path | None = None) -> list[d
             "mode": s.mode, "grammar": s.grammar, "output_constraint": output_constraint(s),
             "seconds_per_paper": s.seconds_per_paper, "tokens_per_paper": s.tokens_per_paper,
             "input_tokens_per_paper": s.input_tokens_per_paper, "dollars_total": s.dollars_total,
-            "correct_items": s.correct_items, "seconds_per_correct": s.seconds_per_correct, "dollars_per_correct": s.dollars_per_correct,
+            "correct_items": s.correct_items, "seconds_per_correct": _round4(s.seconds_per_correct),
+            "dollars_per_correct": None if s.dollars_per_correct is None else round(s.dollars_per_correct, 8),
             "contamination": (s.contamination or {}).get("status", "unknown"),
             "model_cutoff": (s.contamination or {}).get("model_cutoff"),
             **{f"{metric}_{source}": (getattr(s.calibration[source], metric) if source in s.calibration else None)

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import math
+from fractions import Fraction
+
 import pytest
 
 from paperfields.extract.runner import Manifest, PredictionLine, RunConfig
@@ -18,7 +23,7 @@ ABSTRACTS = {p.id: p.text for p in load_corpus(ROOT / "gold" / "corpus.jsonl")}
 
 def _run(tmp_path, lines: list[PredictionLine], dollars: float | None = 0.5):
     run_dir = tmp_path / "run"
-    run_dir.mkdir()
+    run_dir.mkdir(parents=True)
     ids = list(dict.fromkeys(line.paper_id for line in lines))
     config = RunConfig(backend="openai/gpt-4o-mini", strategy="zero_shot", prompt_version="1", prompt_sha256="x", split="test")
     manifest = Manifest(run_id="run", config=config, started_at="2026-12-01T00:00:00+00:00", paper_ids=ids, papers_total=len(ids),
@@ -96,3 +101,37 @@ def test_the_committed_table_covers_the_published_models_with_sources():
     for name in ("local/qwen2.5-coder-0.5b", "local/qwen2.5-coder-1.5b", "openai/gpt-4o-mini"):
         assert models[name].source
     assert contamination_status("local/qwen2.5-coder-0.5b").status == "after cutoff"
+
+
+def test_seconds_per_correct_item_is_rounded_once_on_every_view(tmp_path, capsys):
+    """A cost just above x.xx5 s per correct item shows rounded up (16.48504 as 16.49), not first stored as 16.485 and then shown as 16.48."""
+
+    from paperfields.cli import _print_leaderboard
+    from paperfields.scoring.runs import leaderboard_csv, leaderboard_markdown
+
+    golds = [g for g in load_gold(GOLD) if g.split == "test"][:6]  # enough correct items for a millisecond to be finer than 0.00005 s per item
+
+    def lines(seconds: float) -> list[PredictionLine]:
+        return [PredictionLine(paper_id=g.id, record=g.record.model_dump(mode="json"), latency_s=seconds if i == 0 else 0.0) for i, g in enumerate(golds)]
+
+    correct = score_run(_run(tmp_path / "a", lines(1.0)), GOLD, write=False).correct_items
+    assert correct > 20
+    # model seconds are kept to the millisecond: find k ms with k / correct in (t, t + 0.00005) for some t = x.xx5, exactly
+    for cents in range(1000, 5000):
+        t = Fraction(cents * 10 + 5, 1000)
+        millis = math.floor(t * 1000 * correct) + 1
+        if Fraction(millis, 1000 * correct) < t + Fraction(5, 100000) and f"{float(t):.2f}" == f"{cents / 100:.2f}":  # t's float lies below t
+            break
+    else:
+        raise AssertionError("no such cost")
+    shown = f"{(cents + 1) / 100:.2f}"
+    scores = score_run(_run(tmp_path, lines(millis / 1000)), GOLD, write=False)
+    assert f"{round(scores.seconds_per_correct, 4):.2f}" != shown  # rounding twice would show the wrong cent
+    assert scores.seconds_per_correct == scores.model_seconds / correct and f"{scores.seconds_per_correct:.2f}" == shown
+    markdown = leaderboard_markdown([scores])
+    row = next(line for line in markdown.splitlines() if line.startswith("|") and "openai/gpt-4o-mini" in line)
+    assert f"| {shown} |" in row
+    cell = next(csv.DictReader(io.StringIO(leaderboard_csv([scores]))))["seconds_per_correct"]
+    assert float(cell) == round(scores.model_seconds / correct, 4)  # the csv keeps 4 decimals, rounded once
+    _print_leaderboard([scores], wide=True)
+    assert f" {shown} " in capsys.readouterr().out
