@@ -3,7 +3,9 @@
 Three grammars, one lever at a time. before: the grammar llama-cpp-python builds from
 ``response_format`` (an optional space after every JSON token, lists and strings unbounded). caps:
 the same with the caps of :mod:`paperfields.extract.backends.grammar` (maxItems, maxLength). after:
-the caps and no optional whitespace (one space after each colon), what the backend decodes under.
+the caps and no optional whitespace (one space after each colon): the language the backend decodes
+(compact-v1 under llama.cpp's grammar sampler here; the backend's fast-forward decoding of the same
+language is measured by ``bench_fastforward.py``).
 The same model instance answers the same dev papers under each, the order rotating per paper (a
 later side reuses the first's prompt from the KV cache). Prints per paper seconds, output tokens and
 whether the record equals the before one, then the ratios to before of output tokens and seconds.
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from paperfields.extract.backends import GenerationParams, GenerationRequest
-from paperfields.extract.backends.grammar import GRAMMAR_ID, reference_gbnf, schema_gbnf
+from paperfields.extract.backends.grammar import GBNF_GRAMMAR_ID, reference_gbnf, schema_gbnf
 from paperfields.extract.backends.local import LocalBackend
 from paperfields.extract.corpus import load_corpus
 from paperfields.extract.strategies import Strategy
@@ -30,7 +32,13 @@ from paperfields.paths import gold_dir
 PAPERS = ["p1463ea37b5", "pf9564a42b1", "p59349ff425"]
 
 
-class BeforeBackend(LocalBackend):
+class GbnfBackend(LocalBackend):
+    """The backend's compact grammar (compact-v1) under llama.cpp's own grammar sampler."""
+
+    engine = "gbnf"
+
+
+class BeforeBackend(GbnfBackend):
     """The backend as it was: llama-cpp-python's own grammar for the schema."""
 
     def grammar(self, response_model: type) -> Any:
@@ -39,7 +47,7 @@ class BeforeBackend(LocalBackend):
         return LlamaGrammar.from_string(reference_gbnf(response_model), verbose=False)
 
 
-class CapsBackend(LocalBackend):
+class CapsBackend(GbnfBackend):
     """llama-cpp-python's whitespace with the backend's caps: the caps lever alone."""
 
     def grammar(self, response_model: type) -> Any:
@@ -53,11 +61,11 @@ def main() -> None:
     strategy = Strategy(name, directory=Path(folder) if folder else None)
     ids = sys.argv[2:] or PAPERS
     papers = {p.id: p for p in load_corpus(gold_dir() / "corpus.jsonl")}
-    after = LocalBackend("qwen2.5-coder-0.5b")
+    after = GbnfBackend("qwen2.5-coder-0.5b")
     sides = {"before": BeforeBackend("qwen2.5-coder-0.5b"), "caps": CapsBackend("qwen2.5-coder-0.5b"), "after": after}  # one model instance
     load = os.getloadavg()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {after.n_threads} threads, load average {load[0]:.2f}; "
-          f"strategy {strategy.name} v{strategy.template.version}; papers {len(ids)}; after = grammar {GRAMMAR_ID}")
+          f"strategy {strategy.name} v{strategy.template.version}; papers {len(ids)}; after = grammar {GBNF_GRAMMAR_ID}")
     warm = GenerationRequest(messages=strategy.messages(papers[ids[0]]), params=GenerationParams(max_tokens=1))
     asyncio.run(after.generate(warm))  # loads the model outside the timings
 

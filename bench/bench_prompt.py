@@ -53,16 +53,16 @@ def main(
     max_tokens: int = typer.Option(1536, help="as paperfields run's --max-tokens"),
     show: Optional[str] = typer.Option(None, help="print this field of every record (e.g. research_area); 'all': the whole record"),
     threads: Optional[int] = typer.Option(None, help="llama.cpp CPU threads [default: every core]"),
-    grammar: str = typer.Option("backend", help="backend: the backend's grammar; reference: llama-cpp-python's own (before compact-v1); caps: that one with compact-v1's caps"),
+    grammar: str = typer.Option("backend", help="backend: the backend's decoding (compact-v2, fast-forward); gbnf: the same language under llama.cpp's grammar sampler (compact-v1); reference: llama-cpp-python's own grammar (before compact-v1); caps: that one with compact-v1's caps"),
 ) -> None:
     ids = PAPER_SETS.get(papers) or papers.split(",")
     gold = [g for g in load_gold(gold_dir() / "gold.jsonl") if g.id in ids]
     if len(gold) != len(ids) or any(g.split != "dev" for g in gold):
         raise typer.BadParameter(f"--papers: every paper must be a dev gold paper: {ids}")
     corpus = {p.id: p for p in load_corpus(gold_dir() / "corpus.jsonl")}
-    from bench_grammar import BeforeBackend, CapsBackend  # this folder is on sys.path when run as a script
+    from bench_grammar import BeforeBackend, CapsBackend, GbnfBackend  # this folder is on sys.path when run as a script
 
-    backend = {"reference": BeforeBackend, "caps": CapsBackend}.get(grammar, LocalBackend)(model, n_threads=threads)
+    backend = {"reference": BeforeBackend, "caps": CapsBackend, "gbnf": GbnfBackend}.get(grammar, LocalBackend)(model, n_threads=threads)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {backend.n_threads} threads, load average "
           f"{os.getloadavg()[0]:.2f}; model {backend.path.name}; grammar {GRAMMAR_ID if grammar == 'backend' else grammar}; papers {','.join(ids)}")
     from paperfields.extract.backends import GenerationParams

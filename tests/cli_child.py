@@ -5,9 +5,9 @@ test can stop a run in a known state instead of guessing how fast the machine is
   that from request number ``$PF_GATE_AFTER + 1`` on (unset: never) it waits until the file
   ``$PF_GATE_FILE`` exists (unset: forever). With ``PF_GATE_AFTER=3`` a run writes exactly three
   lines, then holds still until the test opens the gate, signals or kills it.
-- ``$PF_TOKEN_LOG``: a file that gets one byte per check of llama.cpp's stopping criteria, that is
-  one per token the local model generates, so a test can wait until a generation is under way and
-  count how far it went.
+- ``$PF_TOKEN_LOG``: a file that gets one byte per token the local model samples (one per decode
+  step: llama.cpp's sampler chain is asked once per step by either engine of the local backend), so a
+  test can wait until a generation is under way and count how far it went.
 """
 
 from __future__ import annotations
@@ -44,16 +44,16 @@ def _gated(model: str, **options) -> GatedBackend:
 
 
 def _count_tokens(log: Path) -> None:
-    from llama_cpp import StoppingCriteriaList
+    from llama_cpp._internals import LlamaSampler
 
     out = log.open("ab", buffering=0)
-    check = StoppingCriteriaList.__call__
+    sample = LlamaSampler.sample
 
-    def counted(self, input_ids, logits):
+    def counted(self, ctx, idx=-1):
         out.write(b".")
-        return check(self, input_ids, logits)
+        return sample(self, ctx, idx)
 
-    StoppingCriteriaList.__call__ = counted
+    LlamaSampler.sample = counted
 
 
 if __name__ == "__main__":

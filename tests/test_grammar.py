@@ -6,16 +6,22 @@ from __future__ import annotations
 import re
 
 from paperfields.extract.backends.base import GenerationRequest
+import json
+
+import pytest
+
 from paperfields.extract.backends.grammar import (
-    GRAMMAR_ID, MAX_CHARS, MAX_CONTRIBUTION_TYPES, MAX_ITEMS, MAX_RESULTS, capped_schema, grammar_sha256, reference_gbnf, schema_gbnf,
+    GBNF_GRAMMAR_ID, GRAMMAR_ID, MAX_CHARS, MAX_CONTRIBUTION_TYPES, MAX_ITEMS, MAX_RESULTS, capped_schema, gbnf_sha256, grammar_sha256,
+    llguidance_grammar, reference_gbnf, schema_gbnf,
 )
 from paperfields.extract.cache import cache_key
 from paperfields.extract.schema import PaperRecord
 from paperfields.extract.strategies import EvidenceRecord
 
-# What GRAMMAR_ID stands for. A change of the grammar's construction (or of llama-cpp-python's converter)
-# changes this hash: give GRAMMAR_ID a new name then, so old runs and cached answers are not taken for new ones.
-GRAMMAR_SHA256 = {"compact-v1": "24dc56742f281526297c0a63e9cbeaadc3e615035b002136cef2753e483eef12"}
+# What GRAMMAR_ID (and the GBNF grammar's id) stand for. A change of the construction (or of the
+# converter) changes the hash: give the id a new name then, so old runs and cached answers are not taken for new ones.
+GRAMMAR_SHA256 = {"compact-v1": "24dc56742f281526297c0a63e9cbeaadc3e615035b002136cef2753e483eef12",
+                  "compact-v2": "19ec8624ae30b62c77bafc3f06cffe5836e1ea3d7dd2f21393f510ab9443498d"}
 
 
 def _rules(gbnf: str) -> dict[str, str]:
@@ -24,6 +30,84 @@ def _rules(gbnf: str) -> dict[str, str]:
 
 def test_the_grammar_id_names_this_grammar():
     assert grammar_sha256(PaperRecord) == GRAMMAR_SHA256[GRAMMAR_ID]
+    assert gbnf_sha256(PaperRecord) == GRAMMAR_SHA256[GBNF_GRAMMAR_ID]
+
+
+@pytest.fixture(scope="module")
+def lltokenizer(local_model_path):
+    """llguidance's view of the 0.5B model's vocabulary (the vocabulary only: no weights are loaded)."""
+    from llama_cpp import Llama
+
+    from paperfields.extract.backends.local import lltokenizer
+
+    vocab = Llama(model_path=str(local_model_path), vocab_only=True, verbose=False)
+    yield lltokenizer(vocab._model.vocab)
+    vocab.close()
+
+
+def _record(**changes) -> dict:
+    record = PaperRecord(method_name="FooNet", tasks=["image classification"], datasets=["ImageNet"]).model_dump(mode="json")
+    return record | changes
+
+
+def _compact(record: dict) -> str:
+    """The record as the compact grammar writes it: no whitespace but one space after each colon."""
+    return json.dumps(record, separators=(",", ": "), ensure_ascii=False)
+
+
+def _accepts(tokenizer, text: str) -> bool:
+    from llguidance import LLMatcher
+
+    matcher = LLMatcher(tokenizer, llguidance_grammar(PaperRecord), log_level=0)
+    return matcher.consume_tokens(tokenizer.tokenize_str(text)) and matcher.is_accepting()
+
+
+def test_the_llguidance_grammar_takes_the_compact_record_and_nothing_looser(lltokenizer):
+    record = _record()
+    assert _accepts(lltokenizer, _compact(record))
+    assert not _accepts(lltokenizer, json.dumps(record))  # a space after every comma
+    assert not _accepts(lltokenizer, json.dumps(record, separators=(",", ":")))  # no space after a colon
+    assert not _accepts(lltokenizer, _compact({k: v for k, v in record.items() if k != "code_url"}))  # every key is written
+    reordered = dict(reversed(list(record.items())))
+    assert not _accepts(lltokenizer, _compact(reordered))  # in the schema's order
+    assert not _accepts(lltokenizer, _compact(record | {"value_upper: null,": "x"}))  # and no other key (the 0.5B looped on one)
+    item = {"metric": "accuracy", "value": 1, "value_upper": None, "unit": "percent", "kind": "absolute", "qualifier": "exact",
+            "dataset": None, "model": None, "baseline": None}
+    assert _accepts(lltokenizer, _compact(_record(results=[item])))
+    assert not _accepts(lltokenizer, _compact(_record(results=[item | {"note": "x"}])))  # nested objects too
+
+
+def test_the_llguidance_grammar_keeps_the_caps(lltokenizer):
+    assert _accepts(lltokenizer, _compact(_record(datasets=[f"D{i}" for i in range(MAX_ITEMS)])))
+    assert not _accepts(lltokenizer, _compact(_record(datasets=[f"D{i}" for i in range(MAX_ITEMS + 1)])))
+    assert _accepts(lltokenizer, _compact(_record(contribution_types=["method", "dataset", "benchmark"])))
+    assert not _accepts(lltokenizer, _compact(_record(contribution_types=["method", "dataset", "benchmark", "theory"])))
+    assert _accepts(lltokenizer, _compact(_record(method_name="x" * MAX_CHARS)))
+    assert not _accepts(lltokenizer, _compact(_record(method_name="x" * (MAX_CHARS + 1))))
+    assert not _accepts(lltokenizer, _compact(_record(research_area="vision")))  # not in the enum
+
+
+def test_a_number_ends_within_16_digits_and_6_decimals(lltokenizer):
+    def result(value: str) -> str:
+        item = {"metric": "accuracy", "value": 0, "value_upper": None, "unit": "percent", "kind": "absolute", "qualifier": "exact",
+                "dataset": None, "model": None, "baseline": None}
+        return _compact(_record(results=[item])).replace('"value": 0,', f'"value": {value},')
+
+    for ok in ("56.61", "35368", "-3", "0.000001", "999999999999999"):
+        assert _accepts(lltokenizer, result(ok)), ok
+    for loop in ("0.0000000", "0." + "0" * 400, "1234567890123456"):  # the 0.5B wrote 0.000... to --max-tokens once
+        assert not _accepts(lltokenizer, result(loop)), loop
+
+
+def test_the_keys_and_their_punctuation_are_forced(lltokenizer):
+    from llguidance import LLMatcher
+
+    matcher = LLMatcher(lltokenizer, llguidance_grammar(PaperRecord), log_level=0)
+    assert matcher.compute_ff_bytes() == b'{"method_name": '  # the first key: no choice at all
+    text = _compact(_record())
+    prefix = text[: text.index('"contribution_types"')]  # up to the method_full_name value's end
+    assert matcher.consume_tokens(lltokenizer.tokenize_str(prefix[:-1]))  # without the comma after it
+    assert matcher.compute_ff_bytes() == b',"contribution_types": ['  # the next key, up to its list
 
 
 def test_the_grammar_allows_no_whitespace_between_json_tokens_but_one_space_after_a_colon():

@@ -50,6 +50,70 @@ def test_local_backend_truncation_is_classified(corpus, local_model_path):
     assert gen.usage.output_tokens == 12 and gen.raw_text
 
 
+def test_forced_tokens_are_fast_forwarded_and_the_record_is_the_same_language_as_the_gbnf_engine(corpus, local_model_path):
+    from paperfields.extract.backends.grammar import GBNF_GRAMMAR_ID, GRAMMAR_ID
+    from paperfields.extract.backends.local import LocalBackend
+
+    class Gbnf(LocalBackend):
+        engine = "gbnf"
+
+    request = GenerationRequest(messages=Strategy("zero_shot").messages(_shortest(corpus)[0]))
+    fast, gbnf = LocalBackend("qwen2.5-coder-0.5b"), Gbnf("qwen2.5-coder-0.5b")
+    assert (fast.mode, gbnf.mode) == (GRAMMAR_ID, GBNF_GRAMMAR_ID) == ("compact-v2", "compact-v1")
+    ff, before = asyncio.run(fast.generate(request)), asyncio.run(gbnf.generate(request))
+    for gen in (ff, before):
+        assert gen.failure is None, (gen.failure, gen.error, gen.raw_text)
+        assert gen.raw_text.startswith('{"method_name": ') and ', "' not in gen.raw_text  # compact: one space after a colon only
+        assert set(gen.notes["logprob_confidence"]) == set(PaperRecord.model_fields)
+    assert before.notes["decode_steps"] == before.usage.output_tokens + 1  # a forward pass per token, and the end of text
+    # keys, punctuation and enum tails are forced: far fewer steps than tokens (about 0.55 on dev papers)
+    assert ff.notes["decode_steps"] < 0.8 * ff.usage.output_tokens
+    assert ff.usage.input_tokens == before.usage.input_tokens  # the same prompt
+
+
+def test_the_prompt_is_the_one_create_chat_completion_builds(corpus, local_model_path):
+    from paperfields.extract.backends.local import _load
+
+    backend = get_backend("local/qwen2.5-coder-0.5b")
+    llm, lock = _load(backend.path, backend.n_ctx, backend.n_threads)
+    messages = Strategy("few_shot").messages(_shortest(corpus)[0])  # several turns
+    with lock:
+        llm.create_chat_completion(messages=messages, max_tokens=1)
+        reply_prompt = [int(t) for t in llm._input_ids]
+        prompt = llm.chat_prompt(messages)
+    assert len(prompt) > 1000 and reply_prompt == prompt  # its one token is sampled, never evaluated
+
+
+def test_a_forced_run_past_max_tokens_is_cut_to_it_and_truncated(corpus, local_model_path):
+    from paperfields.extract.backends.grammar import llguidance_grammar
+    from paperfields.extract.backends.local import TokenLogprobs, _load, decode
+
+    backend = get_backend("local/qwen2.5-coder-0.5b")
+    llm, lock = _load(backend.path, backend.n_ctx, backend.n_threads)
+    prompt = llm.chat_prompt(Strategy("zero_shot").messages(_shortest(corpus)[0]))
+    capture = TokenLogprobs()
+    with lock:
+        done = decode(llm, prompt, llguidance_grammar(PaperRecord), max_tokens=2, capture=capture)  # '{"method_name": ' is forced: 5 tokens
+    assert done.finish_reason == "length" and len(done.tokens) == 2 and done.steps == 1
+    assert done.text == llm.detokenize(done.tokens).decode() and done.text.startswith("{")
+    assert capture.tokens == done.tokens and len(capture.logprobs) == 2 and capture.logprobs[1] == 0.0  # a forced token: probability 1
+
+
+def test_sampling_at_a_temperature_stays_in_the_grammar_and_follows_the_seed(corpus, local_model_path):
+    from paperfields.extract.backends.grammar import llguidance_grammar
+    from paperfields.extract.backends.local import _load, decode
+
+    backend = get_backend("local/qwen2.5-coder-0.5b")
+    llm, lock = _load(backend.path, backend.n_ctx, backend.n_threads)
+    prompt = llm.chat_prompt(Strategy("zero_shot").messages(_shortest(corpus)[0]))
+    grammar = llguidance_grammar(PaperRecord)
+    with lock:
+        texts = [decode(llm, prompt, grammar, max_tokens=60, temperature=1.5, seed=seed).text for seed in (1, 1, 2, 3)]
+    assert texts[0] == texts[1]  # the same seed, the same sample
+    assert len(set(texts[1:])) > 1  # other seeds, other samples (at 1.5 three samples of 60 tokens are never all equal)
+    assert all(text.startswith('{"method_name": ') for text in texts)
+
+
 def test_local_backend_accepts_a_gguf_path(local_model_path):
     backend = get_backend(f"local/{local_model_path}")
     assert backend.path == local_model_path

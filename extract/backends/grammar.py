@@ -1,4 +1,8 @@
-"""The GBNF grammar the ``local/`` backend decodes under: JSON of the record's schema, compact, lists capped.
+"""The constraint the ``local/`` backend decodes under: JSON of the record's schema, compact, lists capped.
+
+The backend decodes under :func:`llguidance_grammar` (:data:`GRAMMAR_ID`); the GBNF grammar below
+(:data:`GBNF_GRAMMAR_ID`), the same language for llama.cpp's own grammar sampler, is what it decoded
+under before, kept as the "before" side of ``bench/bench_fastforward.py``.
 
 llama-cpp-python's converter (``llama_cpp.llama_grammar.SchemaConverter``, used when a request
 carries ``response_format={"type": "json_object", "schema": ...}``) lets the model write an optional
@@ -42,9 +46,16 @@ MAX_CHARS = 120
 # without such a number (PaperRecord) get the same grammar as before it existed.
 PROBABILITIES = [round(i / 100, 2) for i in range(101)]
 
-# The grammar's identity: no optional whitespace (one space after a colon); lists capped at 8 items, results at 8, contribution
-# types at 3; strings at 120 characters.
-GRAMMAR_ID = "compact-v1"
+# The constraint's identity. compact-v1: the GBNF grammar of :func:`schema_gbnf` under llama.cpp's
+# grammar sampler, one decode step per token. compact-v2: the same language (no optional whitespace,
+# one space after a colon; lists capped at 8 items, results at 8, contribution types at 3; strings at
+# 120 characters; numbers of at most 16 digits, 6 decimals) compiled by llguidance (:func:`llguidance_grammar`), whose forced tokens (keys,
+# punctuation, the rest of an enum value) are evaluated in one batch with the token before them.
+GRAMMAR_ID = "compact-v2"
+GBNF_GRAMMAR_ID = "compact-v1"
+
+# llguidance's JSON compile options for the compact language: the separators the GBNF grammar forces.
+JSON_OPTIONS = {"whitespace_flexible": False, "key_separator": ": ", "item_separator": ","}
 
 
 def capped_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -114,9 +125,59 @@ def grammar_for(model: type[BaseModel]) -> Any:
     return LlamaGrammar.from_string(_gbnf_for(model), verbose=False)
 
 
-def grammar_sha256(model: type[BaseModel]) -> str:
-    """sha256 of the grammar text for ``model``: what :data:`GRAMMAR_ID` stands for (pinned by a test)."""
+def gbnf_sha256(model: type[BaseModel]) -> str:
+    """sha256 of the GBNF grammar text for ``model``: what :data:`GBNF_GRAMMAR_ID` stands for (pinned by a test)."""
     return hashlib.sha256(_gbnf_for(model).encode("utf-8")).hexdigest()
+
+
+# A number is written with at most this many decimals and below this bound. llama-cpp-python's GBNF
+# converter caps a number's integral and decimal parts at 16 digits each; llguidance's JSON numbers are
+# unbounded, and the 0.5B model wrote "value": 0.0000... to --max-tokens on one test paper. Gold's
+# numbers have at most 2 decimals and stay below 10^5.
+NUMBER_DECIMALS = 6
+NUMBER_BOUND = 1e15
+
+
+def closed_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a JSON schema for llguidance: every object with properties takes no other property
+    (``additionalProperties: false``; JSON Schema's default, which llguidance follows, admits any, and
+    the 0.5B model wrote ``"value_upper: null,": "..."`` pairs into a result to --max-tokens), and every
+    ``number`` without an enum is a multiple of 10^-:data:`NUMBER_DECIMALS` in
+    [-:data:`NUMBER_BOUND`, :data:`NUMBER_BOUND`], so that a reply looping on digits must end its number
+    (llama-cpp-python's GBNF converter does both of itself). The input is not changed."""
+
+    def visit(node: Any) -> Any:
+        if isinstance(node, list):
+            return [visit(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        out = {key: (value if key in ("enum", "const", "default", "examples") else visit(value)) for key, value in node.items()}
+        if "properties" in out:
+            out.setdefault("additionalProperties", False)
+        if out.get("type") == "number" and "enum" not in out:
+            out.setdefault("multipleOf", 10.0 ** -NUMBER_DECIMALS)
+            out.setdefault("minimum", -NUMBER_BOUND)
+            out.setdefault("maximum", NUMBER_BOUND)
+        return out
+
+    return visit(schema)
+
+
+@functools.lru_cache(maxsize=16)
+def llguidance_grammar(model: type[BaseModel]) -> str:
+    """The llguidance grammar (its JSON text) for the response model ``model``: the schema with every
+    property required, in the schema's order and no other, the caps of :func:`capped_schema` and the numbers of
+    :func:`closed_schema`, compiled with :data:`JSON_OPTIONS` (no whitespace but one space after each
+    colon). Built once per model. Raises ImportError when llguidance is not installed."""
+    from llguidance import LLMatcher
+
+    schema = closed_schema(capped_schema(all_required(model.model_json_schema())))
+    return LLMatcher.grammar_from_json_schema(schema, defaults=JSON_OPTIONS)
+
+
+def grammar_sha256(model: type[BaseModel]) -> str:
+    """sha256 of the llguidance grammar for ``model``: what :data:`GRAMMAR_ID` stands for (pinned by a test)."""
+    return hashlib.sha256(llguidance_grammar(model).encode("utf-8")).hexdigest()
 
 
 def reference_gbnf(model: type[BaseModel]) -> str:
