@@ -29,7 +29,7 @@ from typing import IO, Any, Callable, Iterator, Optional
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 import paperfields
-from paperfields.extract.backends.base import Backend, FailureClass, Generation, GenerationParams, GenerationRequest, Usage, redact_secrets
+from paperfields.extract.backends.base import Backend, BackendError, FailureClass, Generation, GenerationParams, GenerationRequest, Usage, redact_secrets
 from paperfields.extract.backends.prices import Price, dollars, price_for
 from paperfields.extract.cache import ResponseCache, cache_key
 from paperfields.extract.corpus import Paper
@@ -254,6 +254,8 @@ async def _generate(backend: Backend, request: GenerationRequest, cache: Optiona
         return gen
     try:
         gen = await backend.generate(request)
+    except BackendError:  # the backend cannot answer any request (a model file llama.cpp cannot load ...): stop the run, not each paper
+        raise
     except Exception as exc:  # a backend bug must not lose the other papers' work
         gen = Generation(failure=FailureClass.transport_error, error=redact_secrets(f"{type(exc).__name__}: {exc}")[:300])
     if cache is not None:

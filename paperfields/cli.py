@@ -354,9 +354,14 @@ def run(
             from paperfields.extract.runner import read_predictions
 
             first = next((l.error for l in read_predictions(run_dir / "predictions.jsonl") if l.failure and l.failure.value in refused), "")
-            advice = (f"{sum(refused.values())} paper(s) were refused by the server as sent ({refused}; {first}); a rerun does not ask "
-                      "them again: change what is sent (the model, --mode, --grammar, --max-tokens, --reasoning-effort, the server's "
-                      "context size), which makes a new run")
+            if backend.startswith("local/"):  # in-process llama.cpp: no server, and none of the server options apply
+                advice = (f"{sum(refused.values())} paper(s) were refused by llama.cpp as sent ({refused}; {first}); a rerun does not ask "
+                          "them again: the prompt must fit the local model's context window (8192 tokens), so shorten those abstracts "
+                          "or use another model, which makes a new run")
+            else:
+                advice = (f"{sum(refused.values())} paper(s) were refused by the server as sent ({refused}; {first}); a rerun does not ask "
+                          "them again: change what is sent (the model, --mode, --grammar, --max-tokens, --reasoning-effort, the server's "
+                          "context size), which makes a new run")
             if sum(refused.values()) == manifest.papers_done:
                 fail(f"no paper got an answer from {backend}: {advice}", 1)
             console.print(f"warning: {advice}", style="yellow", highlight=False, markup=False)

@@ -155,7 +155,7 @@ def test_the_local_backend_records_its_grammar_as_its_mode_so_cache_keys_differ_
     from paperfields.extract.backends.local import LocalBackend
 
     weights = tmp_path / "mine.gguf"
-    weights.write_bytes(b"")  # not loaded until the first request
+    weights.write_bytes(b"GGUF")  # the magic only: not loaded until the first request
     backend = LocalBackend(str(weights))
     assert backend.mode == GRAMMAR_ID
     request = GenerationRequest(messages=[{"role": "user", "content": "x"}])

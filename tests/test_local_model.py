@@ -119,6 +119,28 @@ def test_local_backend_accepts_a_gguf_path(local_model_path):
     assert backend.path == local_model_path
 
 
+@pytest.mark.parametrize("content", [b"", b"not a model at all" * 100], ids=["empty", "random-bytes"])
+def test_a_file_that_is_not_gguf_is_refused_before_the_run_starts(tmp_path, content):
+    from paperfields.extract.backends.base import BackendError
+
+    weights = tmp_path / "broken.gguf"
+    weights.write_bytes(content)
+    with pytest.raises(BackendError, match="not a GGUF file"):
+        get_backend(f"local/{weights}")
+    runs = tmp_path / "runs"
+    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "run", "-b", f"local/{weights}", "--runs-dir", str(runs), "--limit", "1"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and f"{weights}: not a GGUF file" in proc.stderr, proc.stderr
+    assert not runs.exists() or not any(runs.iterdir())  # nothing asked, no run folder
+
+
+def test_one_thread_means_one_thread_for_batches_too(local_model_path):
+    from paperfields.extract.backends.local import _load
+
+    llm, _ = _load(local_model_path, 512, 1)  # a small context: its own instance
+    assert llm.context_params.n_threads == 1 and llm.context_params.n_threads_batch == 1  # prompts and fast-forward batches are batches
+
+
 @pytest.fixture(scope="module")
 def llama_server(local_model_path, tmp_path_factory):
     log = (tmp_path_factory.mktemp("llama-server") / "server.log").open("wb")  # a pipe would fill up and block the server
@@ -263,3 +285,15 @@ def test_ctrl_c_during_a_local_generation_stops_it_within_tokens_and_keeps_the_f
     assert resumed.returncode == 0, resumed.stderr
     lines = read_predictions(pred)
     assert [l.paper_id for l in lines] == [PAPER_B, PAPER_A] and lines[1].usage.output_tokens == max_tokens
+
+
+def test_a_local_context_overflow_gives_local_advice_not_server_options(tmp_path, local_model_path):
+    import json
+
+    mine = tmp_path / "long.jsonl"
+    mine.write_text(json.dumps({"id": "long-1", "text": "We propose FooNet and evaluate it carefully. " * 2500}) + "\n")  # ~20,000 tokens
+    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "run", "--corpus", str(mine), "--split", "all", "--runs-dir", str(tmp_path / "runs"),
+                           "--threads", "1", "--no-score"], capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
+    assert "refused by llama.cpp as sent ({'context_overflow': 1}" in proc.stderr and "context window (8192 tokens)" in proc.stderr
+    assert "--mode" not in proc.stderr and "server" not in proc.stderr

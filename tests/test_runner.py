@@ -543,3 +543,23 @@ def test_two_identical_cli_runs_at_once_the_second_fails_fast_and_each_paper_is_
     assert first.returncode == 0, err
     ids = [json.loads(line)["paper_id"] for line in (run_dir / "predictions.jsonl").read_text().splitlines()]
     assert len(ids) == 5 == len(set(ids)) and load_manifest(run_dir).papers_done == 5
+
+
+def test_a_backend_error_during_a_run_stops_it_instead_of_failing_each_paper(tmp_path):
+    from paperfields.extract.backends.base import BackendError
+    from paperfields.extract.backends.fake import FakeBackend
+    from paperfields.extract.corpus import load_corpus
+    from paperfields.extract.runner import RunConfig, run_extraction
+    from paperfields.extract.strategies import Strategy
+    from tests.conftest import ROOT
+
+    class Unusable(FakeBackend):
+        async def generate(self, request):
+            raise BackendError("the model cannot be loaded")
+
+    strategy = Strategy("zero_shot")
+    config = RunConfig(backend="fake/x", strategy="zero_shot", prompt_version=strategy.template.version, prompt_sha256=strategy.sha256, split="test")
+    with pytest.raises(BackendError, match="cannot be loaded"):
+        asyncio.run(run_extraction(load_corpus(ROOT / "gold" / "corpus.jsonl")[:3], Unusable("x"), strategy, config, tmp_path / "run"))
+    lines = tmp_path / "run" / "predictions.jsonl"
+    assert not lines.exists() or lines.read_text() == ""  # no paper recorded as a transport error to be asked again

@@ -50,6 +50,9 @@ def model_path(model: str) -> Path:
     # slash lost by the provider/model split ("local/home/me/x.gguf") are tried as absolute paths.
     for candidate in (Path(model).expanduser(), Path("/" + model.lstrip("/"))):
         if candidate.suffix == ".gguf" and candidate.is_file():
+            with candidate.open("rb") as f:
+                if f.read(4) != b"GGUF":  # every GGUF file starts so: refuse before a run begins, not on its first paper
+                    raise BackendError(f"{candidate}: not a GGUF file (it does not start with the bytes 'GGUF')")
             return candidate
     raise BackendError(
         f"local model '{model}' is neither a known name ({', '.join(sorted(WEIGHTS))}) nor an existing .gguf file"
@@ -169,7 +172,13 @@ def _load(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
                 raise BackendError(
                     "llama-cpp-python is not installed; run ./install.sh (it builds it with portable CPU flags)"
                 ) from None
-            llm = llama_class(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_batch=N_BATCH, verbose=False, seed=0)
+            # n_threads_batch too: llama.cpp evaluates every batch of more than one token (a prompt, a sampled
+            # token with its forced ones) on n_threads_batch threads, all cores unless set
+            try:
+                llm = llama_class(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads, n_batch=N_BATCH,
+                                  verbose=False, seed=0)
+            except ValueError as exc:  # llama.cpp could not read the file: no request to it can succeed
+                raise BackendError(f"{path}: not a GGUF model llama.cpp can load ({exc})") from None
             _INSTANCES[key] = (llm, threading.Lock())
         return _INSTANCES[key]
 
@@ -336,8 +345,8 @@ class LocalBackend:
     :meth:`generate` (Ctrl-C) stops llama.cpp within a token or a prompt batch. A valid answer's
     ``notes["logprob_confidence"]`` holds, per top-level field of the reply, the geometric mean
     probability, under the grammar, of the tokens that write its value (greedy decoding only; :class:`TokenLogprobs`,
-    :func:`paperfields.scoring.calibration.value_confidences`), and every answer's ``notes["decode_steps"]``
-    the tokens sampled, one forward pass each (the rest of ``usage.output_tokens`` were forced).
+    :func:`paperfields.scoring.calibration.value_confidences`), and every reply's (a completion that ran, valid or
+    not) ``notes["decode_steps"]`` the tokens sampled, one forward pass each (the rest of ``usage.output_tokens`` were forced).
     """
 
     capture_logprobs = True  # bench/bench_confidence.py turns it off to measure what it costs
