@@ -11,7 +11,7 @@ Decoding is llguidance's constraint over llama.cpp's forward passes, with fast-f
 sampled token, the tokens the grammar then forces (the next key and its punctuation, the rest of an
 enum value, ``value_upper": null`` ...) are computed by llguidance and evaluated in one llama.cpp batch
 with the sampled token, instead of one forward pass each (jump-forward decoding; Zheng et al. 2024,
-"SGLang", arXiv:2312.07104). On 12 dev papers 45% of the output tokens are forced, and a paper takes 0.52
+"SGLang", arXiv:2312.07104). On 12 dev papers 44% of the output tokens are forced, and a paper takes 0.51
 of the time of llama.cpp's grammar sampler (``bench/bench_fastforward.py``).
 """
 
