@@ -23,7 +23,7 @@ import hashlib
 import json
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field as dataclass_field
 from pathlib import Path
 from typing import Literal
 
@@ -211,14 +211,22 @@ def header_looks_like_abstract(paragraph: list[str]) -> str | None:
 
 @dataclass
 class Source:
-    """One input file as read: ``format`` (``"jsonl"``/``"text"``), its ``papers``, and for text the
-    skipped header (``header`` text at 1-based ``header_line``, both None when there is none)."""
+    """One input file as read: ``path`` as the caller gave it, ``format`` (``"jsonl"``/``"text"``), its
+    ``papers``, ``lines`` (the 1-based line of this file each paper starts on, in the order of
+    ``papers``; empty means each paper's own ``line``), and for text the skipped header (``header``
+    text at 1-based ``header_line``, both None when there is none)."""
 
     path: Path
     format: Literal["jsonl", "text"]
     papers: list[Paper]
     header: str | None = None
     header_line: int | None = None
+    lines: list[int] = dataclass_field(default_factory=list)
+
+    def places(self) -> list[str]:
+        """``path:line`` of each paper in this file, the path as given (``../x/mine.txt``, not the
+        ``source`` name stored in the corpus, and not a JSONL line's own ``line`` key)."""
+        return [f"{self.path}:{line}" for line in (self.lines or [paper.line for paper in self.papers])]
 
 
 def _paragraphs(lines: list[str], one_per_line: bool) -> list[tuple[int, list[str]]]:
@@ -307,9 +315,15 @@ def parse_jsonl(path: Path, text: str | None = None) -> list[Paper]:
     Raises CorpusError naming ``file:line`` (and the field) for bad JSON, a non-object line, a
     missing or empty ``id``/``text``, or a file with no records.
     """
+    return _read_jsonl(path, text).papers
+
+
+def _read_jsonl(path: Path, text: str | None = None) -> Source:
+    """:func:`parse_jsonl` as a :class:`Source` whose ``lines`` are the JSONL lines of its papers."""
     if text is None:
         text = _read_utf8(path)
     papers: list[Paper] = []
+    numbers: list[int] = []
     for number, line in enumerate(split_lines(text), start=1):
         if not line.strip():
             continue
@@ -333,13 +347,14 @@ def parse_jsonl(path: Path, text: str | None = None) -> list[Paper]:
                     public_date=obj.get("public_date"),
                 )
             )
+            numbers.append(number)
         except ValidationError as exc:
             first = exc.errors()[0]
             field = ".".join(str(p) for p in first["loc"])
             raise CorpusError(f"{path}:{number}: field '{field}': {first['msg']}") from None
     if not papers:
         raise CorpusError(f"{path}:1: no abstracts found")
-    return papers
+    return Source(path=path, format="jsonl", papers=papers, lines=numbers)
 
 
 def read_source(path: Path, header: bool | None = None, one_per_line: bool = False) -> Source:
@@ -347,36 +362,45 @@ def read_source(path: Path, header: bool | None = None, one_per_line: bool = Fal
     ``one_per_line`` apply to text only (see :func:`parse_text`). Raises CorpusError naming file and line."""
     text = _read_utf8(path)
     if sniff_format(path, text) == "jsonl":
-        return Source(path=path, format="jsonl", papers=parse_jsonl(path, text))
+        return _read_jsonl(path, text)
     return parse_text(path, text, header, one_per_line)
 
 
-def check_unique(papers: list[Paper]) -> None:
-    """Raise CorpusError on a duplicate id or a duplicate abstract text (white space aside), naming both places."""
-    seen_ids: dict[str, Paper] = {}
-    seen_text: dict[str, Paper] = {}
-    for paper in papers:
+def check_unique(papers: list[Paper], places: list[str] | None = None) -> None:
+    """Raise CorpusError on a duplicate id or a duplicate abstract text (white space aside), naming both places.
+
+    ``places`` names where each paper is (``file:line``, in the order of ``papers``); without it a
+    paper's stored ``source:line`` is used, which for papers read from files drops the folder the
+    file was given with: read files through :func:`unique_papers`.
+    """
+    places = places if places is not None else [f"{paper.source}:{paper.line}" for paper in papers]
+    seen_ids: dict[str, str] = {}
+    seen_text: dict[str, str] = {}
+    for paper, place in zip(papers, places, strict=True):
         key = " ".join(paper.text.split())
         if key in seen_text:
-            first = seen_text[key]
-            raise CorpusError(
-                f"{paper.source}:{paper.line}: duplicate abstract (same text as {first.source}:{first.line})"
-            )
+            raise CorpusError(f"{place}: duplicate abstract (same text as {seen_text[key]})")
         if paper.id in seen_ids:
-            first = seen_ids[paper.id]
-            raise CorpusError(f"{paper.source}:{paper.line}: duplicate id '{paper.id}' (also {first.source}:{first.line})")
-        seen_text[key] = paper
-        seen_ids[paper.id] = paper
+            raise CorpusError(f"{place}: duplicate id '{paper.id}' (also {seen_ids[paper.id]})")
+        seen_text[key] = place
+        seen_ids[paper.id] = place
+
+
+def unique_papers(sources: list[Source]) -> list[Paper]:
+    """The papers of ``sources`` in order; CorpusError on a duplicate id or abstract text naming both
+    places as ``file:line`` with each file's path as given (:meth:`Source.places`)."""
+    papers = [paper for source in sources for paper in source.papers]
+    check_unique(papers, [place for source in sources for place in source.places()])
+    return papers
 
 
 def read_corpus_files(paths: list[Path], header: bool | None = None, one_per_line: bool = False) -> list[Paper]:
     """Read text and/or JSONL files (:func:`read_source`) into one corpus, in the given order.
 
-    Raises CorpusError on a duplicate id or a duplicate abstract text, naming both places.
+    Raises CorpusError on a duplicate id or a duplicate abstract text, naming both places (each
+    file's path as given, and the line).
     """
-    papers = [paper for path in paths for paper in read_source(path, header, one_per_line).papers]
-    check_unique(papers)
-    return papers
+    return unique_papers([read_source(path, header, one_per_line) for path in paths])
 
 
 def write_corpus(papers: list[Paper], out: Path) -> None:

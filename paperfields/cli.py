@@ -108,12 +108,11 @@ def corpus_build(
     """
     import tempfile
 
-    from paperfields.extract.corpus import check_unique, read_source, with_public_date, write_corpus
+    from paperfields.extract.corpus import read_source, unique_papers, with_public_date, write_corpus
 
     try:
         sources = [read_source(path, header, one_per_line) for path in files]
-        papers = [paper for source in sources for paper in source.papers]
-        check_unique(papers)
+        papers = unique_papers(sources)
     except _known_errors() as exc:
         fail(str(exc))
     papers = with_public_date(papers, date) if date else papers

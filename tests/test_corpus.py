@@ -321,8 +321,32 @@ def test_file_with_only_a_header_has_no_abstracts(tmp_path):
 def test_duplicate_abstract_names_both_places(tmp_path):
     a = _write(tmp_path, "a.txt", b"H\n\nSame text.\n\nOther.\n")
     b = _write(tmp_path, "b.txt", b"H\n\nSame  text.\n")
-    with pytest.raises(CorpusError, match=r"b\.txt:3: duplicate abstract \(same text as a\.txt:3\)"):
+    with pytest.raises(CorpusError) as err:
         read_corpus_files([a, b])
+    assert str(err.value) == f"{b}:3: duplicate abstract (same text as {a}:3)"
+
+
+def test_duplicates_name_each_file_as_given_and_its_line(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "x").mkdir()
+    (tmp_path / "w").mkdir()
+    _write(tmp_path / "x", "mine.jsonl", b'{"id": "a1", "text": "We propose FooNet."}\n\n{"id": "a1", "text": "We propose BarNet."}\n')
+    # a corpus JSONL carries its seed file's name and line: the error names the JSONL file and its line instead
+    _write(tmp_path / "x", "built.jsonl", b'{"id": "b1", "text": "One.", "source": "seed.txt", "line": 40}\n'
+                                          b'{"id": "b2", "text": "One.", "source": "seed.txt", "line": 44}\n')
+    _write(tmp_path / "x", "a.txt", b"H\n\nSame text.\n")
+    _write(tmp_path / "x", "b.txt", b"H\n\nOther.\n\nSame  text.\n")
+    build = lambda *files: subprocess.run([sys.executable, "-m", "paperfields.cli", "corpus", "build", *files, "--out", "c.jsonl"],  # noqa: E731
+                                          capture_output=True, text=True, cwd=tmp_path / "w")
+    proc = build("../x/mine.jsonl")
+    assert proc.returncode == 2 and proc.stderr == "error: ../x/mine.jsonl:3: duplicate id 'a1' (also ../x/mine.jsonl:1)\n"
+    proc = build("../x/built.jsonl")
+    assert proc.returncode == 2 and proc.stderr == "error: ../x/built.jsonl:2: duplicate abstract (same text as ../x/built.jsonl:1)\n"
+    proc = build("../x/a.txt", "../x/b.txt")
+    assert proc.returncode == 2 and proc.stderr == "error: ../x/b.txt:5: duplicate abstract (same text as ../x/a.txt:3)\n"
+    assert not (tmp_path / "w" / "c.jsonl").exists()
 
 
 def test_jsonl_corpus_and_its_errors(tmp_path):
