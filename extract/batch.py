@@ -43,6 +43,7 @@ from paperfields.extract.backends.prices import Price
 from paperfields.extract.backends.openai_compat import rejected_class, sampling_params, strict_response_format, usage_of
 from paperfields.extract.cache import ResponseCache, cache_key
 from paperfields.extract.corpus import Paper
+from paperfields.plural import plural
 from paperfields.extract.runner import Manifest, PredictionLine, RunConfig, RunError, _RunFolder
 from paperfields.extract.strategies import Strategy
 
@@ -358,8 +359,9 @@ async def run_batch(
                 samples.append(gen)
             run.write(paper, strategy.finalize(paper, samples), on_paper)
         if skipped:
-            warnings.warn(f"batch {state.batch_id}: {len(skipped)} paper(s) are not among this run's papers (a smaller --limit?) "
-                          f"and were not ingested: {', '.join(skipped[:5])}", RuntimeWarning, stacklevel=2)
+            are, were = ("is", "was") if len(skipped) == 1 else ("are", "were")
+            warnings.warn(f"batch {state.batch_id}: {plural(len(skipped), 'paper')} {are} not among this run's papers (a smaller --limit?) "
+                          f"and {were} not ingested: {', '.join(skipped[:5])}", RuntimeWarning, stacklevel=2)
 
     with run:
         state = load_state(run_dir)

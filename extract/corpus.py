@@ -29,6 +29,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from paperfields.plural import plural
+
 
 class CorpusError(ValueError):
     """Bad corpus input. The message names the file and line."""
@@ -289,8 +291,8 @@ def parse_text(path: Path, text: str, header: bool | None = None, one_per_line: 
         position = len(papers) + 1
         if whole >= 2 or len(body) > LONG_ABSTRACT_CHARS:
             advice = "" if len(block) == 1 else ", or pass --one-per-line if each line is one abstract"
-            warnings.warn(f"{path}:{start}: abstract {position} is {len(body):,} characters, {sentences(body)} sentences "
-                          f"on {len(block)} line(s): it may be several abstracts run together; put a blank line between abstracts"
+            warnings.warn(f"{path}:{start}: abstract {position} is {len(body):,} characters, {plural(sentences(body), 'sentence')} "
+                          f"on {plural(len(block), 'line')}: it may be several abstracts run together; put a blank line between abstracts"
                           f"{advice}", UserWarning, stacklevel=2)
         papers.append(Paper(id=paper_id(body), text=body, source=path.name, position=position, line=start))
     if not papers:

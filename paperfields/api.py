@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable, Coroutine, Iterable, Optional, 
 from pydantic import BaseModel
 
 from paperfields import paths
+from paperfields.plural import plural
 
 if TYPE_CHECKING:  # the heavy modules load on first use, so `import paperfields` stays fast
     import pandas
@@ -382,7 +383,7 @@ def run(
         try:
             result.scores = score_run(run_dir, gold_path)
         except NoGoldError:
-            result.note = (f"not scored: none of the run's {manifest.papers_total} papers has a gold record (a corpus of your own); "
+            result.note = (f"not scored: none of the run's {plural(manifest.papers_total, 'paper')} has a gold record (a corpus of your own); "
                            f"see its predictions with `paperfields show PAPER --run {run_dir.name}` or `paperfields report {run_dir.name}`")
     return result
 
@@ -513,7 +514,7 @@ def load_scores(run: Union[str, Path], *, runs_dir: Union[str, Path, None] = Non
     if not (run_dir / "scores.json").is_file():
         asked = set(load_manifest(run_dir).paper_ids)
         if not any(g.id in asked for g in load_gold(gold_path)):
-            raise NoGoldError(f"{run_dir}: no gold for any of the run's {len(asked)} papers in {gold_path}, so it has no scores")
+            raise NoGoldError(f"{run_dir}: no gold for any of the run's {plural(len(asked), 'paper')} in {gold_path}, so it has no scores")
     _, rows = load_scored_run(run_dir, gold_path)
     records = []
     for paper_id, row in rows.items():

@@ -16,6 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from paperfields import paths
+from paperfields.plural import plural
 
 app = typer.Typer(
     help="PaperFields: a benchmark for LLM structured extraction from ML paper abstracts.\n\n"
@@ -119,9 +120,9 @@ def corpus_build(
     for source in sources[:20]:  # say how each file was read: a wrong guess is visible, never silent
         how = ("JSONL" if source.format == "jsonl" else
                f"text, header line {source.header_line} {source.header!r} skipped" if source.header is not None else "text, no header line")
-        console.print(f"{source.path}: {how}, {len(source.papers)} abstracts", highlight=False, markup=False)
+        console.print(f"{source.path}: {how}, {plural(len(source.papers), 'abstract')}", highlight=False, markup=False)
     if len(sources) > 20:
-        console.print(f"... and {len(sources) - 20} more file(s)", highlight=False, markup=False)
+        console.print(f"... and {plural(len(sources) - 20, 'more file')}", highlight=False, markup=False)
     target = out_path or paths.gold_dir() / "corpus.jsonl"
     if target.is_dir():
         fail(f"--out {target} is a folder; give a file path such as {target / 'corpus.jsonl'}")
@@ -133,13 +134,14 @@ def corpus_build(
             write_corpus(papers, Path(tmp) / "corpus.jsonl")
             same = (Path(tmp) / "corpus.jsonl").read_bytes() == target.read_bytes()
         if not same:
-            fail(f"{target} is the benchmark corpus (gold labels refer to its ids) and these {len(papers)} abstracts differ from it; "
+            fail(f"{target} is the benchmark corpus (gold labels refer to its ids) and what these files hold "
+                 f"({plural(len(papers), 'abstract')}) differs from it; "
                  "write a corpus of your own with --out PATH, or pass --force to replace it")
     try:
         write_corpus(papers, target)
     except OSError as exc:
         fail(f"cannot write {target}: {exc.strerror or exc}")
-    console.print(f"wrote {len(papers)} abstracts from {len(files)} file(s) to {target}", highlight=False, markup=False)
+    console.print(f"wrote {plural(len(papers), 'abstract')} from {plural(len(files), 'file')} to {target}", highlight=False, markup=False)
 
 
 @gold_app.command("check")
@@ -163,9 +165,9 @@ def gold_check(
     for problem in problems:
         console.print(problem, highlight=False, markup=False)
     if problems:
-        fail(f"{len(problems)} problem(s) in {gold_path}", 1)
+        fail(f"{plural(len(problems), 'problem')} in {gold_path}", 1)
     splits = {s: sum(1 for g in gold if g.split == s) for s in ("dev", "test")}
-    console.print(f"gold ok: {len(gold)} papers ({splits['dev']} dev, {splits['test']} test) in {gold_path}")
+    console.print(f"gold ok: {plural(len(gold), 'paper')} ({splits['dev']} dev, {splits['test']} test) in {gold_path}")
 
 
 @gold_app.command("agreement")
@@ -212,7 +214,7 @@ def gold_sample_pairs(
         _write_text(out_path, "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in pairs))
     except _known_errors() as exc:
         fail(str(exc))
-    console.print(f"wrote {len(pairs)} pairs to {out_path}; add \"same\": true/false to each and save as gold/scorer_judgments.jsonl")
+    console.print(f"wrote {plural(len(pairs), 'pair')} to {out_path}; add \"same\": true/false to each and save as gold/scorer_judgments.jsonl")
 
 
 def _print_leaderboard(scores: list, highlight: Optional[str] = None, wide: bool = False, gold_path: Optional[Path] = None) -> None:
@@ -332,9 +334,9 @@ def run(
         say = (lambda *a, **k: None) if quiet or as_json else console.print
         # a model-free backend asks no model: "0 model requests" would read as a run that did nothing
         requests = ("no model requests (model-free backend)" if backend.startswith("rules/") else
-                    f"{manifest.model_requests} model requests, {manifest.cache_hits} cache hits")
+                    f"{plural(manifest.model_requests, 'model request')}, {plural(manifest.cache_hits, 'cache hit')}")
         say(
-            f"run {manifest.run_id}: {manifest.papers_done}/{manifest.papers_total} papers, {manifest.papers_valid} valid, "
+            f"run {manifest.run_id}: {manifest.papers_done}/{plural(manifest.papers_total, 'paper')}, {manifest.papers_valid} valid, "
             f"failures {manifest.failures_by_class or '{}'}; {requests}; "
             f"{manifest.wall_seconds:.0f} s wall; folder {run_dir}"
         )
@@ -346,20 +348,23 @@ def run(
             fail(f"no paper got an answer from {backend} ({first}); check the server and --base-url, then run the same command "
                  "again: papers without an answer are asked again", 1)
         if unanswered:
-            console.print(f"warning: {unanswered} paper(s) got no answer (transport_error); run the same command again to retry them",
+            console.print(f"warning: {plural(unanswered, 'paper')} got no answer (transport_error); run the same command again to "
+                          f"retry {'it' if unanswered == 1 else 'them'}",
                           style="yellow", highlight=False, markup=False)
         refused = {c: n for c, n in manifest.failures_by_class.items() if c in ("request_rejected", "context_overflow")}
         if refused:
             from paperfields.extract.runner import read_predictions
 
             first = next((l.error for l in read_predictions(run_dir / "predictions.jsonl") if l.failure and l.failure.value in refused), "")
+            n_refused = sum(refused.values())
+            were, them = (f"{plural(n_refused, 'paper')} was", "it") if n_refused == 1 else (f"{plural(n_refused, 'paper')} were", "them")
             if backend.startswith("local/"):  # in-process llama.cpp: no server, and none of the server options apply
-                advice = (f"{sum(refused.values())} paper(s) were refused by llama.cpp as sent ({refused}; {first}); a rerun does not ask "
-                          "them again: the prompt must fit the local model's context window (8192 tokens), so shorten those abstracts "
-                          "or use another model, which makes a new run")
+                advice = (f"{were} refused by llama.cpp as sent ({refused}; {first}); a rerun does not ask "
+                          f"{them} again: the prompt must fit the local model's context window (8192 tokens), so shorten "
+                          f"{'that abstract' if n_refused == 1 else 'those abstracts'} or use another model, which makes a new run")
             else:
-                advice = (f"{sum(refused.values())} paper(s) were refused by the server as sent ({refused}; {first}); a rerun does not ask "
-                          "them again: change what is sent (the model, --mode, --grammar, --max-tokens, --reasoning-effort, the server's "
+                advice = (f"{were} refused by the server as sent ({refused}; {first}); a rerun does not ask "
+                          f"{them} again: change what is sent (the model, --mode, --grammar, --max-tokens, --reasoning-effort, the server's "
                           "context size), which makes a new run")
             if sum(refused.values()) == manifest.papers_done:
                 fail(f"no paper got an answer from {backend}: {advice}", 1)
@@ -649,7 +654,7 @@ def publish(
     except _known_errors() as exc:
         fail(str(exc))
     if not scores.comparable and not allow_partial:
-        fail(f"{source.name} is {'unfinished' if scores.unfinished else 'partial'} ({scores.papers_done}/{scores.papers} papers done, "
+        fail(f"{source.name} is {'unfinished' if scores.unfinished else 'partial'} ({scores.papers_done}/{plural(scores.papers, 'paper')} done, "
              f"{scores.papers} of {scores.papers_in_split} in the split): finish it with the same `paperfields run` command, "
              "or publish it apart with --allow-partial")
     if target.exists():

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from paperfields.extract.schema import SCHEMA_VERSION, PaperRecord, Result
+from paperfields.plural import plural
 from paperfields.scoring.gold import GOLD_VERSION, gold_fingerprint, load_gold
 from paperfields.scoring.score import SCORER_VERSION
 
@@ -462,7 +463,7 @@ def push_dataset(folder: Path, repo_id: str, private: bool, dry_run: bool, inclu
         if entry is None:
             raise RuntimeError(f"{parquet}: not written by `paperfields export` (not in {listing}); export again")
         if not entry["complete"] and entry["run_id"] not in include_partial:
-            raise RuntimeError(f"{parquet}: {entry['run_id']} is partial or unfinished ({entry['papers_done']}/{entry['papers']} papers done, "
+            raise RuntimeError(f"{parquet}: {entry['run_id']} is partial or unfinished ({entry['papers_done']}/{plural(entry['papers'], 'paper')} done, "
                                f"{entry['papers']} of {entry['papers_total']} in the split); name it with --include-partial "
                                f"{entry['run_id']} to publish it all the same")
     files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())

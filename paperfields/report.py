@@ -240,9 +240,9 @@ mark.both{background:#b7e4b0}mark.gold{background:#ffe08a}mark.pred{background:#
 </style></head><body>
 <h1>PaperFields report: {{ manifest.run_id }}</h1>
 {% if scores %}<p>Backend <b>{{ manifest.config.backend }}</b>, strategy <b>{{ manifest.config.strategy }}</b>, split <b>{{ scores.split }}</b>,
-{{ scores.papers }} papers. Versions: schema {{ scores.schema_version }}, scorer {{ scores.scorer_version }}, gold {{ scores.gold_version }};
+{{ plural(scores.papers, "paper") }}. Versions: schema {{ scores.schema_version }}, scorer {{ scores.scorer_version }}, gold {{ scores.gold_version }};
 commit {{ manifest.git_commit or "unknown" }}.</p>{% else %}<p>Backend <b>{{ manifest.config.backend }}</b>, strategy <b>{{ manifest.config.strategy }}</b>,
-split <b>{{ manifest.config.split }}</b>, {{ manifest.papers_total }} papers ({{ manifest.papers_valid }} with a record); commit {{ manifest.git_commit or "unknown" }}.</p>
+split <b>{{ manifest.config.split }}</b>, {{ plural(manifest.papers_total, "paper") }} ({{ manifest.papers_valid }} with a record); commit {{ manifest.git_commit or "unknown" }}.</p>
 <p>Not scored: none of the run's papers has a gold record (a corpus of your own). Below are the predictions, each beside its abstract.</p>{% endif %}
 {% if scores %}<p>The headline is pooled (micro) F1 per field, macro-averaged over the 12 fields (accuracy for research_area
 and training_free); a field with nothing in gold and nothing predicted is left out, so an empty record scores near 0.
@@ -328,7 +328,10 @@ def render_report(manifest: Manifest, scores: Optional[RunScores], lines: list[P
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     from paperfields.scoring.runs import fmt
 
+    from paperfields.plural import plural
+
     env.globals["num"] = fmt  # an undefined score shows as a dash, never as 1.000
+    env.globals["plural"] = plural
     facts = run_facts(manifest, scores, papers)
     run_head, run_rows = run_table([facts])
     return env.from_string(_TEMPLATE).render(manifest=manifest, scores=scores, fields=HEADLINE_FIELDS + ("results_value", "results_full"),

@@ -16,6 +16,7 @@ from paperfields.extract.corpus import load_corpus
 from paperfields.extract.backends.base import FailureClass
 from paperfields.extract.runner import RunError, iter_predictions, load_manifest, read_predictions
 from paperfields.extract.schema import SCHEMA_VERSION
+from paperfields.plural import plural
 from paperfields.scoring.calibration import SOURCES as CALIBRATION_SOURCES
 from paperfields.scoring.calibration import run_calibration
 from paperfields.scoring.contamination import run_contamination
@@ -52,7 +53,7 @@ def score_run(run_dir: Path, gold_path: Path, corpus_path: Path | None = None, w
     all_gold = load_gold(gold_path)
     gold = [g for g in all_gold if g.id in asked]
     if not gold:
-        raise NoGoldError(f"{run_dir}: no gold for any of the run's {len(asked)} papers in {gold_path} (a corpus of your own), so there "
+        raise NoGoldError(f"{run_dir}: no gold for any of the run's {plural(len(asked), 'paper')} in {gold_path} (a corpus of your own), so there "
                           f"is nothing to score; `paperfields show PAPER --run {run_dir.name}` and `paperfields report {run_dir.name}` "
                           "show its predictions")
     corpus = load_corpus(corpus_path or gold_path.parent / "corpus.jsonl")
@@ -143,7 +144,7 @@ def load_scored_run(run_dir: Path, gold_path: Path | None = None) -> tuple[RunSc
             raise RunError(f"{path}:{number}: bad paper scores line ({type(exc).__name__}: {exc}); "
                            f"re-score the run with `paperfields score {run_dir}`") from None
     if len(rows) != scores.papers:
-        raise RunError(f"{path}: {len(rows)} paper rows, but {run_dir / 'scores.json'} counts {scores.papers} papers; "
+        raise RunError(f"{path}: {plural(len(rows), 'paper row')}, but {run_dir / 'scores.json'} counts {plural(scores.papers, 'paper')}; "
                        f"re-score the run with `paperfields score {run_dir}`")
     return scores, rows
 

@@ -159,7 +159,7 @@ def test_glued_abstracts_warn_naming_file_and_line(tmp_path):
         papers = parse_seed_text(path)
     body = " ".join(two)
     assert [str(w.message) for w in caught] == [
-        f"{path}:5: abstract 2 is 721 characters, 18 sentences on 2 line(s): it may be several abstracts run together; "
+        f"{path}:5: abstract 2 is 721 characters, 18 sentences on 2 lines: it may be several abstracts run together; "
         "put a blank line between abstracts, or pass --one-per-line if each line is one abstract"]
     assert [p.text for p in papers] == ["A first abstract.", body]
     huge = " ".join(_abstracts(10))
@@ -167,7 +167,7 @@ def test_glued_abstracts_warn_naming_file_and_line(tmp_path):
     with pytest.warns(UserWarning) as caught:
         parse_seed_text(one_line)
     assert [str(w.message) for w in caught] == [
-        f"{one_line}:3: abstract 1 is 3,610 characters, 90 sentences on 1 line(s): it may be several abstracts run together; "
+        f"{one_line}:3: abstract 1 is 3,610 characters, 90 sentences on 1 line: it may be several abstracts run together; "
         "put a blank line between abstracts"]
 
 
@@ -257,8 +257,8 @@ def test_cli_build_says_how_each_file_was_read_and_takes_the_flags(tmp_path):
     out = tmp_path / "c.jsonl"
     proc = _cli("corpus", "build", str(text), str(jsonl), "--out", str(out))
     assert proc.returncode == 0
-    assert proc.stderr == (f"{text}: text, header line 1 'ICML 2026 Papers' skipped, 1 abstracts\n{jsonl}: JSONL, 1 abstracts\n"
-                           f"wrote 2 abstracts from 2 file(s) to {out}\n")
+    assert proc.stderr == (f"{text}: text, header line 1 'ICML 2026 Papers' skipped, 1 abstract\n{jsonl}: JSONL, 1 abstract\n"
+                           f"wrote 2 abstracts from 2 files to {out}\n")
     assert [json.loads(line)["text"] for line in out.read_text(encoding="utf-8").splitlines()] == ["We propose FooNet.", "An abstract."]
     kept = _cli("corpus", "build", str(text), "--no-header", "--out", str(out))
     assert kept.returncode == 0 and kept.stderr.startswith(f"{text}: text, no header line, 2 abstracts\n")
@@ -280,7 +280,7 @@ def test_cli_build_prints_the_header_warning(tmp_path):
     assert proc.returncode == 0
     assert proc.stderr == (f"warning: {path}:1: line 1 is read as the first abstract, not as a header line (it ends with '.'); "
                            f"pass --header if it is a header\n{path}: text, no header line, 2 abstracts\n"
-                           f"wrote 2 abstracts from 1 file(s) to {tmp_path / 'c.jsonl'}\n")
+                           f"wrote 2 abstracts from 1 file to {tmp_path / 'c.jsonl'}\n")
 
 
 def test_paper_id_depends_on_text_only():
@@ -382,7 +382,7 @@ def test_build_without_out_never_replaces_the_benchmark_corpus_by_accident(tmp_p
     forced = build(str(mine), "--force")
     assert forced.returncode == 0 and (tmp_path / "gold" / "corpus.jsonl").read_text().count("\n") == 1
     rebuilt = build(str(mine))  # a rebuild giving the same bytes needs no --force
-    assert rebuilt.returncode == 0 and "wrote 1 abstracts" in rebuilt.stderr
+    assert rebuilt.returncode == 0 and "wrote 1 abstract from 1 file to " in rebuilt.stderr
 
 
 def test_cli_build_into_a_folder_or_an_unwritable_place_is_a_clean_error(tmp_path):

@@ -1,0 +1,67 @@
+"""What the command line says (issue 15 follow-ups): counts in the right number ("1 abstract", never
+"1 abstracts"), the paired-bootstrap p-value and the compare listing, publishing a run without gold."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from paperfields.cli import app
+from paperfields.plural import plural
+
+FOO = "We propose FooNet for image classification, reaching 91.2% accuracy on ImageNet."
+
+
+def _cli(*args: str):
+    return CliRunner().invoke(app, list(args))
+
+
+def _one_abstract_corpus(tmp_path: Path):
+    seeds = tmp_path / "one.txt"
+    seeds.write_text(f"My abstracts\n\n{FOO}\n")
+    corpus = tmp_path / "one.jsonl"
+    return _cli("corpus", "build", str(seeds), "--out", str(corpus)), seeds, corpus
+
+
+def test_plural_says_one_noun_and_two_nouns():
+    assert [plural(n, "abstract") for n in (0, 1, 2)] == ["0 abstracts", "1 abstract", "2 abstracts"]
+    assert plural(1, "cache hit") == "1 cache hit" and plural(3, "model request") == "3 model requests"
+    assert plural(1, "query", "queries") == "1 query" and plural(2, "query", "queries") == "2 queries"
+
+
+def test_one_abstract_is_counted_in_the_singular_by_corpus_build_run_score_and_report(tmp_path):
+    built, seeds, corpus = _one_abstract_corpus(tmp_path)
+    assert built.exit_code == 0, built.output
+    assert built.stderr == (f"{seeds}: text, header line 1 'My abstracts' skipped, 1 abstract\n"
+                            f"wrote 1 abstract from 1 file to {corpus}\n")
+    runs = tmp_path / "runs"
+    ran = _cli("run", "-b", "rules/baseline", "--corpus", str(corpus), "--split", "all", "--runs-dir", str(runs), "--no-cache")
+    assert ran.exit_code == 0, ran.output
+    assert "run rules_baseline__zero_shot__all: 1/1 paper, 1 valid, " in ran.stderr
+    assert "not scored: none of the run's 1 paper has a gold record" in ran.stderr
+    scored = _cli("score", "rules_baseline__zero_shot__all", "--runs-dir", str(runs))
+    assert scored.exit_code == 1 and "no gold for any of the run's 1 paper in " in scored.stderr
+    html = tmp_path / "r.html"
+    reported = _cli("report", "rules_baseline__zero_shot__all", "--runs-dir", str(runs), "--out", str(html))
+    assert reported.exit_code == 0, reported.output
+    assert "<b>all</b>, 1 paper (1 with a record)" in html.read_text()
+
+
+def test_a_one_paper_benchmark_run_and_its_stale_scores_count_in_the_singular(tmp_path):
+    from paperfields.extract.runner import RunError
+    from paperfields.scoring.runs import load_scored_run
+
+    runs = tmp_path / "runs"
+    ran = _cli("run", "-b", "rules/baseline", "--limit", "1", "--runs-dir", str(runs), "--no-cache")
+    assert ran.exit_code == 0, ran.output
+    assert "run rules_baseline__zero_shot__test: 1/1 paper, 1 valid, " in ran.stderr
+    run_dir = runs / "rules_baseline__zero_shot__test"
+    (run_dir / "paper_scores.jsonl").write_text("")
+    try:
+        load_scored_run(run_dir)
+    except RunError as exc:
+        assert f"paper_scores.jsonl: 0 paper rows, but {run_dir / 'scores.json'} counts 1 paper; " in str(exc)
+    else:
+        raise AssertionError("an empty paper_scores.jsonl was accepted")
