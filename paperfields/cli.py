@@ -12,7 +12,6 @@ from typing import Literal, Optional
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from paperfields import paths
@@ -294,13 +293,10 @@ def run(
     if not (quiet or as_json):
         console.print(f"loading backend {backend} ...")
     try:
-        from paperfields.progress import EtaColumn, PaperTimer
+        from paperfields.progress import PaperTimer, run_progress
 
         timer = PaperTimer()  # only papers this process finishes count: a resume's done papers were not instant
-        progress = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
-            TimeElapsedColumn(), EtaColumn(timer), console=console, disable=quiet or as_json,
-        )
+        progress = run_progress(timer, console, disable=quiet or as_json)
         # shown once the runner says how many papers are already done (a resume never flashes 0/N), so an
         # error found before any work prints alone
         task = progress.add_task(run_id or default_run_id(backend, strategy, split, batch), total=None, completed=0, status="")

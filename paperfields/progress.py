@@ -6,6 +6,11 @@ shows nothing until a few papers are done, then extrapolates from one fast paper
 process count, each as the wall time since the previous one finished (so with several papers in
 flight the rate is the run's throughput), smoothed by :func:`smoothed`; answers served from the
 response cache take no time and are left out of the average.
+
+Without a terminal (``paperfields run ... 2> log``, a pipe, a CI log) rich draws no live bar: it
+writes the last state once, when the run stops, at the console's width (80 columns when it cannot
+ask a terminal), and cuts what does not fit with an ellipsis, so a long run id left the ETA as
+``ETA 0:00:…``. :func:`run_progress` gives that one line a console wide enough for all of it.
 """
 
 from __future__ import annotations
@@ -13,8 +18,12 @@ from __future__ import annotations
 import time
 from typing import Callable, Optional
 
-from rich.progress import ProgressColumn, Task
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn
 from rich.text import Text
+
+# Columns of the one progress line written without a terminal: no line is cut below this many characters.
+LOG_LINE_WIDTH = 10_000
 
 # Weight of the newest paper once enough have finished: about the last 9 papers count. Per-paper
 # times vary about 10x (a reply looping to --max-tokens), so a heavier weight makes the ETA jump.
@@ -102,3 +111,19 @@ class EtaColumn(ProgressColumn):
             return Text("")
         seconds = self.timer.remaining(int(task.total - task.completed))
         return Text("ETA " + ("estimating" if seconds is None else format_seconds(seconds)), style="progress.remaining")
+
+
+def run_progress(timer: PaperTimer, console: Console, disable: bool = False) -> Progress:
+    """The progress display of ``paperfields run``: description (the run id), bar, done/total papers, a
+    status field (``task.fields["status"]``), elapsed time and :class:`EtaColumn` of ``timer``.
+
+    On a live terminal it draws on ``console``. Otherwise (output to a file or pipe, or a dumb terminal,
+    where rich writes only the final state) it draws on a console writing to the same file but
+    ``LOG_LINE_WIDTH`` columns wide, so that line is written whole, ETA included, however long the run
+    id; its width is the line's own, not padded. ``disable`` shows nothing.
+    """
+    live = console.is_terminal and not console.is_dumb_terminal
+    target = console if live else Console(file=console.file, width=LOG_LINE_WIDTH, soft_wrap=True, no_color=console.no_color,
+                                          highlight=False)
+    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
+                    TimeElapsedColumn(), EtaColumn(timer), console=target, disable=disable)

@@ -75,3 +75,60 @@ def test_format_seconds_rounds_up_to_the_second():
     assert format_seconds(3725.2) == "1:02:06"
     assert format_seconds(0) == "0:00:00"
     assert format_seconds(59.01) == "0:01:00"
+
+
+LONG_ID = "local_qwen2.5-coder-1.5b__self_consistency__test"  # 48 characters: the line is longer than 80 columns
+
+
+def test_without_a_terminal_the_last_progress_line_is_written_whole_eta_included():
+    import io
+    import re
+
+    from rich.console import Console
+
+    from paperfields.progress import run_progress
+
+    log = io.StringIO()
+    console = Console(file=log, width=80, soft_wrap=True)  # what `paperfields run ... 2> log` gets: no terminal, 80 columns
+    assert not console.is_terminal
+    clock = Clock(0.0)
+    timer = PaperTimer(clock)
+    progress = run_progress(timer, console)
+    task = progress.add_task(LONG_ID, total=60, completed=0, status="")
+    timer.start()
+    progress.start()
+    for _ in range(60):
+        clock.now += 12.0
+        timer.finished()
+        progress.update(task, advance=1, status="failed 12")
+    progress.stop()
+    line = log.getvalue().rstrip("\n").splitlines()[-1]
+    assert "…" not in log.getvalue() and len(line) > 80
+    assert re.fullmatch(rf"{LONG_ID} ━+ 60/60 failed 12 \d+:\d\d:\d\d ETA 0:00:00", line), line
+
+
+def test_a_terminal_keeps_drawing_on_the_run_console():
+    import io
+
+    from rich.console import Console
+
+    from paperfields.progress import run_progress
+
+    console = Console(file=io.StringIO(), width=80, force_terminal=True)
+    assert run_progress(PaperTimer(), console).console is console
+
+
+def test_cli_run_into_a_log_writes_the_whole_last_progress_line(tmp_path):
+    import os
+    import re
+    import subprocess
+    import sys
+
+    env = dict(os.environ, COLUMNS="80")
+    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "run", "-b", "rules/baseline", "--limit", "2", "--no-score", "--no-cache",
+                           "--runs-dir", str(tmp_path / "runs"), "--run-id", LONG_ID], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert "…" not in proc.stderr
+    assert re.fullmatch(rf"{LONG_ID} ━+ 2/2 failed 0 \d+:\d\d:\d\d ETA 0:00:00", lines[1]), proc.stderr
+    assert lines[2].startswith(f"run {LONG_ID}: 2/2 papers, 2 valid")
