@@ -71,6 +71,17 @@ def test_forced_tokens_are_fast_forwarded_and_the_record_is_the_same_language_as
     assert ff.usage.input_tokens == before.usage.input_tokens  # the same prompt
 
 
+def test_logprob_confidence_covers_the_record_fields_only(corpus, local_model_path):
+    # the confidence strategy's reply ends with its own "confidence" object: its tokens are no field
+    strategy = Strategy("confidence")
+    paper = _shortest(corpus)[0]
+    request = GenerationRequest(messages=strategy.messages(paper), response_model=strategy.response_model)
+    gen = strategy.finalize(paper, [asyncio.run(get_backend("local/qwen2.5-coder-0.5b").generate(request))])
+    assert gen.failure is None, (gen.failure, gen.error, gen.raw_text)
+    assert set(gen.notes["logprob_confidence"]) == set(PaperRecord.model_fields)
+    assert set(gen.notes["confidence"]) == set(PaperRecord.model_fields)  # the stated ones, kept apart
+
+
 def test_the_prompt_is_the_one_create_chat_completion_builds(corpus, local_model_path):
     from paperfields.extract.backends.local import _load
 

@@ -33,6 +33,7 @@ from paperfields.extract.backends.base import BackendError, FailureClass, Genera
 from paperfields.extract.backends.base import BackendOptions
 from paperfields.extract.backends.grammar import GBNF_GRAMMAR_ID, GRAMMAR_ID, grammar_for, llguidance_grammar
 from paperfields.extract.backends.weights import WEIGHTS, WeightsError, resolve_weights
+from paperfields.extract.schema import FIELDS
 from paperfields.scoring.calibration import value_confidences
 
 _INSTANCES: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
@@ -410,7 +411,9 @@ class LocalBackend:
         gen.notes["decode_steps"] = steps  # tokens sampled, one forward pass each; the rest of output_tokens were forced
         if gen.record is not None and capture is not None and capture.tokens:  # pieces made outside the model lock
             pieces = [llm.detokenize([t]) for t in capture.tokens]
-            gen.notes["logprob_confidence"] = value_confidences(pieces, capture.logprobs, request.response_model.model_fields)
+            # the record's fields only: a strategy's own keys (reasoning text, the stated confidences) are not fields
+            fields = [name for name in request.response_model.model_fields if name in FIELDS]
+            gen.notes["logprob_confidence"] = value_confidences(pieces, capture.logprobs, fields)
         return gen
 
     async def generate(self, request: GenerationRequest) -> Generation:
