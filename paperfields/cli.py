@@ -512,13 +512,28 @@ def compare(
         table.add_column(col)
     for r in rows:
         ci = DASH if r.ci95 is None else f"[{r.ci95[0]:+.3f}, {r.ci95[1]:+.3f}]"
-        table.add_row(r.field, fmt(r.a), fmt(r.b), DASH if r.diff is None else f"{r.diff:+.3f}", ci, fmt(r.p_value), str(r.papers_differing))
+        table.add_row(r.field, fmt(r.a), fmt(r.b), DASH if r.diff is None else f"{r.diff:+.3f}", ci, fmt_p(r.p_value), str(r.papers_differing))
     out.print(table)
-    for p in papers:
-        fields = ", ".join(p["fields"]) or "per-paper F1 only (no field's counts differ)"
-        out.print(f"{p['paper_id']}: per-paper F1 A {p['a']:.3f}, B {p['b']:.3f}; differs in {fields}", highlight=False)
     if not papers:
         out.print("no paper differs between the two runs", highlight=False)
+        return
+    listing = Table(title=f"Papers where B and A differ most, largest per-paper F1 difference first (at most --top {top})", title_justify="left")
+    for col in ("paper", "per-paper F1 A", "per-paper F1 B", "B - A", "headline fields whose item counts differ"):
+        listing.add_column(col, justify="right" if col.startswith(("per-paper", "B - A")) else "left", no_wrap=col == "paper")
+    for p in papers:
+        listing.add_row(p["paper_id"], f"{p['a']:.3f}", f"{p['b']:.3f}", f"{p['b'] - p['a']:+.3f}",
+                        ", ".join(p["fields"]) or "none: per-paper F1 only")
+    out.print(listing)
+
+
+def fmt_p(p: Optional[float]) -> str:
+    """A p-value for a table cell: ``0.012``; ``< 0.001`` below 0.001 (three decimals would round it to
+    ``0.000``, which no bootstrap p-value is); ``–`` when undefined (None)."""
+    from paperfields.scoring.runs import DASH
+
+    if p is None:
+        return DASH
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
 @app.command()

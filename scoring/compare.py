@@ -4,8 +4,11 @@ Paired bootstrap (Koehn 2004; Berg-Kirkpatrick et al. 2012): resample papers wit
 on each resample recompute both runs' pooled scores (the headline, or a field's micro F1 / accuracy,
 from the counts summed over the resampled papers) and their difference B - A; the 95% CI is the
 percentile interval of those differences (scipy.stats.bootstrap over paper indices) and the
-two-sided p-value is twice the share of resampled differences on the other side of zero from the
-observed one (capped at 1). A resample where a field is undefined for either run is left out.
+two-sided p-value is ``2 (k + 1) / (B + 1)``, capped at 1, where ``k`` of the ``B`` resampled
+differences lie on the other side of zero from the observed one (or on zero): the Monte Carlo
+p-value of Davison & Hinkley (1997), *Bootstrap Methods and their Application*, ch. 4, whose floor
+``2 / (B + 1)`` says that B resamples cannot show a p-value below it (``k / B`` would say 0). A
+resample where a field is undefined for either run is left out of ``B``.
 """
 
 from __future__ import annotations
@@ -48,6 +51,10 @@ def paired_bootstrap(a: np.ndarray, b: np.ndarray, statistic) -> tuple[Optional[
 
     ``a`` and ``b`` hold per-paper counts (shape (papers, ...)) in the same paper order; ``statistic``
     maps counts summed over papers (shape (batch, ...)) to values (batch,), NaN when undefined.
+    The p-value is ``min(1, 2 (k + 1) / (B + 1))`` over the ``B`` defined resamples, ``k`` of them at or
+    beyond zero against the observed sign (Davison & Hinkley 1997, ch. 4): never 0; 1 when the runs
+    do not differ. Under 2 papers nothing is resampled: every resample would be the observed
+    difference, so the CI is that value and p is ``2 / (COMPARE_RESAMPLES + 1)`` (1 when it is 0).
     Returns (None, None) when the difference is undefined on every resample."""
     n = len(a)
 
@@ -60,7 +67,7 @@ def paired_bootstrap(a: np.ndarray, b: np.ndarray, statistic) -> tuple[Optional[
     if np.isnan(observed):
         return None, None
     if np.array_equal(a, b) or n < 2:
-        return (observed, observed), (1.0 if observed == 0 else 0.0)
+        return (observed, observed), (1.0 if observed == 0 else 2 / (COMPARE_RESAMPLES + 1))
     with warnings.catch_warnings():  # undefined resamples are NaN: dropped below, scipy's own interval unused
         warnings.simplefilter("ignore")
         res = stats.bootstrap((np.arange(n),), diff, vectorized=True, n_resamples=COMPARE_RESAMPLES, method="percentile",
@@ -70,9 +77,9 @@ def paired_bootstrap(a: np.ndarray, b: np.ndarray, statistic) -> tuple[Optional[
         return None, None
     low, high = np.percentile(dist, [2.5, 97.5])
     if np.all(dist == observed):
-        return (observed, observed), (1.0 if observed == 0 else 0.0)
-    other_side = np.mean(dist <= 0) if observed > 0 else np.mean(dist >= 0)
-    return (float(low), float(high)), float(min(1.0, 2 * other_side))
+        return (observed, observed), (1.0 if observed == 0 else 2 / (len(dist) + 1))
+    other_side = int(np.sum(dist <= 0) if observed > 0 else np.sum(dist >= 0))
+    return (float(low), float(high)), float(min(1.0, 2 * (other_side + 1) / (len(dist) + 1)))
 
 
 def _r(value: Optional[float]) -> Optional[float]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from paperfields.cli import app
@@ -65,3 +66,47 @@ def test_a_one_paper_benchmark_run_and_its_stale_scores_count_in_the_singular(tm
         assert f"paper_scores.jsonl: 0 paper rows, but {run_dir / 'scores.json'} counts 1 paper; " in str(exc)
     else:
         raise AssertionError("an empty paper_scores.jsonl was accepted")
+
+
+def test_a_p_value_below_a_thousandth_shows_as_such_and_never_as_zero():
+    from paperfields.cli import fmt_p
+    from paperfields.scoring.runs import DASH
+
+    assert [fmt_p(p) for p in (0.0002, 0.000999, 0.001, 0.0114, 1.0, None)] == ["< 0.001", "< 0.001", "0.001", "0.011", "1.000", DASH]
+
+
+def test_the_paired_bootstrap_p_value_has_the_floor_two_over_b_plus_one():
+    import numpy as np
+
+    from paperfields.scoring.compare import COMPARE_RESAMPLES, paired_bootstrap
+
+    mean = lambda t: t[..., 0] / t[..., 1]  # noqa: E731  (counts summed over papers -> one score per resample)
+    a = np.array([[0, 1]] * 30)
+    b = np.array([[1, 1]] * 30)  # B right on every paper, A on none: no resample reaches zero
+    ci, p = paired_bootstrap(a, b, mean)
+    assert ci == (1.0, 1.0) and p == 2 / (COMPARE_RESAMPLES + 1)  # Davison & Hinkley's (k + 1) / (B + 1), two-sided
+    b[:29] = [0, 1]  # B right on 1 of 30 papers: the k resamples without it (about 36%) give a difference of 0
+    ci, p = paired_bootstrap(a, b, mean)
+    k = p * (COMPARE_RESAMPLES + 1) / 2 - 1
+    assert ci[0] == 0 and 0.6 < p < 0.85 and k == pytest.approx(round(k), abs=1e-6)  # k / B would not be a whole k here
+    _, p_one = paired_bootstrap(a[:1], np.array([[1, 1]]), mean)  # one paper: nothing to resample
+    assert p_one == 2 / (COMPARE_RESAMPLES + 1)
+    assert paired_bootstrap(a, a, mean)[1] == 1.0  # no difference at all
+
+
+def test_compare_shows_small_p_values_as_below_a_thousandth_and_heads_the_paper_list():
+    import subprocess
+    import sys
+
+    from paperfields.scoring.compare import COMPARE_RESAMPLES
+
+    args = [sys.executable, "-m", "paperfields.cli", "compare", "rules_empty__zero_shot__test", "rules_baseline__zero_shot__test"]
+    shown = subprocess.run(args, capture_output=True, text=True)
+    assert shown.returncode == 0, shown.stderr
+    headline = next(line for line in shown.stdout.splitlines() if line.startswith("│ headline "))
+    assert headline.split("│")[6].strip() == "< 0.001" and "0.000 " not in headline
+    assert "Papers where B and A differ most, largest per-paper F1 difference first (at most --top 5)" in shown.stdout
+    assert "per-paper F1 A" in shown.stdout and "headline fields whose item counts differ" in shown.stdout
+    fields = json.loads(subprocess.run(args + ["--json"], capture_output=True, text=True).stdout)["fields"]
+    assert fields[0]["field"] == "headline" and fields[0]["p_value"] == round(2 / (COMPARE_RESAMPLES + 1), 4)
+    assert all(f["p_value"] is None or f["p_value"] > 0 for f in fields)

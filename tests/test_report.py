@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -161,12 +162,16 @@ def test_compare_lists_only_papers_that_differ(tmp_path):
     assert [p["paper_id"] for p in compare_runs(a, b, top=1)[1]] == [rows[2]["paper_id"]]
     cli = lambda *args: subprocess.run([sys.executable, "-m", "paperfields.cli", "compare", *args], capture_output=True, text=True)
     text = cli(str(a), str(b)).stdout
-    assert f"{rows[2]['paper_id']}: per-paper F1 A " in text and "; differs in tasks" in text
-    assert f"{rows[4]['paper_id']}: per-paper F1 A " in text and "differs in per-paper F1 only (no field's counts differ)" in text
-    assert text.count("differs in") == 2 and "differs in -" not in text
+    # the listing is a table whose heading says what each column is
+    assert "Papers where B and A differ most, largest per-paper F1 difference first (at most --top 5)" in text
+    assert re.search(r"┃ paper +┃ per-paper F1 A ┃ per-paper F1 B ┃ +B - A ┃ headline fields whose item counts differ +┃", text)
+    for p, fields in zip(papers, ["tasks", "none: per-paper F1 only"]):
+        cells = [p["paper_id"], f"{p['a']:.3f}", f"{p['b']:.3f}", f"{p['b'] - p['a']:+.3f}", fields]
+        assert re.search(r" +│ +".join(map(re.escape, cells)) + " +│", text), text
+    assert text.count("│ p") == 2
     # A run compared with itself: no paper is listed.
     same = cli(str(a), str(a))
-    assert same.returncode == 0 and "differs in" not in same.stdout and "no paper differs between the two runs" in same.stdout
+    assert same.returncode == 0 and "Papers where" not in same.stdout and "no paper differs between the two runs" in same.stdout
     assert _json.loads(cli(str(a), str(a), "--json").stdout)["papers"] == []
 
 
