@@ -523,3 +523,50 @@ def load_scores(run: Union[str, Path], *, runs_dir: Union[str, Path, None] = Non
                             "f1": float("nan") if tp + fp + fn == 0 else 2 * tp / (2 * tp + fp + fn),
                             "answered": row.get("answered", True), "failure": row.get("failure")})
     return pd.DataFrame.from_records(records, columns=["paper_id", "field", "tp", "fp", "fn", "f1", "answered", "failure"])
+
+
+def publish(run: Union[str, Path], *, allow_partial: bool = False, runs_dir: Union[str, Path, None] = None,
+            gold: Union[str, Path, None] = None, published_dir: Union[str, Path, None] = None) -> Path:
+    """Move a finished, scored run (found by :func:`find_run`) into the published set, the runs the
+    leaderboard, export and push read (``published_dir``, default ``results/runs``); returns its new
+    folder. Nothing is written when it refuses.
+
+    Raises NoGoldError (a RunError) when none of the run's papers has a gold record in ``gold`` (a run
+    over a corpus of one's own: it has no scores, so it has no place on the board); RunError when the
+    run is already published, not scored or its scores are stale, partial or unfinished (unless
+    ``allow_partial``), or the target folder exists.
+    """
+    import shutil
+
+    from paperfields.extract.runner import RunError, load_manifest
+    from paperfields.scoring.gold import load_gold
+    from paperfields.scoring.runs import NoGoldError, load_scored_run
+
+    source = find_run(run, runs_dir)
+    published = Path(published_dir) if published_dir is not None else paths.published_runs_dir()
+    target = published / source.name
+    if source.resolve() == target.resolve():
+        raise RunError(f"{source} is already published")
+    gold_path = _gold_path(gold)
+    manifest = load_manifest(source)
+    if manifest.paper_ids and not set(manifest.paper_ids) & {g.id for g in load_gold(gold_path)}:
+        corpus = f" (its corpus: {manifest.corpus_path})" if manifest.corpus_path else ""
+        config = manifest.config
+        raise NoGoldError(
+            f"cannot publish {source.name}: none of its {plural(len(manifest.paper_ids), 'paper')} has a gold record in {gold_path}"
+            f"{corpus}, so the run has no scores and cannot be placed on the board, which ranks runs by their scores against "
+            f"the benchmark's gold; nothing was written to {published}. The run stays in {source}: `paperfields report {source.name}` "
+            f"and `paperfields show PAPER --run {source.name}` show its predictions. To put {config.backend} on the board, run it on "
+            f"the benchmark's test split (`paperfields run -b {config.backend} -s {config.strategy}`, with the same backend options), "
+            "then publish that run")
+    scores, _ = load_scored_run(source, gold_path)
+    if not scores.comparable and not allow_partial:
+        raise RunError(f"{source.name} is {'unfinished' if scores.unfinished else 'partial'} ({scores.papers_done}/{plural(scores.papers, 'paper')} "
+                       f"done, {scores.papers} of {scores.papers_in_split} in the split): finish it with the same `paperfields run` "
+                       "command, or publish it apart with --allow-partial")
+    if target.exists():
+        raise RunError(f"{target} exists already; remove it first to replace it")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("*.tmp", "report.html", ".lock", "*.lock"))
+    shutil.rmtree(source)  # moved, not copied: one run id names one folder
+    return target

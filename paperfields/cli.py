@@ -651,29 +651,20 @@ def publish(
 ) -> None:
     """Move a finished, scored run from runs/ into results/runs (the published set that the leaderboard, export and push use).
 
-    Then run `paperfields leaderboard` to regenerate the board and commit both."""
-    import shutil
-
-    from paperfields.scoring.runs import load_scored_run
+    Then run `paperfields leaderboard` to regenerate the board and commit both. A run none of whose papers
+    has gold (a corpus of your own) has no scores and no place on the board: exit 1 saying so, nothing
+    written; 2 on any other refusal or error."""
+    from paperfields import api
+    from paperfields.scoring.runs import NoGoldError
 
     source = _run_dir(run, None)
-    target = paths.published_runs_dir() / source.name
-    if source.resolve() == target.resolve():
-        fail(f"{source} is already published")
     try:
-        scores, _ = load_scored_run(source, paths.gold_dir() / "gold.jsonl")
+        target = api.publish(source, allow_partial=allow_partial)
+    except NoGoldError as exc:
+        fail(str(exc), 1)
     except _known_errors() as exc:
         fail(str(exc))
-    if not scores.comparable and not allow_partial:
-        fail(f"{source.name} is {'unfinished' if scores.unfinished else 'partial'} ({scores.papers_done}/{plural(scores.papers, 'paper')} done, "
-             f"{scores.papers} of {scores.papers_in_split} in the split): finish it with the same `paperfields run` command, "
-             "or publish it apart with --allow-partial")
-    if target.exists():
-        fail(f"{target} exists already; remove it first to replace it")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(source, target, ignore=shutil.ignore_patterns("*.tmp", "report.html", ".lock", "*.lock"))
-    shutil.rmtree(source)  # moved, not copied: one run id names one folder
-    console.print(f"published {source} -> {target}; now run `paperfields leaderboard` and commit both")
+    console.print(f"published {source} -> {target}; now run `paperfields leaderboard` and commit both", highlight=False, markup=False)
 
 
 @app.command()

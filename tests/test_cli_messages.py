@@ -110,3 +110,60 @@ def test_compare_shows_small_p_values_as_below_a_thousandth_and_heads_the_paper_
     fields = json.loads(subprocess.run(args + ["--json"], capture_output=True, text=True).stdout)["fields"]
     assert fields[0]["field"] == "headline" and fields[0]["p_value"] == round(2 / (COMPARE_RESAMPLES + 1), 4)
     assert all(f["p_value"] is None or f["p_value"] > 0 for f in fields)
+
+
+def test_publishing_a_run_without_gold_says_why_and_writes_nothing(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from paperfields import api
+    from paperfields.scoring.runs import NoGoldError
+    from tests.conftest import ROOT
+
+    seeds = tmp_path / "mine.txt"
+    seeds.write_text(f"My abstracts\n\n{FOO}\n\nWe introduce BazBench, a benchmark of 300 tasks for code repair.\n")
+    env = dict(os.environ, PAPERFIELDS_ROOT=str(tmp_path))  # runs/ and results/ under tmp_path, never the repository's
+    cli = lambda *args: subprocess.run([sys.executable, "-m", "paperfields.cli", *args], capture_output=True, text=True, env=env)  # noqa: E731
+    published_before = sorted(p.name for p in (ROOT / "results" / "runs").iterdir())
+    assert cli("corpus", "build", str(seeds), "--out", str(tmp_path / "mine.jsonl")).returncode == 0
+    ran = cli("run", "-b", "rules/baseline", "--corpus", str(tmp_path / "mine.jsonl"), "--split", "all", "--no-cache")
+    assert ran.returncode == 0, ran.stderr
+    run_dir = tmp_path / "runs" / "rules_baseline__zero_shot__all"
+    refused = cli("publish", "rules_baseline__zero_shot__all")
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert refused.stderr.startswith(
+        f"error: cannot publish rules_baseline__zero_shot__all: none of its 2 papers has a gold record in {ROOT / 'gold' / 'gold.jsonl'} "
+        f"(its corpus: {(tmp_path / 'mine.jsonl').resolve()}), so the run has no scores and cannot be placed on the board, ")
+    assert f"nothing was written to {tmp_path / 'results' / 'runs'}" in refused.stderr
+    assert "`paperfields report rules_baseline__zero_shot__all`" in refused.stderr and "benchmark's test split" in refused.stderr
+    assert "not scored yet" not in refused.stderr and "Traceback" not in refused.stderr
+    assert not (tmp_path / "results").exists() and (run_dir / "predictions.jsonl").is_file()
+    # the API refuses alike, into any published folder
+    try:
+        api.publish(run_dir, published_dir=tmp_path / "published")
+    except NoGoldError as exc:
+        assert str(exc).startswith("cannot publish rules_baseline__zero_shot__all: none of its 2 papers has a gold record")
+    else:
+        raise AssertionError("a run without gold was published")
+    assert not (tmp_path / "published").exists() and run_dir.is_dir()
+    assert sorted(p.name for p in (ROOT / "results" / "runs").iterdir()) == published_before
+
+
+def test_the_api_publishes_a_benchmark_run_into_the_folder_given(tmp_path):
+    from paperfields import api
+    from paperfields.extract.runner import RunError
+
+    runs = tmp_path / "runs"
+    ran = _cli("run", "-b", "rules/baseline", "--limit", "2", "--runs-dir", str(runs), "--no-cache", "--quiet")
+    assert ran.exit_code == 0, ran.output
+    source = runs / "rules_baseline__zero_shot__test"
+    try:
+        api.publish(source, published_dir=tmp_path / "published")
+    except RunError as exc:
+        assert "is partial (2/2 papers done, 2 of 60 in the split)" in str(exc)
+    else:
+        raise AssertionError("a partial run was published without allow_partial")
+    target = api.publish(source, allow_partial=True, published_dir=tmp_path / "published")
+    assert target == tmp_path / "published" / "rules_baseline__zero_shot__test" and not source.exists()
+    assert (target / "scores.json").is_file() and (target / "predictions.jsonl").is_file()
