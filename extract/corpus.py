@@ -250,6 +250,25 @@ def _paragraphs(lines: list[str], one_per_line: bool) -> list[tuple[int, list[st
     return found
 
 
+def warn_run_together(path: Path, line: int, position: int, text: str, advice: str, lines: int | None = None) -> None:
+    """Warn (UserWarning) that abstract number ``position`` of ``path``, starting on ``line``, may be several
+    abstracts run together: ``path:line: abstract N is C characters, S sentences[ on L lines]: it may be
+    several abstracts run together; <advice>``. ``lines`` (text input: the lines of its paragraph) is
+    left out for a JSONL record. Both input formats warn through here, so they say it alike."""
+    on = "" if lines is None else f" on {plural(lines, 'line')}"
+    warnings.warn(f"{path}:{line}: abstract {position} is {len(text):,} characters, {plural(sentences(text), 'sentence')}{on}: "
+                  f"it may be several abstracts run together; {advice}", UserWarning, stacklevel=3)
+
+
+def warn_long_jsonl(source: Source) -> None:
+    """:func:`warn_run_together` for each record of a JSONL ``source`` longer than ``LONG_ABSTRACT_CHARS``
+    (3,000) characters, the threshold text input uses, naming the JSONL line and the record's number."""
+    places = source.lines or [paper.line for paper in source.papers]
+    for position, (paper, line) in enumerate(zip(source.papers, places), start=1):
+        if len(paper.text) > LONG_ABSTRACT_CHARS:
+            warn_run_together(source.path, line, position, paper.text, "give each abstract its own JSON line")
+
+
 def parse_text(path: Path, text: str, header: bool | None = None, one_per_line: bool = False) -> Source:
     """Read text-format abstracts from ``text`` (the content of ``path``).
 
@@ -290,10 +309,8 @@ def parse_text(path: Path, text: str, header: bool | None = None, one_per_line: 
                 "pass --one-per-line to read each line as an abstract, or put a blank line between abstracts")
         position = len(papers) + 1
         if whole >= 2 or len(body) > LONG_ABSTRACT_CHARS:
-            advice = "" if len(block) == 1 else ", or pass --one-per-line if each line is one abstract"
-            warnings.warn(f"{path}:{start}: abstract {position} is {len(body):,} characters, {plural(sentences(body), 'sentence')} "
-                          f"on {plural(len(block), 'line')}: it may be several abstracts run together; put a blank line between abstracts"
-                          f"{advice}", UserWarning, stacklevel=2)
+            advice = "put a blank line between abstracts" + ("" if len(block) == 1 else ", or pass --one-per-line if each line is one abstract")
+            warn_run_together(path, start, position, body, advice, len(block))
         papers.append(Paper(id=paper_id(body), text=body, source=path.name, position=position, line=start))
     if not papers:
         if header_text is not None:
@@ -361,10 +378,14 @@ def _read_jsonl(path: Path, text: str | None = None) -> Source:
 
 def read_source(path: Path, header: bool | None = None, one_per_line: bool = False) -> Source:
     """Read one input file as JSONL or text, chosen by :func:`sniff_format`; ``header`` and
-    ``one_per_line`` apply to text only (see :func:`parse_text`). Raises CorpusError naming file and line."""
+    ``one_per_line`` apply to text only (see :func:`parse_text`). Raises CorpusError naming file and line.
+    An abstract longer than ``LONG_ABSTRACT_CHARS`` (3,000) characters is kept with a UserWarning naming
+    ``file:line`` in either format (:func:`warn_run_together`)."""
     text = _read_utf8(path)
     if sniff_format(path, text) == "jsonl":
-        return _read_jsonl(path, text)
+        source = _read_jsonl(path, text)
+        warn_long_jsonl(source)
+        return source
     return parse_text(path, text, header, one_per_line)
 
 

@@ -171,6 +171,36 @@ def test_glued_abstracts_warn_naming_file_and_line(tmp_path):
         "put a blank line between abstracts"]
 
 
+def test_a_long_abstract_warns_alike_from_jsonl_and_text_naming_file_and_line(tmp_path):
+    import subprocess
+    import sys
+    import warnings
+
+    from paperfields.extract.corpus import LONG_ABSTRACT_CHARS
+
+    sentence = "We propose a method that improves accuracy on a benchmark by a wide margin. "  # 76 characters
+    long = (sentence * 40)[:LONG_ABSTRACT_CHARS] + "x"  # one character over the threshold, 39 sentences
+    at_limit = long[:LONG_ABSTRACT_CHARS]
+    assert len(long) == LONG_ABSTRACT_CHARS + 1 and len(at_limit) == LONG_ABSTRACT_CHARS
+    jsonl = _write(tmp_path, "long.jsonl", "\n".join(["", json.dumps({"id": "a", "text": at_limit}), "",
+                                                      json.dumps({"id": "b", "text": long})]).encode() + b"\n")
+    text = _write(tmp_path, "long.txt", f"Header\n\n{at_limit}\n\n{long}\n".encode())
+    expected = "abstract 2 is 3,001 characters, 39 sentences{on}: it may be several abstracts run together; {advice}"
+    with pytest.warns(UserWarning) as caught:
+        read_source(jsonl)
+    assert [str(w.message) for w in caught] == [f"{jsonl}:4: " + expected.format(on="", advice="give each abstract its own JSON line")]
+    with pytest.warns(UserWarning) as caught:
+        read_source(text)
+    assert [str(w.message) for w in caught] == [f"{text}:5: " + expected.format(on=" on 1 line", advice="put a blank line between abstracts")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # loading a corpus to run it says nothing: corpus build said it
+        assert [len(p.text) for p in load_corpus(jsonl)] == [LONG_ABSTRACT_CHARS, LONG_ABSTRACT_CHARS + 1]
+    built = subprocess.run([sys.executable, "-m", "paperfields.cli", "corpus", "build", str(jsonl), "--out", str(tmp_path / "c.jsonl")],
+                           capture_output=True, text=True)
+    assert built.returncode == 0 and built.stderr.splitlines()[0] == "warning: " + f"{jsonl}:4: " + expected.format(
+        on="", advice="give each abstract its own JSON line")
+
+
 def test_only_newline_cr_and_crlf_break_lines(tmp_path):
     # U+2028/U+2029, NEL, form feed, vertical tab and the separators are characters of the text: str.splitlines() would break at each.
     odd = "A\u2028Net uses\x85NEL, a\x0cfeed, a\x0btab and\u2029a\x1cseparator."
