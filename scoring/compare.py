@@ -53,9 +53,9 @@ def paired_bootstrap(a: np.ndarray, b: np.ndarray, statistic) -> tuple[Optional[
     maps counts summed over papers (shape (batch, ...)) to values (batch,), NaN when undefined.
     The p-value is ``min(1, 2 (k + 1) / (B + 1))`` over the ``B`` defined resamples, ``k`` of them at or
     beyond zero against the observed sign (Davison & Hinkley 1997, ch. 4): never 0; 1 when the runs
-    do not differ. Under 2 papers nothing is resampled: every resample would be the observed
-    difference, so the CI is that value and p is ``2 / (COMPARE_RESAMPLES + 1)`` (1 when it is 0).
-    Returns (None, None) when the difference is undefined on every resample."""
+    do not differ. Returns (None, None) when the difference is undefined on every resample, and under
+    2 papers (unless the runs' counts are equal): one paper's resamples are all the observed
+    difference, so neither a CI nor a p-value can be told from them."""
     n = len(a)
 
     def diff(index: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -66,8 +66,10 @@ def paired_bootstrap(a: np.ndarray, b: np.ndarray, statistic) -> tuple[Optional[
     observed = float(diff(np.arange(n)))
     if np.isnan(observed):
         return None, None
-    if np.array_equal(a, b) or n < 2:
-        return (observed, observed), (1.0 if observed == 0 else 2 / (COMPARE_RESAMPLES + 1))
+    if np.array_equal(a, b):
+        return (observed, observed), 1.0
+    if n < 2:  # one paper: every resample is the observed difference, which says nothing about its spread
+        return None, None
     with warnings.catch_warnings():  # undefined resamples are NaN: dropped below, scipy's own interval unused
         warnings.simplefilter("ignore")
         res = stats.bootstrap((np.arange(n),), diff, vectorized=True, n_resamples=COMPARE_RESAMPLES, method="percentile",

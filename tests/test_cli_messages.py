@@ -89,8 +89,9 @@ def test_the_paired_bootstrap_p_value_has_the_floor_two_over_b_plus_one():
     ci, p = paired_bootstrap(a, b, mean)
     k = p * (COMPARE_RESAMPLES + 1) / 2 - 1
     assert ci[0] == 0 and 0.6 < p < 0.85 and k == pytest.approx(round(k), abs=1e-6)  # k / B would not be a whole k here
-    _, p_one = paired_bootstrap(a[:1], np.array([[1, 1]]), mean)  # one paper: nothing to resample
-    assert p_one == 2 / (COMPARE_RESAMPLES + 1)
+    # one paper: every resample is the observed difference; undefined, not "significant"
+    assert paired_bootstrap(a[:1], np.array([[1, 1]]), mean) == (None, None)
+    assert paired_bootstrap(a[:1], a[:1], mean) == ((0.0, 0.0), 1.0)  # equal counts: no difference at all
     assert paired_bootstrap(a, a, mean)[1] == 1.0  # no difference at all
 
 
