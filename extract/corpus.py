@@ -430,9 +430,49 @@ def write_corpus(papers: list[Paper], out: Path) -> None:
     """Write papers as JSONL (one object per line, keys in schema order, UTF-8, no ASCII escaping).
     ``public_date`` is written only when stated, so an undated corpus has the bytes it always had."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", encoding="utf-8") as fh:
-        for paper in papers:
-            fh.write(json.dumps(paper.model_dump(exclude_none=True), ensure_ascii=False) + "\n")
+    out.write_bytes(corpus_bytes(papers))
+
+
+def corpus_bytes(papers: list[Paper]) -> bytes:
+    """The bytes :func:`write_corpus` writes for ``papers``."""
+    return b"".join((json.dumps(paper.model_dump(exclude_none=True), ensure_ascii=False) + "\n").encode("utf-8") for paper in papers)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """True when ``a`` and ``b`` name one file: by inode when both exist (symlinks and hard links
+    included), else by their resolved paths (``gold/../gold/x`` and ``./gold/x`` alike)."""
+    try:
+        return a.exists() and b.exists() and a.samefile(b) or a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def check_output(target: Path, inputs: list[Path], benchmark: Path, content: bytes, *, out_given: bool, force: bool) -> None:
+    """Refuse to write a built corpus (``content``, :func:`corpus_bytes`) to ``target`` where it would
+    destroy something. Raises CorpusError when:
+
+    - ``--out`` (``out_given``) names the benchmark corpus ``benchmark`` (``gold/corpus.jsonl``, whose
+      ids the gold labels refer to), by any path (``gold/../gold/corpus.jsonl``, a symlink, from another
+      folder): only a build without ``--out`` rebuilds it, whatever ``force`` says;
+    - ``target`` is one of ``inputs`` (writing would replace the abstracts being read), whatever ``force`` says;
+    - ``target`` exists with other bytes than ``content`` and ``force`` is False (the same bytes are
+      rewritten as they are: rebuilding is never refused).
+    """
+    if out_given and _same_file(target, benchmark):
+        raise CorpusError(f"--out {target} is the benchmark corpus {benchmark} (gold labels refer to its ids); write a corpus of "
+                          "your own to another path, or rebuild the benchmark corpus from the seed files without --out")
+    given = next((path for path in inputs if _same_file(target, path)), None)
+    if given is not None:
+        where = f"--out {target}" if out_given else f"{target} (where the corpus goes without --out)"
+        raise CorpusError(f"{where} is the input file {given}: writing it would replace the abstracts being read; "
+                          "give another --out path")
+    if target.is_file() and not force and target.read_bytes() != content:
+        abstracts = plural(content.count(b"\n"), "abstract")
+        if out_given:
+            raise CorpusError(f"--out {target} exists and holds something else; pass --force to replace it, or give another --out path")
+        raise CorpusError(f"{target} is the benchmark corpus (gold labels refer to its ids) and what these files hold "
+                          f"({abstracts}) differs from it; "
+                          "write a corpus of your own with --out PATH, or pass --force to replace it")
 
 
 def with_public_date(papers: list[Paper], date: str) -> list[Paper]:

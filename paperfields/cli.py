@@ -89,8 +89,10 @@ def corpus_build(
                                        "A file is JSONL (one object with 'id' and 'text' per line) when it is named *.jsonl/*.ndjson "
                                        "or its first non-blank line starts with '{'; otherwise text: one abstract per "
                                        "blank-line-separated paragraph, its lines joined with a space."),
-    out_path: Path = typer.Option(None, "--out", help="Where to write the corpus JSONL [default: gold/corpus.jsonl, the benchmark's own]."),
-    force: bool = typer.Option(False, "--force", help="Replace gold/corpus.jsonl even when the result differs from it."),
+    out_path: Path = typer.Option(None, "--out", help="Where to write the corpus JSONL [default: gold/corpus.jsonl, the benchmark's own, "
+                                  "which --out never names]. Never one of the input files."),
+    force: bool = typer.Option(False, "--force", help="Replace the output file (--out, or gold/corpus.jsonl without it) when it exists and "
+                               "the result differs from it (the same bytes are rewritten without it)."),
     header: Optional[bool] = typer.Option(None, "--header/--no-header", help="Text files: line 1 is a header to skip (--header) or "
                                           "the start of the first abstract (--no-header). Default: a header when it is a single short line "
                                           "(at most 120 characters and 15 words) that does not end with . ! or ? and is followed by a blank line or a one-line abstract."),
@@ -106,9 +108,8 @@ def corpus_build(
     Warnings and errors name file:line: a first line read as an abstract that may be a header, an abstract
     over 3,000 characters or with two abstract-length lines (perhaps several abstracts run together).
     """
-    import tempfile
-
-    from paperfields.extract.corpus import read_source, unique_papers, with_public_date, write_corpus
+    from paperfields.extract.corpus import (CorpusError, check_output, corpus_bytes, read_source, unique_papers, with_public_date,
+                                            write_corpus)
 
     try:
         sources = [read_source(path, header, one_per_line) for path in files]
@@ -122,20 +123,18 @@ def corpus_build(
         console.print(f"{source.path}: {how}, {plural(len(source.papers), 'abstract')}", highlight=False, markup=False)
     if len(sources) > 20:
         console.print(f"... and {plural(len(sources) - 20, 'more file')}", highlight=False, markup=False)
-    target = out_path or paths.gold_dir() / "corpus.jsonl"
+    benchmark = paths.gold_dir() / "corpus.jsonl"
+    target = out_path or benchmark
     if target.is_dir():
         fail(f"--out {target} is a folder; give a file path such as {target / 'corpus.jsonl'}")
-    if date and target.resolve() == (paths.gold_dir() / "corpus.jsonl").resolve():
+    if date and out_path is None:
         fail(f"--date {date} is for a corpus of your own (--out PATH); the benchmark corpus's date is in extract/backends/cutoffs.toml")
-    if out_path is None and target.is_file() and not force:
-        # Gold labels refer to the benchmark corpus's ids: never replace it by accident.
-        with tempfile.TemporaryDirectory() as tmp:
-            write_corpus(papers, Path(tmp) / "corpus.jsonl")
-            same = (Path(tmp) / "corpus.jsonl").read_bytes() == target.read_bytes()
-        if not same:
-            fail(f"{target} is the benchmark corpus (gold labels refer to its ids) and what these files hold "
-                 f"({plural(len(papers), 'abstract')}) differs from it; "
-                 "write a corpus of your own with --out PATH, or pass --force to replace it")
+    try:
+        # Gold labels refer to the benchmark corpus's ids, and an input or an earlier output may be the
+        # user's only copy: never replace one by accident, whatever path names it.
+        check_output(target, files, benchmark, corpus_bytes(papers), out_given=out_path is not None, force=force)
+    except CorpusError as exc:
+        fail(str(exc))
     try:
         write_corpus(papers, target)
     except OSError as exc:

@@ -290,14 +290,14 @@ def test_cli_build_says_how_each_file_was_read_and_takes_the_flags(tmp_path):
     assert proc.stderr == (f"{text}: text, header line 1 'ICML 2026 Papers' skipped, 1 abstract\n{jsonl}: JSONL, 1 abstract\n"
                            f"wrote 2 abstracts from 2 files to {out}\n")
     assert [json.loads(line)["text"] for line in out.read_text(encoding="utf-8").splitlines()] == ["We propose FooNet.", "An abstract."]
-    kept = _cli("corpus", "build", str(text), "--no-header", "--out", str(out))
+    kept = _cli("corpus", "build", str(text), "--no-header", "--out", str(out), "--force")
     assert kept.returncode == 0 and kept.stderr.startswith(f"{text}: text, no header line, 2 abstracts\n")
     lines = _abstracts(3)
     per_line = _write(tmp_path, "p.txt", "\n".join(lines).encode())
     refused = _cli("corpus", "build", str(per_line), "--out", str(out))
     assert refused.returncode == 2 and refused.stderr.startswith(f"error: {per_line}:1: one paragraph of 3 lines, 3 of them each a whole abstract")
     assert "pass --one-per-line" in refused.stderr
-    split = _cli("corpus", "build", str(per_line), "--one-per-line", "--out", str(out))
+    split = _cli("corpus", "build", str(per_line), "--one-per-line", "--out", str(out), "--force")
     assert split.returncode == 0 and split.stderr.startswith(f"{per_line}: text, no header line, 3 abstracts\n")
     assert [json.loads(line)["line"] for line in out.read_text(encoding="utf-8").splitlines()] == [1, 2, 3]
     folder = _cli("corpus", "build", str(tmp_path), "--out", str(out))
@@ -428,3 +428,49 @@ def test_cli_build_into_a_folder_or_an_unwritable_place_is_a_clean_error(tmp_pat
     blocked.write_text("")
     unwritable = build(blocked / "c.jsonl")
     assert unwritable.returncode == 2 and f"cannot write {blocked / 'c.jsonl'}" in unwritable.stderr and "Traceback" not in unwritable.stderr
+
+
+def test_build_never_writes_over_the_benchmark_corpus_an_input_or_an_other_output_by_accident(tmp_path, root):
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    (tmp_path / "gold").mkdir()
+    shutil.copy(root / "gold" / "corpus.jsonl", tmp_path / "gold" / "corpus.jsonl")
+    benchmark = (tmp_path / "gold" / "corpus.jsonl").read_bytes()
+    mine = _write(tmp_path, "mine.txt", b"Header\n\nWe propose FooNet, a method for bar.\n")
+    other = _write(tmp_path, "m2.txt", b"Header\n\nWe study BarNet, a model of baz.\n")
+    (tmp_path / "link.jsonl").symlink_to(tmp_path / "gold" / "corpus.jsonl")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = dict(os.environ, PAPERFIELDS_ROOT=str(tmp_path))
+
+    def build(*args: str, cwd: Path = tmp_path):
+        return subprocess.run([sys.executable, "-m", "paperfields.cli", "corpus", "build", *args], capture_output=True, text=True,
+                              env=env, cwd=cwd)
+
+    for out, cwd in [("gold/corpus.jsonl", tmp_path), ("gold/../gold/corpus.jsonl", tmp_path), ("link.jsonl", tmp_path),
+                     ("../gold/corpus.jsonl", elsewhere), (str(tmp_path / "gold" / "corpus.jsonl"), elsewhere)]:
+        for force in ((), ("--force",)):
+            refused = build(str(mine), "--out", out, *force, cwd=cwd)
+            assert refused.returncode == 2, (out, force)
+            assert refused.stderr.splitlines()[-1] == (
+                f"error: --out {out} is the benchmark corpus {tmp_path / 'gold' / 'corpus.jsonl'} (gold labels refer to its ids); "
+                "write a corpus of your own to another path, or rebuild the benchmark corpus from the seed files without --out")
+    assert (tmp_path / "gold" / "corpus.jsonl").read_bytes() == benchmark
+    for out, cwd in [("m2.txt", tmp_path), ("./m2.txt", tmp_path), ("../m2.txt", elsewhere)]:
+        refused = build(str(mine), str(other), "--out", out, "--force", cwd=cwd)
+        assert refused.returncode == 2 and refused.stderr.splitlines()[-1] == (
+            f"error: --out {Path(out)} is the input file {other}: writing it would replace the abstracts being read; give another --out path")
+    assert other.read_bytes() == b"Header\n\nWe study BarNet, a model of baz.\n"
+    out = tmp_path / "mine.jsonl"
+    assert build(str(mine), "--out", str(out)).returncode == 0
+    again = build(str(mine), "--out", str(out))  # the same bytes: a rebuild needs no --force
+    assert again.returncode == 0 and again.stderr.endswith(f"wrote 1 abstract from 1 file to {out}\n")
+    refused = build(str(other), "--out", str(out))
+    assert refused.returncode == 2 and refused.stderr.splitlines()[-1] == (
+        f"error: --out {out} exists and holds something else; pass --force to replace it, or give another --out path")
+    assert json.loads(out.read_text(encoding="utf-8"))["text"] == "We propose FooNet, a method for bar."
+    forced = build(str(other), "--out", str(out), "--force")
+    assert forced.returncode == 0 and json.loads(out.read_text(encoding="utf-8"))["text"] == "We study BarNet, a model of baz."

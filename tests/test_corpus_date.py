@@ -148,11 +148,11 @@ def test_corpus_build_date_end_to_end_with_rules_baseline(tmp_path):
     assert (status["status"], status["model_cutoff"], status["corpus_earliest_public"]) == ("possible overlap", "2024-09", "2025-03")
     assert "Qwen2.5-Coder technical report" in status["cutoff_source"]
 
-    assert _cli("corpus", "build", str(given), "--out", str(corpus), "--date", "2025-04").exit_code == 0  # 7 months after
+    assert _cli("corpus", "build", str(given), "--out", str(corpus), "--date", "2025-04", "--force").exit_code == 0  # 7 months after
     assert _cli("score", str(run_dir)).exit_code == 0
     assert _status(run_dir)["status"] == "after cutoff"
 
-    assert _cli("corpus", "build", str(given), "--out", str(corpus)).exit_code == 0  # no date stated
+    assert _cli("corpus", "build", str(given), "--out", str(corpus), "--force").exit_code == 0  # no date stated
     assert "public_date" not in corpus.read_text()
     assert _cli("score", str(run_dir)).exit_code == 0
     status = _status(run_dir)
