@@ -30,7 +30,13 @@ def read_outside_predictions(path: Path, known_ids: set[str]) -> list[Prediction
     """Read a predictions JSONL in the minimal format. Returns one :class:`PredictionLine` per paper,
     in file order. Raises RunError naming ``path``, the line and the field for: a line that is not a
     JSON object, a missing id, an id not in ``known_ids`` (the corpus), a repeated id, an unknown
-    record key, a record that does not validate, or an unknown failure class."""
+    record key, a record that does not validate, or an unknown failure class.
+
+    A record is read as a model's reply is (:mod:`paperfields.extract.schema`): what the schema
+    tolerates (``"N/A"`` as null, ``"Code Software Engineering"`` as ``code_software_engineering``,
+    ``"56.61%"`` as 56.61, ``"yes"`` as true, ...) is normalized, and each line's ``repairs`` names
+    every such deviation with the names model runs use (``placeholders``, ``enum_spelling``,
+    ``number_text``, ``bool_text``, ...), so the run's scores count them."""
     if path.is_dir():
         raise RunError(f"{path}: is a directory; give the predictions JSONL file")
     if not path.is_file():
@@ -80,12 +86,19 @@ def read_outside_predictions(path: Path, known_ids: set[str]) -> list[Prediction
             except ValueError:
                 raise RunError(f"{where}: field 'failure': {failure!r} is not a failure class "
                                f"({', '.join(f.value for f in FailureClass)})") from None
-        try:
-            lines.append(PredictionLine(paper_id=paper_id, record=record, failure=None if record is not None else failure,
-                                        error=None if record is not None else "no record in the imported file", dollars=None))
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            raise RunError(f"{where}: {first['msg'].removeprefix('Value error, ')}") from None
+        repairs: list[str] = []
+        if record is not None:
+            # Validated here, with the context the schema's validators note their repairs in (as a model's
+            # reply is): "56.61%", "N/A" or "yes" are read as model runs read them, and the line says so.
+            try:
+                record = PaperRecord.model_validate(record, context={"repairs": repairs}).model_dump(mode="json")
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                raise RunError(f"{where}: not a PaperRecord: field 'record.{'.'.join(map(str, first['loc']))}': "
+                               f"{first['msg'].removeprefix('Value error, ')}") from None
+        lines.append(PredictionLine(paper_id=paper_id, record=record, failure=None if record is not None else failure,
+                                    error=None if record is not None else "no record in the imported file", dollars=None,
+                                    repairs=repairs))
     if not lines:
         raise RunError(f"{path}: no prediction lines")
     return lines

@@ -104,3 +104,26 @@ def test_more_bad_lines_name_file_line_and_field(tmp_path, content, message):
 def test_a_directory_is_named_as_one(tmp_path):
     with pytest.raises(RunError, match="is a directory; give the predictions JSONL file"):
         import_predictions(tmp_path, "x", "test", tmp_path / "runs", GOLD, CORPUS)
+
+
+@pytest.mark.parametrize("change, stored, repairs", [
+    ({"results": [{"metric": "pass rate", "value": "56.61%", "unit": "times", "kind": "absolute"}]},
+     {"results": [{"metric": "pass rate", "value": 56.61, "value_upper": None, "unit": "times", "kind": "absolute", "qualifier": "exact",
+                   "dataset": None, "model": None, "baseline": None}]}, ["number_text"]),
+    ({"research_area": "Code Software Engineering"}, {"research_area": "code_software_engineering"}, ["enum_spelling"]),
+    ({"method_name": "N/A"}, {"method_name": None}, ["placeholders"]),
+    ({"training_free": "yes"}, {"training_free": True}, ["bool_text"]),
+    ({"method_name": "FooNet", "training_free": False}, {"method_name": "FooNet", "training_free": False}, []),
+])
+def test_what_the_schema_tolerates_is_recorded_in_the_lines_repairs_and_counted_in_the_scores(tmp_path, change, stored, repairs):
+    """An imported record is read as a model's reply is, and every tolerated deviation is named, never silent."""
+    paper = _test_gold()[0].id
+    path = _write(tmp_path / "p.jsonl", [{"paper_id": paper, "record": change}])
+    run_dir = import_predictions(path, "x", "test", tmp_path / "runs", GOLD, CORPUS)
+    line = json.loads((run_dir / "predictions.jsonl").read_text())
+    assert {key: line["record"][key] for key in stored} == stored
+    assert line["repairs"] == repairs
+    assert score_run(run_dir, GOLD).repairs == {name: 1 for name in repairs}
+    from paperfields.scoring.imported import read_outside_predictions
+
+    assert read_outside_predictions(path, {paper})[0].repairs == repairs  # pf.score(FILE) without a name reads the same
