@@ -492,21 +492,38 @@ def compare(
     runs_dir: Path = typer.Option(None, help="Where runs are stored [default: runs/ (yours), then results/runs (published)]."),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON (for scripts)."),
 ) -> None:
-    """Paired bootstrap per field (B - A, 95% CI, p-value) on the papers both runs scored, and the papers where they differ most."""
-    from paperfields.scoring.compare import compare_runs
+    """Paired bootstrap per field (B - A, 95% CI, p-value) on the papers both runs scored, and the papers where they differ most.
+
+    The title says on how many papers both runs scored, and of how many each run scored; a warning says
+    when a run's scores shown here are over fewer papers than its own scores (the board's)."""
+    from paperfields.scoring.compare import compare
 
     try:
-        rows, papers = compare_runs(_run_dir(run_a, runs_dir), _run_dir(run_b, runs_dir), top, paths.gold_dir() / "gold.jsonl")
+        dir_a, dir_b = _run_dir(run_a, runs_dir), _run_dir(run_b, runs_dir)
+        result = compare(dir_a, dir_b, top, paths.gold_dir() / "gold.jsonl")
     except (ValueError, *_known_errors()) as exc:
         fail(str(exc))
+    rows, papers, n = result.fields, result.papers, result.shared_papers
+    if result.same_run:
+        console.print(f"note: A and B are the same run ({dir_a}): every difference is 0", highlight=False, markup=False)
+    elif result.same_predictions:
+        console.print(f"note: A ({dir_a}) and B ({dir_b}) have identical predictions: every difference is 0", highlight=False, markup=False)
+    for label, run, scored in (("A", run_a, result.scored_papers_a), ("B", run_b, result.scored_papers_b)):
+        if scored > n:  # the other run did not score the rest: this run's own (board) scores are over more papers
+            console.print(f"warning: {label}'s scores here are over {n} of the {scored} papers {run} scored (the papers both runs scored), "
+                          "not its own scores over all of them", style="yellow", highlight=False, markup=False)
     if as_json:
         import json
 
-        print(json.dumps({"a": run_a, "b": run_b, "fields": [r.model_dump() for r in rows], "papers": papers}))
+        print(json.dumps({"a": run_a, "b": run_b, "fields": [r.model_dump() for r in rows], "papers": papers, "shared_papers": n,
+                          "scored_papers_a": result.scored_papers_a, "scored_papers_b": result.scored_papers_b,
+                          "same_run": result.same_run, "same_predictions": result.same_predictions}))
         return
     from paperfields.scoring.runs import DASH, fmt
 
-    table = Table(title=f"B = {run_b}  vs  A = {run_a}  (paired bootstrap over papers; pooled micro F1 / accuracy, higher is better)")
+    on = (f"on {plural(n, 'paper')} both runs scored; A has {n} of its {result.scored_papers_a}, B {n} of its {result.scored_papers_b}"
+          if not result.same_run else f"the same run with itself, on its {plural(n, 'scored paper')}")
+    table = Table(title=f"B = {run_b}  vs  A = {run_a}  ({on}; paired bootstrap over papers; pooled micro F1 / accuracy, higher is better)")
     for col in ("field", "A", "B", "B - A", "95% CI", "p", "papers differing"):
         table.add_column(col)
     for r in rows:

@@ -88,13 +88,36 @@ def _r(value: Optional[float]) -> Optional[float]:
     return None if value is None or np.isnan(value) else round(float(value), 4)
 
 
+class Comparison(BaseModel):
+    """What :func:`compare` finds: ``fields`` (the headline, then every reported field) and ``papers``
+    (those that differ most, see :func:`compare`), computed on the ``shared_papers`` both runs scored;
+    ``scored_papers_a``/``_b`` are how many each run scored in all, so a score shown here is over fewer
+    papers than the run's own scores when its count exceeds ``shared_papers``. ``same_run``: A and B are
+    one run folder; ``same_predictions``: their predictions files are identical (every difference is 0)."""
+
+    fields: list[FieldComparison]
+    papers: list[dict[str, Any]]
+    shared_papers: int
+    scored_papers_a: int
+    scored_papers_b: int
+    same_run: bool
+    same_predictions: bool
+
+
 def compare_runs(run_a: Path, run_b: Path, top: int = 5, gold_path: Path | None = None) -> tuple[list[FieldComparison], list[dict[str, Any]]]:
+    """``(fields, papers)`` of :func:`compare` (the papers counts and same-run flags left out)."""
+    result = compare(run_a, run_b, top, gold_path)
+    return result.fields, result.papers
+
+
+def compare(run_a: Path, run_b: Path, top: int = 5, gold_path: Path | None = None) -> Comparison:
     """Paired comparison of two scored runs on the papers both scored: the headline first, then every
     reported field; and up to ``top`` papers that differ (in a headline field's counts or in
     per-paper F1), largest per-paper F1 difference first; papers both runs scored alike are never
-    listed. Raises ValueError when they share no paper and RunError when a run is not scored, its
-    scores files are unreadable or stale (given ``gold_path``: scored against another version of
-    it), or the two were scored with different scorer or gold versions."""
+    listed; with how many papers both runs and each run scored. Raises ValueError when they share no
+    paper and RunError when a run is not scored, its scores files are unreadable or stale (given
+    ``gold_path``: scored against another version of it), or the two were scored with different
+    scorer or gold versions."""
     (sa, pa), (sb, pb) = load_scored_run(run_a, gold_path), load_scored_run(run_b, gold_path)
     if (sa.scorer_version, sa.gold_version) != (sb.scorer_version, sb.gold_version):
         raise RunError(f"{run_a.name} was scored with scorer {sa.scorer_version} and gold {sa.gold_version}, {run_b.name} with "
@@ -121,4 +144,6 @@ def compare_runs(run_a: Path, run_b: Path, top: int = 5, gold_path: Path | None 
     for i in sorted(shared, key=lambda i: -abs(per_paper(pb[i]) - per_paper(pa[i]))):
         fields = [f for f in HEADLINE_FIELDS if pa[i]["fields"][f] != pb[i]["fields"][f] or pa[i].get("answered", True) != pb[i].get("answered", True)]
         differing.append({"paper_id": i, "a": per_paper(pa[i]), "b": per_paper(pb[i]), "fields": fields})
-    return rows, [d for d in differing if d["fields"] or d["a"] != d["b"]][:top]
+    return Comparison(fields=rows, papers=[d for d in differing if d["fields"] or d["a"] != d["b"]][:top], shared_papers=n,
+                      scored_papers_a=len(pa), scored_papers_b=len(pb), same_run=run_a.resolve() == run_b.resolve(),
+                      same_predictions=sa.predictions_sha256 is not None and sa.predictions_sha256 == sb.predictions_sha256)

@@ -168,3 +168,27 @@ def test_the_api_publishes_a_benchmark_run_into_the_folder_given(tmp_path):
     target = api.publish(source, allow_partial=True, published_dir=tmp_path / "published")
     assert target == tmp_path / "published" / "rules_baseline__zero_shot__test" and not source.exists()
     assert (target / "scores.json").is_file() and (target / "predictions.jsonl").is_file()
+
+
+def test_compare_says_on_how_many_papers_both_runs_scored_and_warns_when_a_run_shows_fewer(tmp_path):
+    from tests.conftest import ROOT
+
+    full = ROOT / "results" / "runs" / "rules_baseline__zero_shot__test"  # 60 test papers
+    ran = _cli("run", "-b", "rules/empty", "--limit", "3", "--runs-dir", str(tmp_path / "runs"), "--no-cache", "--quiet")
+    assert ran.exit_code == 0, ran.output
+    part = tmp_path / "runs" / "rules_empty__zero_shot__test"
+    shown = _cli("compare", str(full), str(part))
+    assert shown.exit_code == 0, shown.output
+    assert (f"B = {part} vs A = {full} (on 3 papers both runs scored; A has 3 of its 60, B 3 of its 3; paired bootstrap over papers;"
+            in " ".join(shown.stdout.split()))
+    assert shown.stderr == (f"warning: A's scores here are over 3 of the 60 papers {full} scored (the papers both runs scored), "
+                            "not its own scores over all of them\n")
+    as_json = _cli("compare", str(part), str(full), "--json")
+    summary = {k: v for k, v in json.loads(as_json.stdout).items() if k not in ("fields", "papers")}
+    assert summary == {"a": str(part), "b": str(full), "shared_papers": 3, "scored_papers_a": 3, "scored_papers_b": 60,
+                       "same_run": False, "same_predictions": False}
+    assert as_json.stderr.startswith("warning: B's scores here are over 3 of the 60 papers")
+    itself = _cli("compare", str(full), str(full), "--json")
+    assert itself.stderr == f"note: A and B are the same run ({full}): every difference is 0\n"
+    assert json.loads(itself.stdout)["same_run"] is True and json.loads(itself.stdout)["shared_papers"] == 60
+    assert "the same run with itself, on its 60 scored papers" in " ".join(_cli("compare", str(full), str(full)).stdout.split())
