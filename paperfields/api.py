@@ -505,17 +505,10 @@ def load_scores(run: Union[str, Path], *, runs_dir: Union[str, Path, None] = Non
     """
     import pandas as pd
 
-    from paperfields.extract.runner import load_manifest
-    from paperfields.scoring.gold import load_gold
-    from paperfields.scoring.runs import NoGoldError, load_scored_run
+    from paperfields.scoring.runs import load_scored_run
 
     run_dir = find_run(run, runs_dir)
-    gold_path = _gold_path(gold)
-    if not (run_dir / "scores.json").is_file():
-        asked = set(load_manifest(run_dir).paper_ids)
-        if not any(g.id in asked for g in load_gold(gold_path)):
-            raise NoGoldError(f"{run_dir}: no gold for any of the run's {plural(len(asked), 'paper')} in {gold_path}, so it has no scores")
-    _, rows = load_scored_run(run_dir, gold_path)
+    _, rows = load_scored_run(run_dir, _gold_path(gold))  # NoGoldError for a run without gold
     records = []
     for paper_id, row in rows.items():
         for field, (tp, fp, fn) in row["fields"].items():
@@ -561,9 +554,16 @@ def publish(run: Union[str, Path], *, allow_partial: bool = False, runs_dir: Uni
             "then publish that run")
     scores, _ = load_scored_run(source, gold_path)
     if not scores.comparable and not allow_partial:
+        # the advice must work when followed: the same command keeps its --limit, so it never completes a partial run
+        if manifest.config.strategy == "imported":
+            advice = "import a predictions file that holds every paper of the split (`paperfields score --predictions FILE --name NAME`)"
+        elif scores.papers < scores.papers_in_split:
+            advice = ("run its `paperfields run` command again without --limit (or with a larger one), which continues this run over "
+                      "the whole split")
+        else:
+            advice = "finish it by running the same `paperfields run` command again (it resumes where it stopped)"
         raise RunError(f"{source.name} is {'unfinished' if scores.unfinished else 'partial'} ({scores.papers_done}/{plural(scores.papers, 'paper')} "
-                       f"done, {scores.papers} of {scores.papers_in_split} in the split): finish it with the same `paperfields run` "
-                       "command, or publish it apart with --allow-partial")
+                       f"done, {scores.papers} of {scores.papers_in_split} in the split): {advice}, or publish it apart with --allow-partial")
     if target.exists():
         raise RunError(f"{target} exists already; remove it first to replace it")
     target.parent.mkdir(parents=True, exist_ok=True)

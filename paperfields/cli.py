@@ -495,12 +495,16 @@ def compare(
     """Paired bootstrap per field (B - A, 95% CI, p-value) on the papers both runs scored, and the papers where they differ most.
 
     The title says on how many papers both runs scored, and of how many each run scored; a warning says
-    when a run's scores shown here are over fewer papers than its own scores (the board's)."""
+    when a run's scores shown here are over fewer papers than its own scores (the board's). Exit 1 when a
+    run has no gold for any of its papers (a corpus of your own: nothing to compare), 2 on an error."""
     from paperfields.scoring.compare import compare
+    from paperfields.scoring.runs import NoGoldError
 
     try:
         dir_a, dir_b = _run_dir(run_a, runs_dir), _run_dir(run_b, runs_dir)
         result = compare(dir_a, dir_b, top, paths.gold_dir() / "gold.jsonl")
+    except NoGoldError as exc:  # as score and publish: 1 says the run has no gold, 2 is an error
+        fail(str(exc), 1)
     except (ValueError, *_known_errors()) as exc:
         fail(str(exc))
     rows, papers, n = result.fields, result.papers, result.shared_papers

@@ -35,6 +35,15 @@ class NoGoldError(RunError):
     ``paperfields show`` and ``report`` still show its predictions."""
 
 
+def no_gold_error(run_dir: Path, papers: int, gold_path: Path) -> NoGoldError:
+    """The NoGoldError of the run in ``run_dir``, whose ``papers`` papers have no record in ``gold_path``:
+    why it has no scores, and the commands that show its predictions. One wording for every command
+    (score, compare, load_scores), so none of them advises scoring a run that cannot be scored."""
+    return NoGoldError(f"{run_dir}: no gold for any of the run's {plural(papers, 'paper')} in {gold_path} (a corpus of your own), "
+                       f"so there is nothing to score and the run has no scores; `paperfields show PAPER --run {run_dir.name}` and "
+                       f"`paperfields report {run_dir.name}` show its predictions")
+
+
 def score_run(run_dir: Path, gold_path: Path, corpus_path: Path | None = None, write: bool = True) -> RunScores:
     """Score the run in ``run_dir`` against ``gold_path`` and (``write``) write its scores files.
 
@@ -53,9 +62,7 @@ def score_run(run_dir: Path, gold_path: Path, corpus_path: Path | None = None, w
     all_gold = load_gold(gold_path)
     gold = [g for g in all_gold if g.id in asked]
     if not gold:
-        raise NoGoldError(f"{run_dir}: no gold for any of the run's {plural(len(asked), 'paper')} in {gold_path} (a corpus of your own), so there "
-                          f"is nothing to score; `paperfields show PAPER --run {run_dir.name}` and `paperfields report {run_dir.name}` "
-                          "show its predictions")
+        raise no_gold_error(run_dir, len(asked), gold_path)
     corpus = load_corpus(corpus_path or gold_path.parent / "corpus.jsonl")
     texts = {p.id: p.text for p in corpus}
     repairs = Counter(r for line in lines for r in line.repairs)
@@ -125,7 +132,13 @@ def load_scored_run(run_dir: Path, gold_path: Path | None = None) -> tuple[RunSc
     """A scored run's ``scores.json`` and its ``paper_scores.jsonl`` rows by paper id, for the commands
     that show stored scores (compare, report). Raises RunError naming the file: not scored yet, a bad
     line, fewer or more rows than ``scores.json`` counts, or stale scores (the predictions changed
-    since scoring, or, given ``gold_path``, the run was scored against another version of that gold)."""
+    since scoring, or, given ``gold_path``, the run was scored against another version of that gold);
+    NoGoldError (given ``gold_path``) for an unscored run none of whose papers has gold there, which
+    scoring would not mend."""
+    if gold_path is not None and not (run_dir / "scores.json").is_file() and (run_dir / "manifest.json").is_file():
+        asked = set(load_manifest(run_dir).paper_ids)
+        if asked and not any(g.id in asked for g in load_gold(gold_path)):
+            raise no_gold_error(run_dir, len(asked), gold_path)
     scores = _read_scores(run_dir / "scores.json")
     stale = stale_reason(run_dir, scores)
     if stale is None and gold_path is not None and scores.gold_version != gold_fingerprint(gold_path):

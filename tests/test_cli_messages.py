@@ -192,3 +192,36 @@ def test_compare_says_on_how_many_papers_both_runs_scored_and_warns_when_a_run_s
     assert itself.stderr == f"note: A and B are the same run ({full}): every difference is 0\n"
     assert json.loads(itself.stdout)["same_run"] is True and json.loads(itself.stdout)["shared_papers"] == 60
     assert "the same run with itself, on its 60 scored papers" in " ".join(_cli("compare", str(full), str(full)).stdout.split())
+
+
+def test_advice_about_a_run_without_gold_or_a_limited_run_works_when_followed(tmp_path):
+    from paperfields import api
+    from paperfields.extract.runner import RunError
+    from tests.conftest import ROOT
+
+    built, _, corpus = _one_abstract_corpus(tmp_path)
+    assert built.exit_code == 0, built.output
+    runs = tmp_path / "runs"
+    for args in (("--corpus", str(corpus), "--split", "all"), ("--limit", "2")):
+        ran = _cli("run", "-b", "rules/baseline", *args, "--runs-dir", str(runs), "--no-cache", "--quiet")
+        assert ran.exit_code == 0, ran.output
+    own, limited = runs / "rules_baseline__zero_shot__all", runs / "rules_baseline__zero_shot__test"
+    gold = ROOT / "gold" / "gold.jsonl"
+    # compare: why there are no scores (no gold), not "run `paperfields score`", which would only fail again
+    compared = _cli("compare", str(limited), str(own))
+    assert compared.exit_code == 1 and compared.stdout == ""
+    assert compared.stderr.startswith(f"error: {own}: no gold for any of the run's 1 paper in {gold} (a corpus of your own), "
+                                      "so there is nothing to score and the run has no scores; ")
+    assert "not scored yet" not in compared.stderr and "paperfields score" not in compared.stderr
+    assert _cli("score", str(own)).exit_code == 1  # what the old advice led to
+    # publish of a --limit run: the same command keeps its --limit, so the advice drops it
+    try:
+        api.publish(limited, published_dir=tmp_path / "published")
+    except RunError as exc:
+        assert str(exc) == ("rules_baseline__zero_shot__test is partial (2/2 papers done, 2 of 60 in the split): run its `paperfields run` "
+                            "command again without --limit (or with a larger one), which continues this run over the whole split, "
+                            "or publish it apart with --allow-partial")
+    else:
+        raise AssertionError("a partial run was published")
+    assert _cli("run", "-b", "rules/baseline", "--runs-dir", str(runs), "--no-cache", "--quiet").exit_code == 0  # the advice, followed
+    assert api.publish(limited, published_dir=tmp_path / "published") == tmp_path / "published" / limited.name
