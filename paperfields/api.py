@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable, Coroutine, Iterable, Optional, 
 from pydantic import BaseModel
 
 from paperfields import paths
-from paperfields.plural import plural
+from paperfields.plural import none_has, plural
 
 if TYPE_CHECKING:  # the heavy modules load on first use, so `import paperfields` stays fast
     import pandas
@@ -383,7 +383,8 @@ def run(
         try:
             result.scores = score_run(run_dir, gold_path)
         except NoGoldError:
-            result.note = (f"not scored: none of the run's {plural(manifest.papers_total, 'paper')} has a gold record (a corpus of your own); "
+            no_gold = none_has(manifest.papers_total, "paper", "the run's", "gold record")
+            result.note = (f"not scored: {no_gold} (a corpus of your own); "
                            f"see its predictions with `paperfields show PAPER --run {run_dir.name}` or `paperfields report {run_dir.name}`")
     return result
 
@@ -546,7 +547,7 @@ def publish(run: Union[str, Path], *, allow_partial: bool = False, runs_dir: Uni
         corpus = f" (its corpus: {manifest.corpus_path})" if manifest.corpus_path else ""
         config = manifest.config
         raise NoGoldError(
-            f"cannot publish {source.name}: none of its {plural(len(manifest.paper_ids), 'paper')} has a gold record in {gold_path}"
+            f"cannot publish {source.name}: {none_has(len(manifest.paper_ids), 'paper', 'its', 'gold record')} in {gold_path}"
             f"{corpus}, so the run has no scores and cannot be placed on the board, which ranks runs by their scores against "
             f"the benchmark's gold; nothing was written to {published}. The run stays in {source}: `paperfields report {source.name}` "
             f"and `paperfields show PAPER --run {source.name}` show its predictions. To put {config.backend} on the board, run it on "

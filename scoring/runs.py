@@ -16,7 +16,7 @@ from paperfields.extract.corpus import load_corpus
 from paperfields.extract.backends.base import FailureClass
 from paperfields.extract.runner import RunError, iter_predictions, load_manifest, read_predictions
 from paperfields.extract.schema import SCHEMA_VERSION
-from paperfields.plural import plural
+from paperfields.plural import any_of, plural
 from paperfields.scoring.calibration import SOURCES as CALIBRATION_SOURCES
 from paperfields.scoring.calibration import run_calibration
 from paperfields.scoring.contamination import run_contamination
@@ -39,7 +39,8 @@ def no_gold_error(run_dir: Path, papers: int, gold_path: Path) -> NoGoldError:
     """The NoGoldError of the run in ``run_dir``, whose ``papers`` papers have no record in ``gold_path``:
     why it has no scores, and the commands that show its predictions. One wording for every command
     (score, compare, load_scores), so none of them advises scoring a run that cannot be scored."""
-    return NoGoldError(f"{run_dir}: no gold for any of the run's {plural(papers, 'paper')} in {gold_path} (a corpus of your own), "
+    which = any_of(papers, "paper", "the run's")
+    return NoGoldError(f"{run_dir}: no gold for {which} in {gold_path} (a corpus of your own), "
                        f"so there is nothing to score and the run has no scores; `paperfields show PAPER --run {run_dir.name}` and "
                        f"`paperfields report {run_dir.name}` show its predictions")
 

@@ -32,6 +32,15 @@ def test_plural_says_one_noun_and_two_nouns():
     assert plural(1, "query", "queries") == "1 query" and plural(2, "query", "queries") == "2 queries"
 
 
+def test_none_has_and_any_of_read_right_for_one():
+    from paperfields.plural import any_of, none_has
+
+    assert none_has(1, "paper", "the run's", "gold record") == "the run's one paper has no gold record"
+    assert none_has(2, "paper", "its", "gold record") == "none of its 2 papers has a gold record"
+    assert none_has(3, "paper", "its", "answer") == "none of its 3 papers has an answer"
+    assert any_of(1, "paper", "the run's") == "the run's one paper" and any_of(5, "paper", "the run's") == "any of the run's 5 papers"
+
+
 def test_one_abstract_is_counted_in_the_singular_by_corpus_build_run_score_and_report(tmp_path):
     built, seeds, corpus = _one_abstract_corpus(tmp_path)
     assert built.exit_code == 0, built.output
@@ -41,9 +50,11 @@ def test_one_abstract_is_counted_in_the_singular_by_corpus_build_run_score_and_r
     ran = _cli("run", "-b", "rules/baseline", "--corpus", str(corpus), "--split", "all", "--runs-dir", str(runs), "--no-cache")
     assert ran.exit_code == 0, ran.output
     assert "run rules_baseline__zero_shot__all: 1/1 paper, 1 valid, " in ran.stderr
-    assert "not scored: none of the run's 1 paper has a gold record" in ran.stderr
+    assert "not scored: the run's one paper has no gold record (a corpus of your own); " in ran.stderr
     scored = _cli("score", "rules_baseline__zero_shot__all", "--runs-dir", str(runs))
-    assert scored.exit_code == 1 and "no gold for any of the run's 1 paper in " in scored.stderr
+    assert scored.exit_code == 1 and scored.stderr.startswith(f"error: {runs / 'rules_baseline__zero_shot__all'}: no gold for the run's "
+                                                              "one paper in ")
+    assert len(scored.stderr.splitlines()) == 1 and "1 paper" not in scored.stderr  # one message, said once
     html = tmp_path / "r.html"
     reported = _cli("report", "rules_baseline__zero_shot__all", "--runs-dir", str(runs), "--out", str(html))
     assert reported.exit_code == 0, reported.output
@@ -210,10 +221,16 @@ def test_advice_about_a_run_without_gold_or_a_limited_run_works_when_followed(tm
     # compare: why there are no scores (no gold), not "run `paperfields score`", which would only fail again
     compared = _cli("compare", str(limited), str(own))
     assert compared.exit_code == 1 and compared.stdout == ""
-    assert compared.stderr.startswith(f"error: {own}: no gold for any of the run's 1 paper in {gold} (a corpus of your own), "
+    assert compared.stderr.startswith(f"error: {own}: no gold for the run's one paper in {gold} (a corpus of your own), "
                                       "so there is nothing to score and the run has no scores; ")
     assert "not scored yet" not in compared.stderr and "paperfields score" not in compared.stderr
     assert _cli("score", str(own)).exit_code == 1  # what the old advice led to
+    try:
+        api.publish(own, published_dir=tmp_path / "published")
+    except RunError as exc:
+        assert str(exc).startswith(f"cannot publish {own.name}: its one paper has no gold record in {gold} ")
+    else:
+        raise AssertionError("a run without gold was published")
     # publish of a --limit run: the same command keeps its --limit, so the advice drops it
     try:
         api.publish(limited, published_dir=tmp_path / "published")
