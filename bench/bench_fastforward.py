@@ -9,10 +9,15 @@ batch with the token before them. The records differ where the forced tokens are
 differently from how the model would have written them, so each side's records are scored against
 gold (headline: pooled micro F1 per field, macro over fields).
 
+``--lever canonical`` compares the fast-forward decoding (before) with the same plus re-tokenizing
+(after): the sampled token and the tokens forced after it are replaced by the tokenizer's own
+tokenization of those bytes (the sampled ``",`` and the forced ``"`` become one ``","``), so the
+reply is the same text in fewer tokens if the model then chooses the same.
+
 Prints per paper seconds, output tokens and decode steps (forward passes after the prompt) per side,
 then per side the means, headline and valid count, and the after/before ratios of seconds, decode
 steps and output tokens.
-Run: .venv/bin/python bench/bench_fastforward.py [--papers tune,heldout,spare] [--model qwen2.5-coder-0.5b] [--threads N]
+Run: .venv/bin/python bench/bench_fastforward.py [--papers tune,heldout,spare] [--model qwen2.5-coder-0.5b] [--threads N] [--lever fastforward|canonical]
      (about 6 minutes for the 12 papers on 2 idle cores)
 """
 
@@ -26,7 +31,6 @@ from typing import Optional
 import typer
 
 from paperfields.extract.backends import GenerationParams, GenerationRequest
-from paperfields.extract.backends.grammar import GBNF_GRAMMAR_ID, GRAMMAR_ID
 from paperfields.extract.backends.local import LocalBackend
 from paperfields.extract.corpus import load_corpus
 from paperfields.extract.strategies import Strategy
@@ -43,6 +47,9 @@ def main(
     strategy: str = typer.Option("zero_shot", help="prompt strategy (prompts/NAME.toml)"),
     model: str = typer.Option("qwen2.5-coder-0.5b", help="local model name or .gguf path"),
     threads: Optional[int] = typer.Option(None, help="llama.cpp CPU threads [default: every core]"),
+    lever: str = typer.Option("fastforward", help="fastforward: before = llama.cpp's grammar sampler, after = llguidance with fast-forward; "
+                                                  "canonical: before = llguidance with fast-forward, after = the same with each sampled token and "
+                                                  "the tokens forced after it re-tokenized as the model's tokenizer would write them"),
 ) -> None:
     ids = [pid for part in papers.split(",") for pid in PAPER_SETS.get(part, [part])]
     gold = [g for g in load_gold(gold_dir() / "gold.jsonl") if g.id in ids]
@@ -50,11 +57,17 @@ def main(
         raise typer.BadParameter(f"--papers: every paper must be a dev gold paper: {ids}")
     corpus = {p.id: p for p in load_corpus(gold_dir() / "corpus.jsonl")}
     chosen = Strategy(strategy)
-    after = LocalBackend(model, n_threads=threads)
-    sides = {"before": GbnfBackend(model, n_threads=threads), "after": after}
+    if lever not in ("fastforward", "canonical"):
+        raise typer.BadParameter(f"--lever: fastforward or canonical, not {lever!r}")
+
+    class Canonical(LocalBackend):
+        canonical = True
+
+    after = (LocalBackend if lever == "fastforward" else Canonical)(model, n_threads=threads)
+    before = GbnfBackend(model, n_threads=threads) if lever == "fastforward" else LocalBackend(model, n_threads=threads)
+    sides = {"before": before, "after": after}
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {after.n_threads} threads, load average {os.getloadavg()[0]:.2f}; "
-          f"model {after.path.name}; strategy {chosen.name} v{chosen.template.version}; before = {GBNF_GRAMMAR_ID} (llama.cpp grammar), "
-          f"after = {GRAMMAR_ID} (llguidance, fast-forward); papers {len(ids)}")
+          f"model {after.path.name}; strategy {chosen.name} v{chosen.template.version}; before = {before.mode}, after = {after.mode}; papers {len(ids)}")
     warm = GenerationRequest(messages=chosen.messages(corpus[ids[0]]), params=GenerationParams(max_tokens=1), response_model=chosen.response_model)
     for backend in sides.values():
         asyncio.run(backend.generate(warm))  # loads the model and llguidance's tokenizer outside the timings

@@ -82,6 +82,34 @@ def test_logprob_confidence_covers_the_record_fields_only(corpus, local_model_pa
     assert set(gen.notes["confidence"]) == set(PaperRecord.model_fields)  # the stated ones, kept apart
 
 
+def test_canonical_decoding_writes_forced_tokens_as_the_tokenizer_would(corpus, local_model_path):
+    # bench_fastforward.py --lever canonical: the sampled token and the tokens forced after it are
+    # re-tokenized, so the sampled '",' and the forced '"' of the next key become one '","'
+    from paperfields.extract.backends.grammar import llguidance_grammar
+    from paperfields.extract.backends.local import LocalBackend, _load, decode
+
+    class Canonical(LocalBackend):
+        canonical = True
+
+    assert Canonical("qwen2.5-coder-0.5b").mode == "compact-v2+canonical"  # never a cache key of the default's
+    backend = get_backend("local/qwen2.5-coder-0.5b")
+    llm, lock = _load(backend.path, backend.n_ctx, backend.n_threads)
+    strategy = Strategy("zero_shot")
+    with lock:
+        prompt = llm.chat_prompt(strategy.messages(_shortest(corpus)[0]))
+        plain, canonical = (decode(llm, prompt, llguidance_grammar(strategy.response_model), max_tokens=1536, canonical=c)
+                            for c in (False, True))
+
+    def split_keys(done):  # a value's closing '",' sampled, then the next key's '"' forced on its own
+        pieces = [llm.detokenize([t]) for t in done.tokens]
+        return sum(a.endswith(b'",') and b == b'"' for a, b in zip(pieces, pieces[1:]))
+
+    assert plain.finish_reason == canonical.finish_reason == "stop"
+    assert split_keys(plain) > 0 and split_keys(canonical) == 0
+    assert llm.detokenize(canonical.tokens).decode("utf-8") == canonical.text
+    PaperRecord.model_validate_json(canonical.text)
+
+
 def test_the_prompt_is_the_one_create_chat_completion_builds(corpus, local_model_path):
     from paperfields.extract.backends.local import _load
 

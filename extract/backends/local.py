@@ -255,7 +255,7 @@ class Decoded:
 
 
 def decode(llm: Any, prompt: list[int], grammar: str, *, max_tokens: int, temperature: float = 0.0, seed: int = 0,
-           capture: TokenLogprobs | None = None) -> Decoded:
+           capture: TokenLogprobs | None = None, canonical: bool = False) -> Decoded:
     """Complete ``prompt`` (token ids) under the llguidance ``grammar`` with fast-forward.
 
     Each step samples one token from llama.cpp's sampler chain with every token the grammar disallows
@@ -266,6 +266,12 @@ def decode(llm: Any, prompt: list[int], grammar: str, *, max_tokens: int, temper
     :func:`_llama_class`: its KV cache is kept in whole batches of the shared prefix, so the result
     depends on ``prompt`` alone. Raises :class:`Cancelled` when ``llm.cancel`` is set, and ValueError
     when the prompt does not fit the context window.
+
+    ``canonical``: the sampled token and the tokens forced after it are replaced by the model's own
+    tokenization of the same bytes (the sampled ``",`` and the forced ``"`` of the next key become
+    ``","``): the same text in fewer tokens, so fewer positions in the context (the next tokens are
+    then predicted from those, so the record can differ). ``capture`` gives the first of them the
+    sampled token's log-probability and the rest 0.
     """
     import numpy as np
     from llama_cpp import _internals, llama_vocab_is_eog
@@ -319,15 +325,25 @@ def decode(llm: Any, prompt: list[int], grammar: str, *, max_tokens: int, temper
             forced = matcher.compute_ff_tokens()
             if forced and not matcher.consume_tokens(forced):  # cannot happen (llguidance forced them); the next step stops
                 forced = []
-            tokens += [token, *forced]
+            step = [token, *forced]
+            if canonical and forced:
+                retokenized = llm.tokenize(llm.detokenize(step), add_bos=False, special=False)
+                if len(retokenized) < len(step) and matcher.rollback(len(step)) and matcher.consume_tokens(retokenized):
+                    step = retokenized
+                    if capture is not None:
+                        capture.tokens[-1] = retokenized[0]
+                        forced = retokenized[1:]
+                elif matcher.is_error():  # cannot happen (the same bytes); the next step stops
+                    break
+            tokens += step
             if capture is not None:
                 capture.forced(forced)
             if matcher.is_stopped():
                 finish = "stop"
                 break
-            if llm.n_tokens + 1 + len(forced) > n_ctx:
+            if llm.n_tokens + len(step) > n_ctx:
                 break
-            llm.eval([token, *forced])
+            llm.eval(step)
     finally:
         sampler.close()
     if len(tokens) > max_tokens:  # forced tokens ran past the budget
@@ -354,10 +370,16 @@ class LocalBackend:
     # "llguidance": :func:`decode` (fast-forward, :data:`GRAMMAR_ID`). "gbnf": llama.cpp's own grammar
     # sampler, one forward pass per token (:data:`GBNF_GRAMMAR_ID`): the "before" of bench/bench_fastforward.py.
     engine = "llguidance"
+    # True: :func:`decode` re-tokenizes each sampled token with the tokens forced after it (fewer tokens,
+    # other records; measured by bench/bench_fastforward.py --lever canonical, not the default: every
+    # published local run would have to be made again). Its runs and cached answers get their own mode.
+    canonical = False
 
     def __init__(self, model: str, n_ctx: int = 8192, n_threads: int | None = None) -> None:
         self.name = f"local/{model}"
         self.mode = GRAMMAR_ID if self.engine == "llguidance" else GBNF_GRAMMAR_ID  # in the run config and the cache key
+        if self.canonical:
+            self.mode += "+canonical"
         self.path = model_path(model)
         self.n_ctx = n_ctx
         self.n_threads = n_threads or os.cpu_count() or 2
@@ -389,7 +411,8 @@ class LocalBackend:
                 else:
                     prompt = llm.chat_prompt(request.messages)
                     done = decode(llm, prompt, llguidance_grammar(request.response_model), max_tokens=params.max_tokens,
-                                  temperature=params.temperature, seed=params.seed + request.sample_index, capture=capture)
+                                  temperature=params.temperature, seed=params.seed + request.sample_index, capture=capture,
+                                  canonical=self.canonical)
                     text, finish, input_tokens, output_tokens = done.text, done.finish_reason, len(prompt), len(done.tokens)
                     steps = done.steps
             except Cancelled:  # nobody awaits this answer any more; were it read, it would be asked again
