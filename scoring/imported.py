@@ -27,8 +27,13 @@ IMPORTED_STRATEGY = "imported"
 
 
 def read_outside_predictions(path: Path, known_ids: set[str]) -> list[PredictionLine]:
-    """Read a predictions JSONL in the minimal format. Returns one :class:`PredictionLine` per paper,
-    in file order. Raises RunError naming ``path``, the line and the field for: a line that is not a
+    """See :func:`_read_numbered`: the lines without their line numbers."""
+    return [line for _, line in _read_numbered(path, known_ids)]
+
+
+def _read_numbered(path: Path, known_ids: set[str]) -> list[tuple[int, PredictionLine]]:
+    """Read a predictions JSONL in the minimal format. Returns (1-based line number, :class:`PredictionLine`)
+    per paper, in file order. Raises RunError naming ``path``, the line and the field for: a line that is not a
     JSON object, a missing id, an id not in ``known_ids`` (the corpus), a repeated id, an unknown
     record key, a record that does not validate, or an unknown failure class.
 
@@ -41,7 +46,7 @@ def read_outside_predictions(path: Path, known_ids: set[str]) -> list[Prediction
         raise RunError(f"{path}: is a directory; give the predictions JSONL file")
     if not path.is_file():
         raise RunError(f"{path}: no such file")
-    lines: list[PredictionLine] = []
+    lines: list[tuple[int, PredictionLine]] = []
     seen: dict[str, int] = {}
     data = path.read_bytes()
     try:
@@ -96,9 +101,9 @@ def read_outside_predictions(path: Path, known_ids: set[str]) -> list[Prediction
                 first = exc.errors()[0]
                 raise RunError(f"{where}: not a PaperRecord: field 'record.{'.'.join(map(str, first['loc']))}': "
                                f"{first['msg'].removeprefix('Value error, ')}") from None
-        lines.append(PredictionLine(paper_id=paper_id, record=record, failure=None if record is not None else failure,
-                                    error=None if record is not None else "no record in the imported file", dollars=None,
-                                    repairs=repairs))
+        lines.append((number, PredictionLine(paper_id=paper_id, record=record, failure=None if record is not None else failure,
+                                             error=None if record is not None else "no record in the imported file", dollars=None,
+                                             repairs=repairs)))
     if not lines:
         raise RunError(f"{path}: no prediction lines")
     return lines
@@ -113,16 +118,27 @@ def import_predictions(path: Path, name: str, split: str, runs_dir: Path, gold_p
     ``split`` is ``test``, ``dev`` or ``all``. Papers of the split missing from the file are simply
     not asked: the run is partial. Re-importing the same file gives the same folder; another file
     under the same name is refused (remove the folder first). Raises RunError as
-    :func:`read_outside_predictions`, when a paper is outside ``split``, or when the folder exists
-    with other predictions."""
+    :func:`read_outside_predictions`, when a paper is outside ``split`` (naming file, line, field and
+    the split that fits the file: ``--split dev`` for a file of dev papers, else ``--split all``), or
+    when the folder exists with other predictions."""
     if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.+=@-]*(/[A-Za-z0-9_.+=@-]+)?", name):
         raise RunError(f"--name {name!r} must be a plain name such as 'my-system' or 'annotator/second-blind'")
     corpus = load_corpus(corpus_path)
-    lines = read_outside_predictions(path, {p.id for p in corpus})
-    in_split = {g.id for g in load_gold(gold_path) if split == "all" or g.split == split}
-    outside = [line.paper_id for line in lines if line.paper_id not in in_split]
-    if outside and split != "all":
-        raise RunError(f"{path}: paper {outside[0]} is not in the '{split}' split of {gold_path}; use --split all")
+    numbered = _read_numbered(path, {p.id for p in corpus})
+    lines = [line for _, line in numbered]
+    split_of = {g.id: g.split for g in load_gold(gold_path)}
+    outside = [(number, line.paper_id) for number, line in numbered if split != "all" and split_of.get(line.paper_id) != split]
+    if outside:
+        number, paper = outside[0]
+        theirs = {split_of.get(line.paper_id) for line in lines}
+        if paper not in split_of:
+            why, advice = f"has no gold record in {gold_path}", "--split all"
+        else:
+            why = f"is a {split_of[paper]} paper"
+            # --split dev (say) fits only when every paper of the file is a dev paper
+            advice = f"--split {split_of[paper]} (or --split all)" if theirs == {split_of[paper]} else "--split all (the file holds papers of several splits)"
+        raise RunError(f"{path}:{number}: field 'paper_id': {paper} is not in the '{split}' split of {gold_path} ({paper} {why}); "
+                       f"use {advice}")
     order = {p.id: i for i, p in enumerate(corpus)}
     lines.sort(key=lambda line: order[line.paper_id])
     body = "".join(line.model_dump_json() + "\n" for line in lines).encode("utf-8")

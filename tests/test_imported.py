@@ -127,3 +127,23 @@ def test_what_the_schema_tolerates_is_recorded_in_the_lines_repairs_and_counted_
     from paperfields.scoring.imported import read_outside_predictions
 
     assert read_outside_predictions(path, {paper})[0].repairs == repairs  # pf.score(FILE) without a name reads the same
+
+
+def test_a_paper_outside_the_split_names_file_line_field_and_the_split_that_fits(tmp_path):
+    gold = load_gold(GOLD)
+    test, dev = [g for g in gold if g.split == "test"], [g for g in gold if g.split == "dev"]
+    devs = _write(tmp_path / "devs.jsonl", [{"paper_id": dev[0].id, "record": {}}, {"paper_id": dev[1].id, "record": {}}])
+    with pytest.raises(RunError) as info:
+        import_predictions(devs, "x", "test", tmp_path / "runs", GOLD, CORPUS)
+    assert str(info.value) == (f"{devs}:1: field 'paper_id': {dev[0].id} is not in the 'test' split of {GOLD} ({dev[0].id} is a dev paper); "
+                               "use --split dev (or --split all)")
+    assert import_predictions(devs, "x", "dev", tmp_path / "runs", GOLD, CORPUS).name == "outside_x__imported__dev"  # the advice, followed
+    mixed = _write(tmp_path / "mixed.jsonl", [{"paper_id": test[0].id, "record": {}}, {"paper_id": dev[0].id, "record": {}}])
+    with pytest.raises(RunError) as info:
+        import_predictions(mixed, "y", "test", tmp_path / "runs", GOLD, CORPUS)
+    assert str(info.value) == (f"{mixed}:2: field 'paper_id': {dev[0].id} is not in the 'test' split of {GOLD} ({dev[0].id} is a dev paper); "
+                               "use --split all (the file holds papers of several splits)")
+    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "score", "--predictions", str(devs), "--name", "z",
+                           "--runs-dir", str(tmp_path / "runs")], capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.startswith(f"error: {devs}:1: field 'paper_id': {dev[0].id} is not in the 'test' split")
+    assert "use --split dev (or --split all)" in proc.stderr
