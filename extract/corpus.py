@@ -2,8 +2,8 @@
 
 A corpus input file is either text (an optional header line, then one abstract per
 blank-line-separated paragraph, or one per line with ``one_per_line``) or JSONL with at least
-``id`` and ``text``. The format is read from the content, not the file name
-(:func:`sniff_format`). ``gold/corpus.jsonl`` is built from the seed files by
+``id`` and ``text``. The format is read from the file name (``*.jsonl``, ``*.ndjson``, ``*.json``:
+JSONL; ``*.txt``, ``*.md``: text), else from the content (:func:`sniff_format`). ``gold/corpus.jsonl`` is built from the seed files by
 ``paperfields corpus build``.
 
 Only ``\\n``, ``\\r\\n`` and ``\\r`` end a line (:func:`split_lines`): U+2028, U+2029, NEL, form
@@ -123,7 +123,9 @@ def _first_nonblank(text: str) -> tuple[int, str] | None:
     return len(before), before[-1] + text[found.start() : after.start() if after else len(text)]
 
 
-JSONL_SUFFIXES = (".jsonl", ".ndjson")
+JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
+TEXT_SUFFIXES = (".txt", ".md")
+CORPUS_KEYS = ("id", "text", "source", "position", "line", "public_date")  # what a corpus record holds; other keys are ignored
 
 
 def _content_is_jsonl(path: Path, text: str) -> bool:
@@ -145,18 +147,29 @@ def _content_is_jsonl(path: Path, text: str) -> bool:
 
 
 def sniff_format(path: Path, text: str) -> Literal["jsonl", "text"]:
-    """``"jsonl"`` or ``"text"`` for a file with content ``text``: the content decides, not the name.
+    """``"jsonl"`` or ``"text"`` for a file with content ``text``: the name decides, else the content.
 
-    The rule: a file named ``*.jsonl``/``*.ndjson`` (any case) is JSONL; any other file is JSONL
-    when its first non-blank line starts with ``{`` (after a byte order mark and spaces), else
-    text. A line starting with ``{`` does not read as prose, so a JSONL file named ``.json`` or
-    ``.txt`` is never taken for text, and a broken JSONL line gets a JSON error naming its line
-    instead of becoming an abstract. Raises CorpusError for a whole-file JSON array (one object
-    per line is the format).
+    The rule: a file named ``*.jsonl``, ``*.ndjson`` or ``*.json`` (any case) is JSONL, one named
+    ``*.txt`` or ``*.md`` is text (an abstract may start with ``{``); any other file is JSONL when its
+    first non-blank line starts with ``{`` (after a byte order mark and spaces), else text (:func:`read_as`
+    says which rule decided). Raises CorpusError for a whole-file JSON array (one object per line is the
+    format) unless the name says text.
     """
-    if path.suffix.lower() in JSONL_SUFFIXES:
-        return "jsonl"
-    return "jsonl" if _content_is_jsonl(path, text) else "text"
+    return read_as(path, text)[0]
+
+
+def read_as(path: Path, text: str) -> tuple[Literal["jsonl", "text"], str]:
+    """(format, why) of :func:`sniff_format`: why names the rule, for messages ("the file is named
+    *.jsonl", "its first non-blank line starts with '{'", ...)."""
+    suffix = path.suffix.lower()
+    if suffix in JSONL_SUFFIXES:
+        _content_is_jsonl(path, text)  # a whole-file JSON array is refused as such
+        return "jsonl", f"the file is named *{suffix}"
+    if suffix in TEXT_SUFFIXES:
+        return "text", f"the file is named *{suffix}"
+    if _content_is_jsonl(path, text):
+        return "jsonl", "its first non-blank line starts with '{'"
+    return "text", "its first non-blank line does not start with '{'"
 
 
 HEADER_MAX_CHARS = 120
@@ -215,8 +228,9 @@ def header_looks_like_abstract(paragraph: list[str]) -> str | None:
 class Source:
     """One input file as read: ``path`` as the caller gave it, ``format`` (``"jsonl"``/``"text"``), its
     ``papers``, ``lines`` (the 1-based line of this file each paper starts on, in the order of
-    ``papers``; empty means each paper's own ``line``), and for text the skipped header (``header``
-    text at 1-based ``header_line``, both None when there is none)."""
+    ``papers``; empty means each paper's own ``line``), for text the skipped header (``header``
+    text at 1-based ``header_line``, both None when there is none), and for JSONL the ``ignored`` keys
+    (not in :data:`CORPUS_KEYS`) with the first line each is on."""
 
     path: Path
     format: Literal["jsonl", "text"]
@@ -224,6 +238,7 @@ class Source:
     header: str | None = None
     header_line: int | None = None
     lines: list[int] = dataclass_field(default_factory=list)
+    ignored: dict[str, int] = dataclass_field(default_factory=dict)
 
     def places(self) -> list[str]:
         """``path:line`` of each paper in this file, the path as given (``../x/mine.txt``, not the
@@ -337,24 +352,31 @@ def parse_jsonl(path: Path, text: str | None = None) -> list[Paper]:
     return _read_jsonl(path, text).papers
 
 
-def _read_jsonl(path: Path, text: str | None = None) -> Source:
-    """:func:`parse_jsonl` as a :class:`Source` whose ``lines`` are the JSONL lines of its papers."""
+def _read_jsonl(path: Path, text: str | None = None, why: str | None = None) -> Source:
+    """:func:`parse_jsonl` as a :class:`Source` whose ``lines`` are the JSONL lines of its papers and whose
+    ``ignored`` are the keys outside :data:`CORPUS_KEYS`. ``why`` (the file was read as JSONL because ...)
+    goes into the error for a line that is not JSON."""
     if text is None:
         text = _read_utf8(path)
     papers: list[Paper] = []
     numbers: list[int] = []
+    ignored: dict[str, int] = {}
     for number, line in enumerate(split_lines(text), start=1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise CorpusError(f"{path}:{number}: not valid JSON ({exc.msg}); a JSONL corpus holds one JSON object per line") from None
+            read = f"; read as JSONL because {why}" if why else ""
+            raise CorpusError(f"{path}:{number}: not valid JSON ({exc.msg}){read}; a JSONL corpus holds one JSON object per line") from None
         if not isinstance(obj, dict):
             raise CorpusError(f"{path}:{number}: expected a JSON object with 'id' and 'text'")
         for key in ("id", "text"):
             if not isinstance(obj.get(key), str) or not obj[key].strip():
                 raise CorpusError(f"{path}:{number}: field '{key}' must be a non-empty string")
+        for key in obj:
+            if key not in CORPUS_KEYS:
+                ignored.setdefault(key, number)
         try:
             papers.append(
                 Paper(
@@ -373,19 +395,35 @@ def _read_jsonl(path: Path, text: str | None = None) -> Source:
             raise CorpusError(f"{path}:{number}: field '{field}': {first['msg']}") from None
     if not papers:
         raise CorpusError(f"{path}:1: no abstracts found")
-    return Source(path=path, format="jsonl", papers=papers, lines=numbers)
+    return Source(path=path, format="jsonl", papers=papers, lines=numbers, ignored=ignored)
 
 
 def read_source(path: Path, header: bool | None = None, one_per_line: bool = False) -> Source:
     """Read one input file as JSONL or text, chosen by :func:`sniff_format`; ``header`` and
-    ``one_per_line`` apply to text only (see :func:`parse_text`). Raises CorpusError naming file and line.
-    An abstract longer than ``LONG_ABSTRACT_CHARS`` (3,000) characters is kept with a UserWarning naming
-    ``file:line`` in either format (:func:`warn_run_together`)."""
+    ``one_per_line`` apply to text only (see :func:`parse_text`). Raises CorpusError naming file and line
+    (and, for a line that is not JSON, why the file was read as JSONL). UserWarnings naming the file: an
+    abstract longer than ``LONG_ABSTRACT_CHARS`` (3,000) characters, in either format
+    (:func:`warn_run_together`); one listing the JSONL keys ignored (not in :data:`CORPUS_KEYS`); a file
+    read as text by its name whose first line is a JSON object."""
     text = _read_utf8(path)
-    if sniff_format(path, text) == "jsonl":
-        source = _read_jsonl(path, text)
+    form, why = read_as(path, text)
+    if form == "jsonl":
+        source = _read_jsonl(path, text, why)
+        if source.ignored:
+            keys = ", ".join(f"'{key}' (first on line {line})" for key, line in source.ignored.items())
+            warnings.warn(f"{path}: {plural(len(source.ignored), 'key')} ignored, not part of a corpus record: {keys}; a record keeps "
+                          f"{', '.join(CORPUS_KEYS)}", UserWarning, stacklevel=2)
         warn_long_jsonl(source)
         return source
+    first = _first_nonblank(text)
+    if first is not None and first[1].lstrip().startswith("{"):
+        try:
+            looks_jsonl = isinstance(json.loads(first[1]), dict)
+        except json.JSONDecodeError:
+            looks_jsonl = False  # "{Braces} open this abstract": prose
+        if looks_jsonl:
+            warnings.warn(f"{path}:{first[0]}: read as text because {why}, though line {first[0]} is a JSON object; "
+                          "name the file *.jsonl if it is a JSONL corpus", UserWarning, stacklevel=2)
     return parse_text(path, text, header, one_per_line)
 
 
@@ -409,9 +447,21 @@ def check_unique(papers: list[Paper], places: list[str] | None = None) -> None:
         seen_ids[paper.id] = place
 
 
+def check_given_once(paths: list[Path]) -> None:
+    """Raise CorpusError naming a file that ``paths`` name twice (``x.txt x.txt``, or ``x.txt ../d/x.txt``,
+    a symlink), before its abstracts would be reported as duplicates of themselves."""
+    for later, path in enumerate(paths):
+        earlier = next((p for p in paths[:later] if _same_file(p, path)), None)
+        if earlier is not None:
+            also = "" if earlier == path else f" (also as {earlier})"
+            raise CorpusError(f"{path}: given twice{also}; give each file once")
+
+
 def unique_papers(sources: list[Source]) -> list[Paper]:
-    """The papers of ``sources`` in order; CorpusError on a duplicate id or abstract text naming both
-    places as ``file:line`` with each file's path as given (:meth:`Source.places`)."""
+    """The papers of ``sources`` in order; CorpusError on a file given twice (by any path), or on a
+    duplicate id or abstract text naming both places as ``file:line`` with each file's path as given
+    (:meth:`Source.places`)."""
+    check_given_once([source.path for source in sources])
     papers = [paper for source in sources for paper in source.papers]
     check_unique(papers, [place for source in sources for place in source.places()])
     return papers

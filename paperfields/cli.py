@@ -86,9 +86,10 @@ def _month_option(value: Optional[str]) -> Optional[str]:
 @corpus_app.command("build")
 def corpus_build(
     files: list[Path] = typer.Argument(..., help="Text or JSONL files of abstracts (a folder: pass its files, e.g. DIR/*.txt). "
-                                       "A file is JSONL (one object with 'id' and 'text' per line) when it is named *.jsonl/*.ndjson "
-                                       "or its first non-blank line starts with '{'; otherwise text: one abstract per "
-                                       "blank-line-separated paragraph, its lines joined with a space."),
+                                       "A file named *.jsonl, *.ndjson or *.json is JSONL (one object with 'id' and 'text' per line; "
+                                       "other keys are ignored, with a warning), one named *.txt or *.md is text: one abstract per "
+                                       "blank-line-separated paragraph, its lines joined with a space. Any other file is JSONL when its "
+                                       "first non-blank line starts with '{', else text."),
     out_path: Path = typer.Option(None, "--out", help="Where to write the corpus JSONL [default: gold/corpus.jsonl, the benchmark's own, "
                                   "which --out never names]. Never one of the input files."),
     force: bool = typer.Option(False, "--force", help="Replace the output file (--out, or gold/corpus.jsonl without it) when it exists and "
@@ -108,10 +109,11 @@ def corpus_build(
     Warnings and errors name file:line: a first line read as an abstract that may be a header, an abstract
     over 3,000 characters or with two abstract-length lines (perhaps several abstracts run together).
     """
-    from paperfields.extract.corpus import (CorpusError, check_output, corpus_bytes, read_source, unique_papers, with_public_date,
-                                            write_corpus)
+    from paperfields.extract.corpus import (CorpusError, check_given_once, check_output, corpus_bytes, read_source, unique_papers,
+                                            with_public_date, write_corpus)
 
     try:
+        check_given_once(files)
         sources = [read_source(path, header, one_per_line) for path in files]
         papers = unique_papers(sources)
     except _known_errors() as exc:

@@ -217,9 +217,9 @@ def test_only_newline_cr_and_crlf_break_lines(tmp_path):
         load_corpus(bad)
 
 
-@pytest.mark.parametrize("name", ["c.json", "c.ndjson", "c.JSONL", "c.txt", "c"])
+@pytest.mark.parametrize("name", ["c.json", "c.ndjson", "c.JSONL", "c"])
 @pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
-def test_jsonl_is_detected_by_content_whatever_the_name_and_a_bom_is_accepted(tmp_path, name, bom):
+def test_jsonl_is_read_by_its_name_else_by_content_and_a_bom_is_accepted(tmp_path, name, bom):
     import warnings
 
     path = _write(tmp_path, name, bom + b'\n  {"id": "x1", "text": "An abstract."}\r\n{"id": "x2", "text": "Another."}\n')
@@ -236,9 +236,11 @@ def test_json_that_is_not_jsonl_is_an_error_not_text(tmp_path):
     broken = _write(tmp_path, "c.json", b'{"id": "x1", "text": "An abstract.",}\n{"id": "x2", "text": "B."}\n')
     with pytest.raises(CorpusError) as err:
         read_source(broken)
-    assert str(err.value) == f"{broken}:1: not valid JSON (Expecting property name enclosed in double quotes); a JSONL corpus holds one JSON object per line"
+    assert str(err.value) == (f"{broken}:1: not valid JSON (Expecting property name enclosed in double quotes); read as JSONL because the "
+                              "file is named *.json; a JSONL corpus holds one JSON object per line")
     pretty = _write(tmp_path, "p.json", b'{\n  "id": "x1",\n  "text": "An abstract."\n}\n')
-    with pytest.raises(CorpusError, match=rf"^{pretty}:1: not valid JSON \(.*\); a JSONL corpus holds one JSON object per line$"):
+    with pytest.raises(CorpusError, match=rf"^{pretty}:1: not valid JSON \(.*\); read as JSONL because the file is named \*\.json; "
+                                          "a JSONL corpus holds one JSON object per line$"):
         read_source(pretty)
     array = _write(tmp_path, "a.json", b'[{"id": "x1", "text": "An abstract."}]\n')
     with pytest.raises(CorpusError) as err:
@@ -474,3 +476,55 @@ def test_build_never_writes_over_the_benchmark_corpus_an_input_or_an_other_outpu
     assert json.loads(out.read_text(encoding="utf-8"))["text"] == "We propose FooNet, a method for bar."
     forced = build(str(other), "--out", str(out), "--force")
     assert forced.returncode == 0 and json.loads(out.read_text(encoding="utf-8"))["text"] == "We study BarNet, a model of baz."
+
+
+def test_the_name_decides_text_or_jsonl_and_errors_say_how_the_file_was_read(tmp_path):
+    import warnings
+
+    brace = _write(tmp_path, "brace.txt", b"{Braces} open this abstract: we propose B. It gets 3% more.\n\nSecond abstract. We propose C.\n")
+    notes = _write(tmp_path, "notes.md", b"{Braces} open this one: we propose D. It gets 4% more.\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert [p.text for p in read_source(brace, header=False).papers] == ["{Braces} open this abstract: we propose B. It gets 3% more.",
+                                                               "Second abstract. We propose C."]
+        assert read_source(notes, header=False).format == "text"
+    jsonl_in_txt = _write(tmp_path, "c.txt", b'{"id": "x1", "text": "An abstract."}\n')
+    with pytest.warns(UserWarning) as caught:
+        assert read_source(jsonl_in_txt, header=False).format == "text"
+    assert [str(w.message) for w in caught] == [
+        f"{jsonl_in_txt}:1: read as text because the file is named *.txt, though line 1 is a JSON object; "
+        "name the file *.jsonl if it is a JSONL corpus"]
+    sniffed = _write(tmp_path, "abstracts", b'{"id": "x1", "text": "An abstract."}\n{"id": \n')
+    with pytest.raises(CorpusError) as err:
+        read_source(sniffed)
+    assert str(err.value) == (f"{sniffed}:2: not valid JSON (Expecting value); read as JSONL because its first non-blank line "
+                              "starts with '{'; a JSONL corpus holds one JSON object per line")
+
+
+def test_a_file_given_twice_is_said_so_not_a_duplicate_abstract(tmp_path):
+    from paperfields.extract.corpus import check_given_once
+
+    path = _write(tmp_path, "weird.txt", b"Header\n\nWe propose FooNet, a method for bar.\n")
+    (tmp_path / "sub").mkdir()
+    with pytest.raises(CorpusError) as err:
+        read_corpus_files([path, path])
+    assert str(err.value) == f"{path}: given twice; give each file once"
+    other = tmp_path / "sub" / ".." / "weird.txt"
+    with pytest.raises(CorpusError) as err:
+        check_given_once([path, other])
+    assert str(err.value) == f"{other}: given twice (also as {path}); give each file once"
+    proc = _cli("corpus", "build", str(path), str(other), "--out", str(tmp_path / "c.jsonl"))
+    assert proc.returncode == 2 and proc.stderr == f"error: {other}: given twice (also as {path}); give each file once\n"
+
+
+def test_jsonl_keys_a_corpus_record_does_not_hold_are_listed_once(tmp_path):
+    path = _write(tmp_path, "extra.jsonl", b'{"id": "a1", "text": "We propose X.", "extra": 1}\n'
+                                           b'{"id": "a2", "text": "We propose Y.", "title": "Y", "extra": 2, "line": 9}\n')
+    with pytest.warns(UserWarning) as caught:
+        source = read_source(path)
+    assert [str(w.message) for w in caught] == [
+        f"{path}: 2 keys ignored, not part of a corpus record: 'extra' (first on line 1), 'title' (first on line 2); "
+        "a record keeps id, text, source, position, line, public_date"]
+    assert [p.text for p in source.papers] == ["We propose X.", "We propose Y."]
+    proc = _cli("corpus", "build", str(path), "--out", str(tmp_path / "c.jsonl"))
+    assert proc.returncode == 0 and proc.stderr.startswith(f"warning: {path}: 2 keys ignored, not part of a corpus record: ")
