@@ -224,6 +224,16 @@ def header_looks_like_abstract(paragraph: list[str]) -> str | None:
     return None
 
 
+def header_is_ambiguous(line: str) -> bool:
+    """True when ``line``, a first paragraph of one line that :func:`header_looks_like_abstract` did not
+    take for the header, may be one all the same: it has a title's size (at most ``HEADER_MAX_CHARS``
+    characters and ``HEADER_MAX_WORDS`` words) and one sentence at most, so only its final ``.``, ``!``
+    or ``?`` kept it ("Abstracts collected in May." or "We propose FooNet."). A longer line, or one of
+    two or more sentences, is an abstract by the rule and by any reading: no warning."""
+    line = line.strip()
+    return len(line) <= HEADER_MAX_CHARS and len(line.split()) <= HEADER_MAX_WORDS and sentences(line) <= 1
+
+
 @dataclass
 class Source:
     """One input file as read: ``path`` as the caller gave it, ``format`` (``"jsonl"``/``"text"``), its
@@ -291,8 +301,9 @@ def parse_text(path: Path, text: str, header: bool | None = None, one_per_line: 
     (each line stripped of surrounding white space; the text is otherwise verbatim), or each
     non-blank line with ``one_per_line``. ``header``: True skips the first non-blank line as a
     header, False keeps everything, None decides by :func:`header_looks_like_abstract` and warns
-    (naming ``file:line``) when the first paragraph, read as an abstract, is a single line under
-    ``ABSTRACT_LINE_CHARS`` (300) characters: short for an abstract, so perhaps a header.
+    (naming ``file:line``) when the first paragraph, read as an abstract, is a single line that may be a
+    header all the same (:func:`header_is_ambiguous`: a title's size, one sentence, kept only by its
+    final ``.``, ``!`` or ``?``).
 
     A paragraph with three or more abstract-length lines (:func:`abstract_like`) raises CorpusError
     (it is almost surely one abstract per line: pass ``one_per_line``); an abstract with two such
@@ -310,7 +321,7 @@ def parse_text(path: Path, text: str, header: bool | None = None, one_per_line: 
             paragraphs[0] = (start + 1, first[1:])
             if not first[1:]:
                 paragraphs.pop(0)
-        elif header is None and len(first) == 1 and len(first[0].strip()) < ABSTRACT_LINE_CHARS:
+        elif header is None and len(first) == 1 and header_is_ambiguous(first[0]):
             warnings.warn(f"{path}:{start}: line {start} is read as the first abstract, not as a header line ({why}); "
                           "pass --header if it is a header", UserWarning, stacklevel=2)
     papers: list[Paper] = []

@@ -528,3 +528,27 @@ def test_jsonl_keys_a_corpus_record_does_not_hold_are_listed_once(tmp_path):
     assert [p.text for p in source.papers] == ["We propose X.", "We propose Y."]
     proc = _cli("corpus", "build", str(path), "--out", str(tmp_path / "c.jsonl"))
     assert proc.returncode == 0 and proc.stderr.startswith(f"warning: {path}: 2 keys ignored, not part of a corpus record: ")
+
+
+@pytest.mark.parametrize("line, warns", [
+    ("We propose FooNet.", True),  # a title's size, one sentence: only its '.' kept it from being the header
+    ("Abstracts, collected 2026-01-05 from arXiv cs.CL.", True),
+    ("We propose DupNet. It gets 5% better.", False),  # two sentences: no header is
+    ("x" * 121 + ".", False),  # over 120 characters: never a header by the rule
+    (" ".join(["word"] * 16) + ".", False),  # over 15 words
+    (LONG[:289] + ".", False),  # a 290-character abstract on one line (the case that warned)
+])
+def test_the_header_warning_fires_only_when_line_1_may_be_a_header_all_the_same(tmp_path, line, warns):
+    import warnings
+
+    from paperfields.extract.corpus import header_is_ambiguous
+
+    path = _write(tmp_path, "a.txt", f"{line}\n\nSecond abstract. We propose C.\n".encode())
+    assert header_is_ambiguous(line) is warns
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        papers = read_source(path).papers
+    assert [p.text for p in papers] == [line, "Second abstract. We propose C."]
+    assert [str(w.message) for w in caught] == (
+        [f"{path}:1: line 1 is read as the first abstract, not as a header line ({header_looks_like_abstract([line])}); "
+         "pass --header if it is a header"] if warns else [])
