@@ -215,7 +215,8 @@ def test_partial_and_unfinished_runs_are_marked_and_listed_after_full_runs(tmp_p
     # better headline than every complete run, but not comparable with them: listed after all of them
     assert min(order.index("tiny"), order.index("half")) > max(order.index(r) for r in complete)
     assert order.index("tiny") < order.index("half")  # among the rest, best headline first
-    assert order[0] == "local_qwen2.5-coder-1.5b__few_shot__test"  # the best contender; references follow the contenders
+    best = max((s for s in scores if s.run_id in complete and not s.run_id.startswith(("rules_", "annotator_"))), key=lambda s: s.headline)
+    assert order[0] == best.run_id  # the best contender, whichever the published runs make it; references follow the contenders
     rows = {r["run_id"]: r for r in board_rows(scores)}
     assert rows["tiny"]["rank"] is None and rows["tiny"]["headline_ci95"] is None and rows["tiny"]["section"] == "partial"
     assert rows["half"]["rank"] is None and rows["half"]["headline_ci95"] is None
