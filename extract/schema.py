@@ -108,6 +108,15 @@ _MINUS = str.maketrans({"\u2212": "-", "\u2012": "-", "\ufe63": "-", "\uff0d": "
 # A unit sign written after the number ("56.61%", "1.37x", "3 pp", "12 s", LaTeX "56.61\%" and "16\times"
 # as the abstracts write them); any other suffix is refused.
 _UNIT_SUFFIX = re.compile(r"\s*(?:\\?%|\u00d7|\\times|x|-?fold|pp|p\.p\.|percentage points?|points?|pts|s|secs?|seconds?)$", re.IGNORECASE)
+# The unit a sign written with the number stands for, and the units that sign allows ("3.1%" of a
+# percentage can be percentage points; "12 points" is a score's points).
+_SIGN_UNITS = tuple((re.compile(r"\d\s*(?:" + sign + r")$", re.IGNORECASE), implied, allowed) for sign, implied, allowed in (
+    (r"pp|p\.p\.|percentage points?|%\s*points?|%-points?", "percentage_points", {"percentage_points"}),
+    (r"\\?%", "percent", {"percent", "percentage_points"}),
+    (r"\u00d7|\\times|x|-?fold", "times", {"times"}),
+    (r"points?|pts", "points", {"points", "percentage_points"}),
+    (r"s|secs?|seconds?", "seconds", {"seconds"}),
+))
 _GROUPED = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
 _RANGE = re.compile(r"(.+?)\s*(?:-|\u2013|\u2014|\bto\b)\s*(.+)", re.IGNORECASE)
 
@@ -268,6 +277,27 @@ Number = Annotated[float, BeforeValidator(_number)]
 OptionalNumber = Annotated[Optional[float], BeforeValidator(_optional_number)]
 
 
+def _unit_from_sign(data: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+    """``data`` (a result before validation) with ``unit`` set from the sign written with its value
+    when the two disagree ("56.61%" with unit times becomes percent; the abstract's sign is what the
+    unit's description is read from), noted as ``unit_conflict``. A unit the sign allows, a value
+    without a sign, and a unit that is no known spelling are left alone."""
+    value, unit = data.get("value"), data.get("unit")
+    if not isinstance(value, str) or not isinstance(unit, str):
+        return data
+    text = value.strip().replace("$", "")
+    given = _SIGNS[Unit].get(unit.strip().lower()) or re.sub(r"[^0-9a-z]+", "_", unit.strip().lower()).strip("_")
+    if given not in Unit._value2member_map_:
+        return data
+    for sign, implied, allowed in _SIGN_UNITS:
+        if sign.search(text):
+            if given in allowed:
+                return data
+            _note(info, "unit_conflict")
+            return {**data, "unit": implied}
+    return data
+
+
 class Result(BaseModel):
     """One quantitative claim of the abstract, as a tuple."""
 
@@ -292,6 +322,7 @@ class Result(BaseModel):
             return data
         if set(data) - set(cls.model_fields):
             _note(info, "extra_keys")
+        data = _unit_from_sign(data, info)
         value = data.get("value")
         if isinstance(value, str) and data.get("value_upper") is None:
             try:

@@ -108,8 +108,8 @@ def test_a_directory_is_named_as_one(tmp_path):
 
 @pytest.mark.parametrize("change, stored, repairs", [
     ({"results": [{"metric": "pass rate", "value": "56.61%", "unit": "times", "kind": "absolute"}]},
-     {"results": [{"metric": "pass rate", "value": 56.61, "value_upper": None, "unit": "times", "kind": "absolute", "qualifier": "exact",
-                   "dataset": None, "model": None, "baseline": None}]}, ["number_text"]),
+     {"results": [{"metric": "pass rate", "value": 56.61, "value_upper": None, "unit": "percent", "kind": "absolute", "qualifier": "exact",
+                   "dataset": None, "model": None, "baseline": None}]}, ["unit_conflict", "number_text"]),  # the '%' written wins
     ({"research_area": "Code Software Engineering"}, {"research_area": "code_software_engineering"}, ["enum_spelling"]),
     ({"method_name": "N/A"}, {"method_name": None}, ["placeholders"]),
     ({"training_free": "yes"}, {"training_free": True}, ["bool_text"]),

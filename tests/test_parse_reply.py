@@ -185,7 +185,7 @@ def test_parse_number_refuses_what_it_cannot_read(text):
 
 @pytest.mark.parametrize("value, stored", [
     ("1e-4", (0.0001, None)), ("3.2e5", (320000.0, None)), ("5_000", (5000.0, None)), ("\u221212.5", (-12.5, None)),
-    ("56.61%", (56.61, None)), ("35,368", (35368.0, None)), ("1.37x", (1.37, None)),
+    ("56.61%", (56.61, None)), ("35,368", (35368.0, None)),
     ("58-63%", (58.0, 63.0)), ("12.5 to 13", (12.5, 13.0)), ("1.7\u20132.0", (1.7, 2.0)), ("\u22125 to \u22123", (-5.0, -3.0)),
 ])
 def test_numbers_written_as_text_are_read(value, stored):
@@ -193,6 +193,25 @@ def test_numbers_written_as_text_are_read(value, stored):
     result = gen.record["results"][0]
     assert (result["value"], result["value_upper"]) == stored
     assert gen.repairs == ["number_text"]
+
+
+@pytest.mark.parametrize("value, unit, stored_unit", [
+    ("56.61%", "times", "percent"), ("1.37x", "percent", "times"), ("3 pp", "percent", "percentage_points"),
+    ("2-fold", "points", "times"), ("12 s", "count", "seconds"), ("10 points", "percent", "points"), ("58-63%", "x", "percent"),
+])
+def test_a_unit_that_contradicts_the_sign_written_with_the_number_takes_the_signs(value, unit, stored_unit):
+    # the unit's description is read from the abstract's sign: "56.61%" stored as 56.61 times would be a wrong value
+    gen = parse_reply(_reply(results=[_result(value=value, unit=unit)]))
+    assert gen.record["results"][0]["unit"] == stored_unit
+    assert gen.repairs[0] == "unit_conflict" and "number_text" in gen.repairs
+
+
+@pytest.mark.parametrize("value, unit", [("56.61%", "percent"), ("3.1%", "percentage_points"), ("10 points", "percentage_points"),
+                                         ("56.61", "times"), (56.61, "times"), ("1.37x", "\u00d7")])
+def test_a_unit_the_sign_allows_or_a_value_without_a_sign_is_left_alone(value, unit):
+    gen = parse_reply(_reply(results=[_result(value=value, unit=unit)]))
+    assert "unit_conflict" not in gen.repairs
+    assert gen.record["results"][0]["unit"] == {"\u00d7": "times"}.get(unit, unit)
 
 
 @pytest.mark.parametrize("value", ["12.5 or 13", "63-58", "~5", "35K tokens", "about 3", "1,5"])

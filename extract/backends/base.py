@@ -392,7 +392,7 @@ def parse_reply(text: Optional[str], finish_reason: Optional[str] = None, respon
     Every tolerated deviation is named in ``repairs``: think, fenced, prose (text around the
     object), surrogates (lone UTF-16 surrogates replaced by U+FFFD), escapes, raw_control,
     extra_keys, and the schema's control_chars, placeholders, enum_spelling, unit_sign,
-    number_text, bool_text. The record (a dict) always passes ``response_model`` again unchanged
+    unit_conflict, number_text, bool_text. The record (a dict) always passes ``response_model`` again unchanged
     and serializes to strict JSON.
     """
     gen = Generation(raw_text=text, finish_reason=finish_reason)
