@@ -190,19 +190,26 @@ def _items(value: Any, info: ValidationInfo) -> Any:
     return kept
 
 
-def _enum_value(enum: type[Enum], value: Any, info: ValidationInfo) -> Any:
-    """``value`` as a value of ``enum``: exact, else a sign the description names ("%", "x", "~"), else
-    matched ignoring case and with runs of spaces, hyphens and other punctuation read as ``_``."""
+def _enum_match(enum: type[Enum], value: Any) -> tuple[Any, Optional[str]]:
+    """(``value`` as a value of ``enum``, the repair that reading took or None): exact, else a sign the
+    description names ("%", "x", "~"; ``unit_sign``), else matched ignoring case and with runs of
+    spaces, hyphens and other punctuation read as ``_`` (``enum_spelling``); unmatched, ``value`` itself."""
     if not isinstance(value, str) or value in enum._value2member_map_:
-        return value
+        return value, None
     sign = _SIGNS.get(enum, {}).get(value.strip().lower())
     if sign is not None:
-        _note(info, "unit_sign")
-        return sign
+        return sign, "unit_sign"
     key = re.sub(r"[^0-9a-z]+", "_", value.strip().lower()).strip("_")
     if key in enum._value2member_map_:
-        _note(info, "enum_spelling")
-        return key
+        return key, "enum_spelling"
+    return value, None
+
+
+def _enum_value(enum: type[Enum], value: Any, info: ValidationInfo) -> Any:
+    """:func:`_enum_match`, its repair noted."""
+    value, repair = _enum_match(enum, value)
+    if repair is not None:
+        _note(info, repair)
     return value
 
 
@@ -286,7 +293,7 @@ def _unit_from_sign(data: dict[str, Any], info: ValidationInfo) -> dict[str, Any
     if not isinstance(value, str) or not isinstance(unit, str):
         return data
     text = value.strip().replace("$", "")
-    given = _SIGNS[Unit].get(unit.strip().lower()) or re.sub(r"[^0-9a-z]+", "_", unit.strip().lower()).strip("_")
+    given, _ = _enum_match(Unit, unit)  # its repair is noted when the unit field itself is read
     if given not in Unit._value2member_map_:
         return data
     for sign, implied, allowed in _SIGN_UNITS:
