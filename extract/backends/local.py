@@ -329,10 +329,9 @@ def decode(llm: Any, prompt: list[int], grammar: str, *, max_tokens: int, temper
             if canonical and forced:
                 retokenized = llm.tokenize(llm.detokenize(step), add_bos=False, special=False)
                 if len(retokenized) < len(step) and matcher.rollback(len(step)) and matcher.consume_tokens(retokenized):
-                    step = retokenized
+                    step, forced = retokenized, retokenized[1:]
                     if capture is not None:
-                        capture.tokens[-1] = retokenized[0]
-                        forced = retokenized[1:]
+                        capture.tokens[-1] = step[0]  # the sampled token's log-probability goes to the one covering it
                 elif matcher.is_error():  # cannot happen (the same bytes); the next step stops
                     break
             tokens += step
