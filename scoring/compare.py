@@ -104,12 +104,6 @@ class Comparison(BaseModel):
     same_predictions: bool
 
 
-def compare_runs(run_a: Path, run_b: Path, top: int = 5, gold_path: Path | None = None) -> tuple[list[FieldComparison], list[dict[str, Any]]]:
-    """``(fields, papers)`` of :func:`compare` (the papers counts and same-run flags left out)."""
-    result = compare(run_a, run_b, top, gold_path)
-    return result.fields, result.papers
-
-
 def compare(run_a: Path, run_b: Path, top: int = 5, gold_path: Path | None = None) -> Comparison:
     """Paired comparison of two scored runs on the papers both scored: the headline first, then every
     reported field; and up to ``top`` papers that differ (in a headline field's counts or in

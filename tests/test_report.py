@@ -147,7 +147,7 @@ def test_leaderboard_out_creates_missing_folders(tmp_path):
 def test_compare_lists_only_papers_that_differ(tmp_path):
     import json as _json
 
-    from paperfields.scoring.compare import compare_runs
+    from paperfields.scoring.compare import compare
 
     runs = _committed_runs(tmp_path)
     a = runs / "rules_baseline__zero_shot__test"
@@ -157,9 +157,9 @@ def test_compare_lists_only_papers_that_differ(tmp_path):
     rows[2]["fields"]["tasks"], rows[2]["per_paper_f1"] = [0, 3, 3], rows[2]["per_paper_f1"] - 0.25
     rows[4]["per_paper_f1"] = rows[4]["per_paper_f1"] + 0.01
     (b / "paper_scores.jsonl").write_text("".join(_json.dumps(r) + "\n" for r in rows))
-    _, papers = compare_runs(a, b, top=5)
+    papers = compare(a, b, top=5).papers
     assert [(p["paper_id"], p["fields"]) for p in papers] == [(rows[2]["paper_id"], ["tasks"]), (rows[4]["paper_id"], [])]
-    assert [p["paper_id"] for p in compare_runs(a, b, top=1)[1]] == [rows[2]["paper_id"]]
+    assert [p["paper_id"] for p in compare(a, b, top=1).papers] == [rows[2]["paper_id"]]
     cli = lambda *args: subprocess.run([sys.executable, "-m", "paperfields.cli", "compare", *args], capture_output=True, text=True)
     text = cli(str(a), str(b)).stdout
     # the listing is a table whose heading says what each column is
@@ -249,17 +249,17 @@ def test_scoring_against_another_gold_file_prints_and_leaves_the_runs_scores_alo
 def test_compare_and_report_refuse_stale_scores_and_the_board_warns(tmp_path):
     from paperfields.extract.runner import RunError
     from paperfields.report import write_report
-    from paperfields.scoring.compare import compare_runs
+    from paperfields.scoring.compare import compare
     from paperfields.scoring.runs import collect_scores
 
     runs = _committed_runs(tmp_path)
     a, b = runs / "rules_baseline__zero_shot__test", runs / "local_qwen2.5-coder-0.5b__zero_shot__test"
-    assert compare_runs(a, b)[0][0].field == "headline"  # committed scores match their predictions
+    assert compare(a, b).fields[0].field == "headline"  # committed scores match their predictions
     # Predictions edited after scoring: the stored paper scores no longer describe them.
     lines = (b / "predictions.jsonl").read_text().splitlines()
     (b / "predictions.jsonl").write_text("\n".join(lines[1:]) + "\n")
     with pytest.raises(RunError, match="scores are stale: .*predictions.jsonl changed since the run was scored; re-score"):
-        compare_runs(a, b)
+        compare(a, b)
     with pytest.raises(RunError, match="scores are stale"):
         write_report(b, ROOT / "gold" / "gold.jsonl", ROOT / "gold" / "corpus.jsonl", tmp_path / "r.html")
     with pytest.warns(UserWarning, match=f"the scores of {b.name} are stale"):
@@ -269,7 +269,7 @@ def test_compare_and_report_refuse_stale_scores_and_the_board_warns(tmp_path):
     assert board.returncode == 0 and board.stderr.count(f"warning: the scores of {b.name} are stale") == 1
     # Re-scored, it compares again.
     assert subprocess.run([sys.executable, "-m", "paperfields.cli", "score", str(b)], capture_output=True).returncode == 0
-    assert compare_runs(a, b)[0][0].field == "headline"
+    assert compare(a, b).fields[0].field == "headline"
     # A cut-off paper_scores.jsonl is an error naming file and line, not a traceback.
     rows = (a / "paper_scores.jsonl").read_text().splitlines()
     (a / "paper_scores.jsonl").write_text("\n".join(rows[:2] + [rows[2][:40]]) + "\n")
@@ -282,13 +282,13 @@ def test_compare_and_report_refuse_stale_scores_and_the_board_warns(tmp_path):
 
 def test_scores_from_another_gold_or_with_missing_rows_are_refused_naming_the_run_to_rescore(tmp_path):
     from paperfields.extract.runner import RunError
-    from paperfields.scoring.compare import compare_runs
+    from paperfields.scoring.compare import compare
     from paperfields.scoring.runs import check_versions
 
     runs = _committed_runs(tmp_path)
     a, b = runs / "rules_baseline__zero_shot__test", runs / "rules_empty__zero_shot__test"
     gold = ROOT / "gold" / "gold.jsonl"
-    assert compare_runs(a, b, gold_path=gold)[0][0].field == "headline"
+    assert compare(a, b, gold_path=gold).fields[0].field == "headline"
     # Gold edited since: both runs are stale against it.
     edited = tmp_path / "gold" / "gold.jsonl"
     edited.parent.mkdir()
@@ -298,13 +298,13 @@ def test_scores_from_another_gold_or_with_missing_rows_are_refused_naming_the_ru
     edited.write_text("\n".join([json.dumps(first)] + lines[1:]) + "\n")
     shutil.copy(ROOT / "gold" / "corpus.jsonl", edited.parent / "corpus.jsonl")
     with pytest.raises(RunError, match=r"scored against gold 1\.\d+\+[0-9a-f]{12}, and .* is now"):
-        compare_runs(a, b, gold_path=edited)
+        compare(a, b, gold_path=edited)
     # Only one of them re-scored against the edited gold: compare refuses to mix, the board names the other.
     from paperfields.scoring.runs import score_run
 
     rescored = score_run(a, edited)
     with pytest.raises(RunError, match="re-score both"):
-        compare_runs(a, b)
+        compare(a, b)
     others = [s for s in collect_scores(runs) if s.run_id != a.name]
     with pytest.raises(MixedVersionsError) as err:
         check_versions([rescored] + others, edited)
@@ -314,7 +314,7 @@ def test_scores_from_another_gold_or_with_missing_rows_are_refused_naming_the_ru
     rows = (b / "paper_scores.jsonl").read_text().splitlines()
     (b / "paper_scores.jsonl").write_text("\n".join(rows[:5]) + "\n")
     with pytest.raises(RunError, match=r"5 paper rows, but .*scores.json counts 60 papers"):
-        compare_runs(a, b, gold_path=gold)
+        compare(a, b, gold_path=gold)
 
 
 def test_output_paths_that_are_folders_or_unwritable_are_clean_errors(tmp_path):
