@@ -15,11 +15,12 @@ import os
 import platform
 import sys
 
-from paperfields.extract.backends import GenerationParams, GenerationRequest
+from paperfields.core.corpus import load_corpus
+from paperfields.core.paths import gold_dir
+from paperfields.core.runlog import GenerationParams
+from paperfields.extract.backends import GenerationRequest
 from paperfields.extract.backends.local import LocalBackend
-from paperfields.extract.corpus import load_corpus
 from paperfields.extract.strategies import Strategy
-from paperfields.paths import gold_dir
 
 PAPERS = ["p1463ea37b5", "pf9564a42b1", "p59349ff425", "pe43f366303"]  # dev papers
 

@@ -29,17 +29,17 @@ import platform
 from typing import Optional
 
 import typer
-
-from paperfields.extract.backends import GenerationParams, GenerationRequest
-from paperfields.extract.backends.local import LocalBackend
-from paperfields.extract.corpus import load_corpus
-from paperfields.extract.strategies import Strategy
-from paperfields.paths import gold_dir
-from paperfields.scoring.gold import load_gold
-from paperfields.scoring.score import score_predictions
-
 from bench_grammar import GbnfBackend  # this folder is on sys.path when run as a script
 from bench_prompt import PAPER_SETS
+
+from paperfields.core.corpus import load_corpus
+from paperfields.core.gold import load_gold
+from paperfields.core.paths import gold_dir
+from paperfields.core.runlog import GenerationParams
+from paperfields.extract.backends import GenerationRequest
+from paperfields.extract.backends.local import LocalBackend
+from paperfields.extract.strategies import Strategy
+from paperfields.scoring.score import score_predictions
 
 
 def main(

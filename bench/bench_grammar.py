@@ -21,12 +21,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from paperfields.extract.backends import GenerationParams, GenerationRequest
+from paperfields.core.corpus import load_corpus
+from paperfields.core.paths import gold_dir
+from paperfields.core.runlog import GenerationParams
+from paperfields.extract.backends import GenerationRequest
 from paperfields.extract.backends.grammar import GBNF_GRAMMAR_ID, reference_gbnf, schema_gbnf
 from paperfields.extract.backends.local import LocalBackend
-from paperfields.extract.corpus import load_corpus
 from paperfields.extract.strategies import Strategy
-from paperfields.paths import gold_dir
 
 # Dev papers (never test): three of the prompt-tuning papers (see bench/README.md).
 PAPERS = ["p1463ea37b5", "pf9564a42b1", "p59349ff425"]

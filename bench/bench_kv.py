@@ -23,14 +23,14 @@ import time
 
 from llama_cpp import Llama
 
+from paperfields.core.corpus import load_corpus
+from paperfields.core.gold import load_gold
+from paperfields.core.paths import gold_dir, results_dir
+from paperfields.core.runlog import read_predictions
+from paperfields.core.schema import PaperRecord, all_required
 from paperfields.extract.backends.local import _llama_class
 from paperfields.extract.backends.weights import resolve_weights
-from paperfields.extract.corpus import load_corpus
-from paperfields.extract.schema import PaperRecord, all_required
 from paperfields.extract.strategies import Strategy
-from paperfields.extract.runner import read_predictions
-from paperfields.paths import gold_dir, results_dir
-from paperfields.scoring.gold import load_gold
 
 WHOLE_BATCHES = (64, 128, 256)
 

@@ -16,12 +16,12 @@ import platform
 import sys
 import time
 
+from paperfields.core.corpus import load_corpus
+from paperfields.core.gold import load_gold
+from paperfields.core.paths import gold_dir
 from paperfields.extract.backends import GenerationRequest, get_backend
 from paperfields.extract.backends.local import _load
-from paperfields.extract.corpus import load_corpus
 from paperfields.extract.strategies import Strategy
-from paperfields.paths import gold_dir
-from paperfields.scoring.gold import load_gold
 
 
 def main() -> None:

@@ -14,10 +14,11 @@ CHILD = r"""
 import asyncio, json, resource, sys, tempfile
 from pathlib import Path
 from paperfields.extract.backends.fake import FakeBackend
-from paperfields.extract.corpus import Paper, load_corpus
-from paperfields.extract.runner import RunConfig, run_extraction
+from paperfields.core.corpus import Paper, load_corpus
+from paperfields.extract.runner import run_extraction
+from paperfields.core.runlog import RunConfig
 from paperfields.extract.strategies import Strategy
-from paperfields.paths import gold_dir
+from paperfields.core.paths import gold_dir
 n = int(sys.argv[1])
 base = load_corpus(gold_dir() / "corpus.jsonl")
 papers = [Paper(id=f"{p.id}-{i}", text=p.text, source=p.source, position=p.position, line=p.line) for i in range(n // len(base)) for p in base]

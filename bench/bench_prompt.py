@@ -21,13 +21,13 @@ from typing import Optional
 
 import typer
 
+from paperfields.core.corpus import load_corpus
+from paperfields.core.gold import load_gold
+from paperfields.core.paths import gold_dir
 from paperfields.extract.backends import GenerationRequest
 from paperfields.extract.backends.grammar import GRAMMAR_ID
 from paperfields.extract.backends.local import LocalBackend
-from paperfields.extract.corpus import load_corpus
 from paperfields.extract.strategies import Strategy, compact
-from paperfields.paths import gold_dir
-from paperfields.scoring.gold import load_gold
 from paperfields.scoring.score import HEADLINE_FIELDS, score_predictions
 
 # Dev papers that are not few-shot examples (few_shot.toml uses pe1ee2bb9ec, p5e6c9dda93, p63a4070ad6,
@@ -65,7 +65,7 @@ def main(
     backend = {"reference": BeforeBackend, "caps": CapsBackend, "gbnf": GbnfBackend}.get(grammar, LocalBackend)(model, n_threads=threads)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {backend.n_threads} threads, load average "
           f"{os.getloadavg()[0]:.2f}; model {backend.path.name}; grammar {GRAMMAR_ID if grammar == 'backend' else grammar}; papers {','.join(ids)}")
-    from paperfields.extract.backends import GenerationParams
+    from paperfields.core.runlog import GenerationParams
 
     params = GenerationParams(max_tokens=max_tokens)
     for spec in configs:

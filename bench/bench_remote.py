@@ -29,13 +29,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from paperfields.core.corpus import Paper  # noqa: E402
+from paperfields.core.paths import gold_dir  # noqa: E402
+from paperfields.core.runlog import RunConfig
 from paperfields.extract.backends import get_backend  # noqa: E402
 from paperfields.extract.backends.openai_compat import _instructor_model  # noqa: E402
 from paperfields.extract.cache import ResponseCache  # noqa: E402
-from paperfields.extract.corpus import Paper  # noqa: E402
-from paperfields.extract.runner import RunConfig, run_extraction  # noqa: E402
+from paperfields.extract.runner import run_extraction  # noqa: E402
 from paperfields.extract.strategies import Strategy  # noqa: E402
-from paperfields.paths import gold_dir  # noqa: E402
 
 LATENCY = 0.1
 ROOT = Path(__file__).resolve().parent.parent
@@ -108,7 +109,7 @@ def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 760
     concurrency = int(sys.argv[2]) if len(sys.argv) > 2 else 32
     repeats = int(sys.argv[3]) if len(sys.argv) > 3 else 3
-    from paperfields.extract.corpus import load_corpus
+    from paperfields.core.corpus import load_corpus
 
     base = load_corpus(gold_dir() / "corpus.jsonl")
     papers = [Paper(id=f"{p.id}-{i}", text=p.text + f" (copy {i})", source=p.source, position=p.position, line=p.line)

@@ -13,8 +13,8 @@ import platform
 import random
 import time
 
-from paperfields.paths import gold_dir
-from paperfields.scoring.gold import load_gold
+from paperfields.core.gold import load_gold
+from paperfields.core.paths import gold_dir
 from paperfields.scoring.score import score_predictions
 
 

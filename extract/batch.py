@@ -38,13 +38,15 @@ from typing import Any, Callable, Iterable, Optional
 
 from pydantic import BaseModel, Field, ValidationError
 
-from paperfields.extract.backends.base import BackendError, FailureClass, Generation, GenerationRequest, parse_reply, redact_secrets
-from paperfields.extract.backends.prices import Price
+from paperfields.core.corpus import Paper
+from paperfields.core.errors import field_error
+from paperfields.core.plural import plural
+from paperfields.core.runlog import FailureClass, Generation, Manifest, PredictionLine, RunConfig, RunError, redact_secrets
+from paperfields.extract.backends.base import BackendError, GenerationRequest, parse_reply
 from paperfields.extract.backends.openai_compat import rejected_class, sampling_params, strict_response_format, usage_of
+from paperfields.extract.backends.prices import Price
 from paperfields.extract.cache import ResponseCache, cache_key
-from paperfields.extract.corpus import Paper
-from paperfields.plural import plural
-from paperfields.extract.runner import Manifest, PredictionLine, RunConfig, RunError, _RunFolder
+from paperfields.extract.runner import _RunFolder
 from paperfields.extract.strategies import Strategy
 
 ENDPOINT = "/v1/chat/completions"
@@ -94,8 +96,7 @@ def load_state(run_dir: Path) -> Optional[BatchState]:
     try:
         return BatchState.model_validate_json(path.read_text(encoding="utf-8"))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise RunError(f"{path}: field '{'.'.join(map(str, first['loc']))}': {first['msg']}") from None
+        raise RunError(f"{path}: {field_error(exc)}") from None
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

@@ -21,8 +21,8 @@ from typing import Any, Optional
 
 from pydantic import BaseModel
 
-from paperfields.extract.backends.base import FailureClass, Generation, GenerationRequest
-
+from paperfields.core.runlog import FailureClass, Generation
+from paperfields.extract.backends.base import GenerationRequest
 
 # Failures that are not the model's answer, so never cached.
 NOT_ANSWERS = frozenset({FailureClass.transport_error, FailureClass.request_rejected, FailureClass.context_overflow})

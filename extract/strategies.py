@@ -14,14 +14,14 @@ Kinds:
 - ``reasoning_first``: the model writes a free-text ``reasoning`` field before the record; it is
   dropped before scoring.
 - ``evidence``: every list item and result carries a ``quote`` from the abstract; items whose quote
-  is not in the abstract (:func:`paperfields.scoring.locate.locate`) are dropped. ``notes`` keeps
+  is not in the abstract (:func:`paperfields.core.locate.locate`) are dropped. ``notes`` keeps
   ``quotes`` (``{"field", "item", "quote"}`` per kept item; a result's item is ``str(value)``),
   ``unquoted`` (the dropped ones, same shape) and ``dropped_unquoted`` (their count).
 - ``self_consistency``: ``samples`` answers at ``temperature`` > 0, combined by field-wise majority
   vote (Wang et al. 2023, "Self-Consistency Improves Chain of Thought Reasoning").
 - ``confidence``: after the record, a ``confidence`` object with one number in [0, 1] per field: how
   sure the model is that the field is right. Moved to ``notes["confidence"]`` (scored for calibration by
-  :mod:`paperfields.scoring.calibration`), never part of the scored record.
+  scoring/calibration.py), never part of the scored record.
 
 Whatever the kind, notes a backend adds to a single answer (the local backend's per-field
 ``logprob_confidence``) are kept in the line's notes.
@@ -40,15 +40,15 @@ from typing import Any, Literal, Optional
 import jinja2
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from paperfields.extract.backends.base import FailureClass, Generation, Usage
-from paperfields.extract.corpus import Paper, decode_utf8
-from paperfields.extract.schema import LIST_FIELDS, PaperRecord, Result
-from paperfields.paths import gold_dir, prompts_dir
-from paperfields.scoring.locate import locate, value_item
+from paperfields.core.corpus import Paper, decode_utf8
+from paperfields.core.errors import InputError, field_error
+from paperfields.core.locate import locate, value_item
+from paperfields.core.paths import gold_dir, prompts_dir
+from paperfields.core.runlog import FailureClass, Generation, Usage
+from paperfields.core.schema import LIST_FIELDS, PaperRecord, Result
 
 
-
-class PromptError(ValueError):
+class PromptError(InputError):
     """A prompt file that is missing, invalid, or inconsistent with the gold (names file and field)."""
 
 
@@ -130,7 +130,7 @@ ConfidenceRecord = create_model(  # the record first, then the confidences: the 
 
 
 def _quote_found(quote: str, abstract: str) -> bool:
-    """True when the quote is written in the abstract: :func:`~paperfields.scoring.locate.locate`, the one
+    """True when the quote is written in the abstract: :func:`~paperfields.core.locate.locate`, the one
     rule for "in the abstract" (exact or after normalization; a fuzzy near-miss is not)."""
     return bool(quote.strip()) and locate(quote, abstract).grounded
 
@@ -138,7 +138,7 @@ def _quote_found(quote: str, abstract: str) -> bool:
 def majority_vote(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Field-wise majority over sample records: scalars take the most common value (ties: earliest
     sample); list items and results are kept when more than half of the samples contain them."""
-    from paperfields.scoring.normalize import normalize
+    from paperfields.core.normalize import normalize
 
     records = [PaperRecord.model_validate(r).model_dump(mode="json") for r in records]
     n = len(records)
@@ -197,8 +197,7 @@ class Strategy:
         except tomllib.TOMLDecodeError as exc:
             raise PromptError(f"{path}: not valid TOML ({exc})") from None
         except ValidationError as exc:
-            first = exc.errors()[0]
-            raise PromptError(f"{path}: field '{'.'.join(map(str, first['loc']))}': {first['msg']}") from None
+            raise PromptError(f"{path}: {field_error(exc)}") from None
         t = self.template
         if t.name != name:
             raise PromptError(f"{path}: field 'name' is '{t.name}', expected '{name}' (the file name)")
@@ -224,8 +223,8 @@ class Strategy:
             self._examples = self._load_examples(path, split)
 
     def _load_examples(self, path: Path, split: Optional[str]) -> list[tuple[Paper, dict[str, Any]]]:
-        from paperfields.extract.corpus import load_corpus
-        from paperfields.scoring.gold import load_gold
+        from paperfields.core.corpus import load_corpus
+        from paperfields.core.gold import load_gold
 
         t = self.template
         if split not in ("test", None):

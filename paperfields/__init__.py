@@ -1,7 +1,7 @@
 """PaperFields: a benchmark for LLM structured extraction from ML paper abstracts.
 
-The Python API (:mod:`paperfields.api`) is re-exported here: ``paperfields.extract`` (one
-abstract; the extract/ subpackage, which forwards calls to :func:`paperfields.api.extract`), ``paperfields.run`` (a corpus), ``paperfields.score`` (predictions or a run) and
+The Python API (:mod:`paperfields.api`) is re-exported here: ``paperfields.extract_record`` (one
+abstract), ``paperfields.run`` (a corpus), ``paperfields.score`` (predictions or a run) and
 ``paperfields.load_scores`` (a run's per-paper scores as a pandas DataFrame). They load on first
 use, so ``import paperfields`` (and the command line) stays fast.
 """
@@ -10,19 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
+from paperfields.core.version import __version__
 
-_API = ("extract", "run", "score", "load_scores", "find_run", "ExtractionFailure", "RunResult", "DEFAULT_BACKEND")
+_API = ("extract_record", "run", "score", "load_scores", "find_run", "ExtractionFailure", "RunResult", "DEFAULT_BACKEND")
 __all__ = ["__version__", *_API]
 
 
 def __getattr__(name: str) -> Any:
-    # PEP 562: the API loads on first use. `paperfields.extract` is the subpackage of extract/, which is
-    # callable: paperfields.extract(abstract, ...) runs paperfields.api.extract.
-    if name == "extract":
-        import importlib
-
-        return importlib.import_module("paperfields.extract")
+    # PEP 562: the API loads on first use, so `import paperfields` (and the command line) stays fast.
     if name in _API:
         from paperfields import api
 

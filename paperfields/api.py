@@ -4,18 +4,18 @@ Everything the command line does is a call here (the CLI parses flags, calls, pr
 
     import paperfields as pf
 
-    record = pf.extract("We propose FooNet, ...", backend="rules/baseline")    # a PaperRecord, or an ExtractionFailure
+    record = pf.extract_record("We propose FooNet, ...", backend="rules/baseline")    # a PaperRecord, or an ExtractionFailure
     result = pf.run("mine.jsonl", backend="openai/my-model", base_url="http://127.0.0.1:8000/v1", split="all")
     result.run_dir, result.manifest, result.scores, result.note                 # scores None (note says why) without gold
     scores = pf.score(result.run_dir)                                          # or pf.score({paper_id: record_dict})
     frame = pf.load_scores(result.run_dir)                                     # pandas: one row per paper and field
 
 Every argument after the first is keyword-only. Errors are exceptions whose message names the file,
-line, paper or field: :class:`~paperfields.extract.runner.RunError` (run folders, corpus/split
+line, paper or field: :class:`~paperfields.core.runlog.RunError` (run folders, corpus/split
 choices, a dev abstract where dev papers may not be), :class:`~paperfields.scoring.runs.NoGoldError`
 (a RunError: nothing to score), :class:`~paperfields.extract.backends.base.BackendError` (backend
 and options), :class:`~paperfields.extract.strategies.PromptError`,
-:class:`~paperfields.extract.corpus.CorpusError`, :class:`~paperfields.scoring.gold.GoldError`, and
+:class:`~paperfields.core.corpus.CorpusError`, :class:`~paperfields.core.gold.GoldError`, and
 ValueError for a prediction that is not a valid record. The functions work inside a running event
 loop (a Jupyter notebook) too: the work then runs on a thread of its own.
 """
@@ -31,22 +31,22 @@ from typing import TYPE_CHECKING, Any, Callable, Coroutine, Iterable, Optional, 
 
 from pydantic import BaseModel
 
-from paperfields import paths
-from paperfields.plural import none_has, plural
+from paperfields.core import paths
+from paperfields.core.plural import none_has, plural
 
 if TYPE_CHECKING:  # the heavy modules load on first use, so `import paperfields` stays fast
     import pandas
 
-    from paperfields.extract.backends.base import Backend, FailureClass, GenerationParams
+    from paperfields.core.corpus import Paper
+    from paperfields.core.runlog import GenerationParams, Manifest, PredictionLine
+    from paperfields.core.schema import PaperRecord
+    from paperfields.extract.backends.base import Backend
     from paperfields.extract.backends.prices import Price
-    from paperfields.extract.corpus import Paper
-    from paperfields.extract.runner import Manifest, PredictionLine, RunConfig
-    from paperfields.extract.schema import PaperRecord
     from paperfields.extract.strategies import Strategy
     from paperfields.scoring.score import RunScores
 
 __all__ = [
-    "DEFAULT_BACKEND", "ExtractionFailure", "RunResult", "extract", "run", "score", "load_scores", "find_run",
+    "DEFAULT_BACKEND", "ExtractionFailure", "RunResult", "extract_record", "run", "score", "load_scores", "find_run",
     "check_no_dev_papers",
 ]
 
@@ -114,7 +114,7 @@ def load_papers(corpus: Corpus = None) -> tuple[list["Paper"], Optional[Path], b
     corpus JSONL path (``paperfields corpus build --out``), :class:`Paper` objects, or abstracts as
     strings (ids from their text, as ``corpus build`` makes them). Raises CorpusError for a bad file,
     a duplicate id or a duplicate abstract."""
-    from paperfields.extract.corpus import Paper, check_unique, load_corpus, paper_id
+    from paperfields.core.corpus import Paper, check_unique, load_corpus, paper_id
 
     if corpus is None:
         return load_corpus(_benchmark_corpus()), None, False
@@ -133,8 +133,8 @@ def load_papers(corpus: Corpus = None) -> tuple[list["Paper"], Optional[Path], b
 def select_split(papers: list["Paper"], split: str, gold_path: Path, corpus_name: str = "the corpus") -> list["Paper"]:
     """The papers of ``split``: every paper for ``"all"``, else those whose gold record is in ``split``
     (``test`` or ``dev``). Raises RunError when the split has no gold papers, or none of ``papers``."""
-    from paperfields.extract.runner import RunError
-    from paperfields.scoring.gold import load_gold
+    from paperfields.core.gold import load_gold
+    from paperfields.core.runlog import RunError
 
     if split == "all":
         return papers
@@ -151,9 +151,9 @@ def check_no_dev_papers(papers: list["Paper"], why: str, corpus_name: str = "the
     """Raise RunError when one of ``papers`` is a benchmark dev abstract, by id or by text (whitespace and
     case aside: a reflowed line or an id of one's own must not hide one). ``why`` starts the message
     (what uses the dev split); the message names the paper, where it is, and the dev abstract it is."""
-    from paperfields.extract.corpus import load_corpus
-    from paperfields.extract.runner import RunError
-    from paperfields.scoring.gold import load_gold
+    from paperfields.core.corpus import load_corpus
+    from paperfields.core.gold import load_gold
+    from paperfields.core.runlog import RunError
 
     gold_path = gold_path or _gold_path(None)
     dev_ids = {g.id for g in load_gold(gold_path) if g.split == "dev"}
@@ -166,9 +166,8 @@ def check_no_dev_papers(papers: list["Paper"], why: str, corpus_name: str = "the
 
 
 def _price(price: Union[str, tuple[float, float], "Price", None]) -> Optional["Price"]:
+    from paperfields.core.runlog import RunError
     from paperfields.extract.backends.prices import Price, parse_price
-
-    from paperfields.extract.runner import RunError
 
     if price is None or isinstance(price, Price):
         return price
@@ -180,7 +179,8 @@ def _price(price: Union[str, tuple[float, float], "Price", None]) -> Optional["P
 
 def _backend(backend: str, *, base_url: Optional[str], mode: Optional[str], grammar: bool, threads: Optional[int],
              temperature: float, max_tokens: int, reasoning_effort: Optional[str]) -> tuple["Backend", "GenerationParams"]:
-    from paperfields.extract.backends import GenerationParams, get_backend
+    from paperfields.core.runlog import GenerationParams
+    from paperfields.extract.backends import get_backend
     from paperfields.extract.backends.base import check_params
 
     # Only the options given: each backend refuses those that do not apply to it, and a default must not trip that.
@@ -196,7 +196,7 @@ def _strategy(name: str, split: str, own_corpus: bool, papers: list["Paper"], ba
     """The strategy, after the checks that keep dev papers out of what learned from them: rules/baseline
     (its gazetteer) and few-shot prompts (their examples) run on the test split, or on a corpus of
     one's own with no dev abstract in it."""
-    from paperfields.extract.runner import RunError
+    from paperfields.core.runlog import RunError
     from paperfields.extract.strategies import Strategy
 
     own_all = own_corpus and split == "all"
@@ -211,7 +211,7 @@ def _strategy(name: str, split: str, own_corpus: bool, papers: list["Paper"], ba
     return strat
 
 
-def extract(
+def extract_record(
     abstract: str,
     *,
     backend: str = DEFAULT_BACKEND,
@@ -228,17 +228,17 @@ def extract(
     """Extract the record of one abstract (text) with ``backend`` (``provider/model``, as ``paperfields
     run -b``) and ``strategy`` (a ``prompts/<name>.toml``: zero_shot, few_shot, ...).
 
-    Returns a :class:`~paperfields.extract.schema.PaperRecord`, or an :class:`ExtractionFailure` when
+    Returns a :class:`~paperfields.core.schema.PaperRecord`, or an :class:`ExtractionFailure` when
     the model gave no valid record. The options are those of ``paperfields run`` (``temperature`` None:
     the strategy's own, else 0); ``cache`` answers a request seen before from the response cache.
     few_shot and rules/baseline refuse a benchmark dev abstract (RunError: their examples or gazetteer
     come from it). Raises BackendError (unknown backend, an option it does not take, missing
     weights or SDK), PromptError, RunError.
     """
+    from paperfields.core.corpus import Paper, paper_id
+    from paperfields.core.schema import PaperRecord
     from paperfields.extract.backends.base import GenerationRequest
-    from paperfields.extract.corpus import Paper, paper_id
     from paperfields.extract.runner import _generate
-    from paperfields.extract.schema import PaperRecord
 
     paper = Paper(id=paper_id(abstract), text=abstract, source=IN_MEMORY_SOURCE, position=1, line=1)
     strat = _strategy(strategy, "all", True, [paper], backend, "the abstract", _gold_path(None))
@@ -319,8 +319,9 @@ def run(
     few-shot, a folder holding another run), BackendError, PromptError, CorpusError, GoldError, and
     KeyboardInterrupt unchanged (finished papers are saved: run again to resume).
     """
-    from paperfields.extract.corpus import write_corpus
-    from paperfields.extract.runner import RunConfig, RunError, corpus_identity, default_run_id, load_manifest, run_extraction
+    from paperfields.core.corpus import write_corpus
+    from paperfields.core.runlog import RunConfig, RunError, corpus_identity, default_run_id, load_manifest
+    from paperfields.extract.runner import run_extraction
     from paperfields.scoring.runs import NoGoldError, score_run
 
     gold_path = _gold_path(None)
@@ -394,7 +395,7 @@ def find_run(run: Union[str, Path], runs_dir: Union[str, Path, None] = None) -> 
     under ``runs_dir`` when given, else under ``runs/`` (your runs) and then ``results/runs`` (the
     published ones; in both, yours, with a UserWarning naming the other). Raises RunError when it is in
     none of them."""
-    from paperfields.extract.runner import RunError
+    from paperfields.core.runlog import RunError
 
     candidate = Path(run)
     if candidate.is_dir() and (candidate / "manifest.json").exists():
@@ -414,7 +415,7 @@ def run_corpus_path(run_dir: Path, manifest: Optional["Manifest"] = None) -> Pat
     """The corpus file a run's papers were read from: the path its manifest records, else (a run over
     the benchmark corpus) ``gold/corpus.jsonl``. Raises RunError when the run used a corpus of one's own
     that its manifest does not locate (written before the path was recorded) or that is gone."""
-    from paperfields.extract.runner import RunError, load_manifest
+    from paperfields.core.runlog import RunError, load_manifest
 
     manifest = manifest or load_manifest(run_dir)
     if manifest.corpus_path:
@@ -456,8 +457,8 @@ def score(
     predictions line), ValueError (a record that is not valid: unknown field, value outside the
     schema, naming the paper and field), GoldError.
     """
-    from paperfields.extract.corpus import load_corpus
-    from paperfields.scoring.gold import gold_fingerprint, load_gold
+    from paperfields.core.corpus import load_corpus
+    from paperfields.core.gold import gold_fingerprint, load_gold
     from paperfields.scoring.runs import score_run
     from paperfields.scoring.score import score_predictions
 
@@ -471,7 +472,7 @@ def score(
     if isinstance(predictions, (str, Path)):
         path = Path(predictions)
         if path.suffix in (".jsonl", ".json") and not path.exists():
-            from paperfields.extract.runner import RunError
+            from paperfields.core.runlog import RunError
 
             raise RunError(f"{path}: no such file")
         if path.is_file():
@@ -532,8 +533,8 @@ def publish(run: Union[str, Path], *, allow_partial: bool = False, runs_dir: Uni
     """
     import shutil
 
-    from paperfields.extract.runner import RunError, load_manifest
-    from paperfields.scoring.gold import load_gold
+    from paperfields.core.gold import load_gold
+    from paperfields.core.runlog import RunError, load_manifest
     from paperfields.scoring.runs import NoGoldError, load_scored_run
 
     source = find_run(run, runs_dir)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import re
 import sys
 import warnings
 from pathlib import Path
@@ -14,8 +12,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from paperfields import paths
-from paperfields.plural import plural
+from paperfields.core import paths
+from paperfields.core.plural import plural
 
 app = typer.Typer(
     help="PaperFields: a benchmark for LLM structured extraction from ML paper abstracts.\n\n"
@@ -62,18 +60,18 @@ def _write_text(target: Path, text: str) -> None:
 
 
 def _known_errors() -> tuple[type[Exception], ...]:
+    from paperfields.core.corpus import CorpusError
+    from paperfields.core.gold import GoldError
+    from paperfields.core.runlog import RunError
     from paperfields.extract.backends.base import BackendError
-    from paperfields.extract.corpus import CorpusError
-    from paperfields.extract.runner import RunError
     from paperfields.extract.strategies import PromptError
-    from paperfields.scoring.gold import GoldError
 
     return (BackendError, CorpusError, RunError, PromptError, GoldError, OSError, UnicodeDecodeError)
 
 
 def _month_option(value: Optional[str]) -> Optional[str]:
     """``--date``: a ``YYYY-MM`` month, else typer's usage error naming the option and the value."""
-    from paperfields.extract.corpus import month_index
+    from paperfields.core.corpus import month_index
 
     if value is not None:
         try:
@@ -109,8 +107,16 @@ def corpus_build(
     Warnings and errors name file:line: a first line read as an abstract that may be a header, an abstract
     over 3,000 characters or with two abstract-length lines (perhaps several abstracts run together).
     """
-    from paperfields.extract.corpus import (CorpusError, check_given_once, check_output, corpus_bytes, read_source, unique_papers,
-                                            with_public_date, write_corpus)
+    from paperfields.core.corpus import (
+        CorpusError,
+        check_given_once,
+        check_output,
+        corpus_bytes,
+        read_source,
+        unique_papers,
+        with_public_date,
+        write_corpus,
+    )
 
     try:
         check_given_once(files)
@@ -150,8 +156,8 @@ def gold_check(
     corpus_path: Path = typer.Option(None, "--corpus", help="Corpus JSONL [default: gold/corpus.jsonl]."),
 ) -> None:
     """Validate gold against the schema and the corpus. Exits 1 listing file:line: field: problem."""
-    from paperfields.extract.corpus import load_corpus
-    from paperfields.scoring.gold import check_gold, load_gold
+    from paperfields.core.corpus import load_corpus
+    from paperfields.core.gold import check_gold, load_gold
 
     gold_path = gold_path or paths.gold_dir() / "gold.jsonl"
     corpus_path = corpus_path or paths.gold_dir() / "corpus.jsonl"
@@ -201,7 +207,7 @@ def gold_sample_pairs(
     """Draw (prediction, nearest gold) item pairs from real runs for a person to judge 'same thing or not'."""
     import json
 
-    from paperfields.scoring.gold import load_gold
+    from paperfields.core.gold import load_gold
     from paperfields.scoring.validity import sample_pairs
 
     try:
@@ -289,7 +295,7 @@ def run(
     Interrupted runs resume: run the same command again and finished papers are skipped.
     """
     from paperfields import api
-    from paperfields.extract.runner import default_run_id
+    from paperfields.core.runlog import default_run_id
 
     if not (quiet or as_json):
         console.print(f"loading backend {backend} ...")
@@ -339,7 +345,7 @@ def run(
         )
         unanswered = manifest.failures_by_class.get("transport_error", 0)
         if unanswered and manifest.papers_done == 0:  # papers_done leaves transport errors out
-            from paperfields.extract.runner import read_predictions
+            from paperfields.core.runlog import read_predictions
 
             first = next((l.error for l in read_predictions(run_dir / "predictions.jsonl") if l.error), "")
             fail(f"no paper got an answer from {backend} ({first}); check the server and --base-url, then run the same command "
@@ -350,7 +356,7 @@ def run(
                           style="yellow", highlight=False, markup=False)
         refused = {c: n for c, n in manifest.failures_by_class.items() if c in ("request_rejected", "context_overflow")}
         if refused:
-            from paperfields.extract.runner import read_predictions
+            from paperfields.core.runlog import read_predictions
 
             first = next((l.error for l in read_predictions(run_dir / "predictions.jsonl") if l.failure and l.failure.value in refused), "")
             n_refused = sum(refused.values())
@@ -418,7 +424,7 @@ def _print_board_with(scores) -> None:
 def _run_dir(run: str, runs_dir: Optional[Path]) -> Path:
     """A run's folder (see :func:`paperfields.api.find_run`), or exit 2 with the places looked in."""
     from paperfields.api import find_run
-    from paperfields.extract.runner import RunError
+    from paperfields.core.runlog import RunError
 
     try:
         return find_run(run, runs_dir)
@@ -443,7 +449,7 @@ def score_cmd(
     Exit 1 when a run has no gold for any of its papers (a corpus of your own: nothing to score; the
     other runs given are scored all the same), 2 on an error."""
     from paperfields import api
-    from paperfields.extract.runner import load_manifest
+    from paperfields.core.runlog import load_manifest
     from paperfields.scoring.runs import NoGoldError
 
     gold = gold_path or paths.gold_dir() / "gold.jsonl"
@@ -590,10 +596,10 @@ def show(
     from rich.text import Text
 
     from paperfields.api import run_corpus_path
-    from paperfields.extract.corpus import load_corpus
-    from paperfields.extract.runner import read_predictions
+    from paperfields.core.corpus import load_corpus
+    from paperfields.core.gold import load_gold
+    from paperfields.core.runlog import read_predictions
     from paperfields.report import paper_rows, paper_spans, prediction_rows
-    from paperfields.scoring.gold import load_gold
 
     line = None
     try:

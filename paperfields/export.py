@@ -21,9 +21,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-from paperfields.extract.schema import SCHEMA_VERSION, PaperRecord, Result
-from paperfields.plural import plural
-from paperfields.scoring.gold import GOLD_VERSION, gold_fingerprint, load_gold
+from paperfields.core.gold import GOLD_VERSION, gold_fingerprint, load_gold
+from paperfields.core.plural import plural
+from paperfields.core.schema import SCHEMA_VERSION, PaperRecord, Result
 from paperfields.scoring.score import SCORER_VERSION
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def prediction_features():
 
 def gold_rows(gold_path: Path, corpus_path: Path) -> dict[str, list[dict[str, Any]]]:
     """Gold rows per split, in corpus order."""
-    from paperfields.extract.corpus import load_corpus
+    from paperfields.core.corpus import load_corpus
 
     papers = {p.id: p for p in load_corpus(corpus_path)}
     rows: dict[str, list[dict[str, Any]]] = {"dev": [], "test": []}
@@ -86,7 +86,7 @@ def prediction_rows(run_dir: Path, texts: dict[str, str]) -> list[dict[str, Any]
     and the predicted record, or, for a paper the model failed, ``valid`` False, the ``failure``
     class and every record field None (never an empty record, which would read as a real answer).
     Raises RunError naming the run and paper when a paper is not in ``texts``."""
-    from paperfields.extract.runner import RunError, load_manifest, read_predictions
+    from paperfields.core.runlog import RunError, load_manifest, read_predictions
 
     manifest = load_manifest(run_dir)
     nothing = dict.fromkeys(PaperRecord.model_fields)
@@ -144,7 +144,7 @@ def export_dataset(out_dir: Path, gold_path: Path, corpus_path: Path, runs_dir: 
     changed since scoring, or it was scored against another version of ``gold_path``), or when a run
     is partial (``--limit``) or unfinished and its id is not in ``include_partial``.
     """
-    from paperfields.extract.corpus import load_corpus
+    from paperfields.core.corpus import load_corpus
 
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
@@ -155,7 +155,7 @@ def export_dataset(out_dir: Path, gold_path: Path, corpus_path: Path, runs_dir: 
     status: dict[str, dict[str, Any]] = {}
     facts: list["RunFacts"] = []
     if runs_dir is not None:
-        from paperfields.extract.runner import RunError, load_manifest
+        from paperfields.core.runlog import RunError, load_manifest
         from paperfields.report import run_facts
         from paperfields.scoring.runs import board_order, load_scored_run
 
@@ -213,7 +213,7 @@ def field_table() -> str:
 
 def prediction_column_table() -> str:
     """Markdown table of the ``predictions`` config's columns."""
-    from paperfields.extract.backends.base import FailureClass
+    from paperfields.core.runlog import FailureClass
 
     classes = ", ".join(f"`{c.value}`" for c in FailureClass)
     return _table(["column", "meaning"], [

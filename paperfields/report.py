@@ -21,11 +21,11 @@ from typing import Any, Callable, Optional
 import jinja2
 from markupsafe import Markup
 
-from paperfields.extract.corpus import Paper
-from paperfields.extract.runner import Manifest, PredictionLine
+from paperfields.core.corpus import Paper
+from paperfields.core.gold import GoldRecord
+from paperfields.core.locate import Grounding, ground_record, marks
+from paperfields.core.runlog import Manifest, PredictionLine
 from paperfields.scoring.contamination import OWN_CORPUS_SOURCE, Contamination, load_cutoffs, run_contamination
-from paperfields.scoring.gold import GoldRecord
-from paperfields.scoring.locate import Grounding, ground_record, marks
 from paperfields.scoring.score import HEADLINE_FIELDS, RunScores, paper_f1, score_paper
 
 _PRIORITY = {"both": 2, "gold": 1, "pred": 0}
@@ -165,7 +165,7 @@ def _disjoint(candidates: list[tuple[int, int, str]]) -> list[tuple[int, int, st
 
 def grounding_spans(gold: Optional[Grounding], predicted: Optional[Grounding]) -> list[tuple[int, int, str]]:
     """(start, end, kind) spans of an abstract, in order, from the grounding of its gold record and of
-    a prediction (:mod:`~paperfields.scoring.locate`: only what is written there, exact or
+    a prediction (:mod:`~paperfields.core.locate`: only what is written there, exact or
     normalized). Items: ``both`` (a span located for a gold item and for a predicted one), ``gold``
     (missed), ``pred`` (predicted, not gold); where item spans overlap, both > gold > pred, then the
     longer. Quotes: ``quote`` (the prediction's evidence quotes, the longer first). Items never overlap
@@ -326,9 +326,8 @@ def render_report(manifest: Manifest, scores: Optional[RunScores], lines: list[P
             "abstract": highlighted_html(paper.text, spans), "rows": paper_rows(line, g, paper.text) if g else prediction_rows(line),
         })
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    from paperfields.core.plural import plural
     from paperfields.scoring.runs import fmt
-
-    from paperfields.plural import plural
 
     env.globals["num"] = fmt  # an undefined score shows as a dash, never as 1.000
     env.globals["plural"] = plural
@@ -346,9 +345,9 @@ def write_report(run_dir: Path, gold_path: Path, corpus_path: Optional[Path] = N
     such a run is not scored, its scores files are unreadable or stale (predictions changed since
     scoring), the corpus is not found, or a paper of the run is not in it."""
     from paperfields.api import run_corpus_path
-    from paperfields.extract.corpus import load_corpus
-    from paperfields.extract.runner import RunError, load_manifest, read_predictions
-    from paperfields.scoring.gold import load_gold
+    from paperfields.core.corpus import load_corpus
+    from paperfields.core.gold import load_gold
+    from paperfields.core.runlog import RunError, load_manifest, read_predictions
     from paperfields.scoring.runs import load_scored_run
 
     manifest = load_manifest(run_dir)

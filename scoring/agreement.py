@@ -34,7 +34,7 @@ from typing import Callable, Optional
 import numpy as np
 from scipy import stats
 
-from paperfields.scoring.gold import GoldError, GoldRecord, load_gold
+from paperfields.core.gold import GoldError, GoldRecord, load_gold
 from paperfields.scoring.score import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, HEADLINE_FIELDS, REPORTED_FIELDS, score_paper
 
 LOW_AGREEMENT = 0.90
@@ -362,7 +362,7 @@ def _disagreement_lines(report: dict) -> list[str]:
 
 def _validity_section(gold_path: Path, gold: list[GoldRecord]) -> list[str]:
     """Scorer validity: the held-out judged pairs first (the figure to quote), then the tuning sets."""
-    from paperfields.extract.corpus import load_corpus
+    from paperfields.core.corpus import load_corpus
     from paperfields.scoring.validity import TUNING_SETS, load_judgments, validity_report
 
     folder = gold_path.parent

@@ -7,7 +7,7 @@ in the scored record:
   per field next to the record (``notes["confidence"]``).
 - ``logprob``: derived without asking, where the backend exposes token log-probabilities (the
   in-process llama.cpp backend does): the geometric mean probability of the tokens that write the
-  field's value, ``exp(mean log p)`` (``notes["logprob_confidence"]``, :func:`value_confidences`).
+  field's value, ``exp(mean log p)`` (``notes["logprob_confidence"]``, :func:`paperfields.core.confidence.value_confidences`).
 
 The outcome a confidence is checked against is whether the field is exactly right on that paper: no
 false positive and no false negative in the scorer's per-paper counts (for a list field every gold
@@ -28,8 +28,6 @@ Metrics (lower is better; undefined, ``None``, without any confidence):
 
 from __future__ import annotations
 
-import json
-import math
 from typing import Any, Iterable, Optional
 
 import numpy as np
@@ -38,71 +36,6 @@ from pydantic import BaseModel, Field
 ECE_BINS = 10
 SOURCES = ("asked", "logprob")
 NOTE_KEYS = {"asked": "confidence", "logprob": "logprob_confidence"}
-
-
-def value_spans(text: str) -> dict[str, tuple[int, int]]:
-    """Character spans ``[start, end)`` of each top-level value of the JSON object ``text``, by key.
-
-    ``{"a": 1, "b": [2]}`` -> ``{"a": (6, 7), "b": (14, 17)}``. A reply that is not one JSON object
-    (truncated, prose around it) gives the spans read before the fault; never raises.
-    """
-    decoder = json.JSONDecoder()
-    spans: dict[str, tuple[int, int]] = {}
-
-    def skip(i: int) -> int:
-        while i < len(text) and text[i] in " \t\r\n":
-            i += 1
-        return i
-
-    i = skip(0)
-    if not text.startswith("{", i):
-        return spans
-    i += 1
-    try:
-        while True:
-            i = skip(i)
-            if text.startswith("}", i) or i >= len(text):
-                return spans
-            key, i = decoder.raw_decode(text, i)
-            i = skip(i)
-            if not text.startswith(":", i):
-                return spans
-            start = skip(i + 1)
-            _, i = decoder.raw_decode(text, start)
-            if isinstance(key, str):
-                spans[key] = (start, i)
-            i = skip(i)
-            if text.startswith(",", i):
-                i += 1
-    except (json.JSONDecodeError, ValueError):
-        return spans
-
-
-def value_confidences(pieces: list[bytes], logprobs: list[float], fields: Iterable[str]) -> dict[str, Optional[float]]:
-    """Per field, ``exp(mean log-probability)`` of the generated tokens that overlap the field's value.
-
-    ``pieces[i]`` is the UTF-8 text of generated token i and ``logprobs[i]`` its natural-log
-    probability under the model (same length; the reply is ``b"".join(pieces)``). A field whose value
-    is not found in the reply, or that no token overlaps, gets None. Raises ValueError when the two
-    lists differ in length.
-    """
-    if len(pieces) != len(logprobs):
-        raise ValueError(f"{len(pieces)} token pieces but {len(logprobs)} log-probabilities")
-    raw = b"".join(pieces)
-    text = raw.decode("utf-8", errors="replace")
-    ends = np.cumsum([len(p) for p in pieces])  # byte offset where each token ends
-    starts = ends - np.array([len(p) for p in pieces], dtype=int) if pieces else np.array([], dtype=int)
-    out: dict[str, Optional[float]] = {}
-    spans = value_spans(text)
-    for field in fields:
-        span = spans.get(field)
-        if span is None:
-            out[field] = None
-            continue
-        lo, hi = (len(text[:k].encode("utf-8", errors="replace")) for k in span)  # character to byte offsets
-        mask = (starts < hi) & (ends > lo)
-        out[field] = round(math.exp(float(np.mean(np.asarray(logprobs)[mask]))), 6) if mask.any() else None
-    return out
 
 
 def field_outcome(counts: Iterable[int]) -> int:

@@ -21,7 +21,7 @@ import numpy as np
 from pydantic import BaseModel
 from scipy import stats
 
-from paperfields.extract.runner import RunError
+from paperfields.core.runlog import RunError
 from paperfields.scoring.runs import load_scored_run
 from paperfields.scoring.score import BOOTSTRAP_SEED, HEADLINE_FIELDS, REPORTED_FIELDS, field_scores, headline_of
 

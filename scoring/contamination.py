@@ -32,10 +32,10 @@ from typing import TYPE_CHECKING, Optional
 
 from pydantic import BaseModel
 
-from paperfields.extract.corpus import Paper, corpus_public_date, month_index
+from paperfields.core.corpus import Paper, corpus_public_date, month_index
 
 if TYPE_CHECKING:
-    from paperfields.extract.runner import Manifest
+    from paperfields.core.runlog import Manifest
 
 CUTOFFS = Path(__file__).resolve().parent.parent / "extract" / "backends" / "cutoffs.toml"
 STATUSES = ("after cutoff", "possible overlap", "unknown", "n/a")
@@ -126,7 +126,7 @@ def run_contamination(manifest: "Manifest", reference: Optional[bool] = None, pa
     or, without ``papers``, in the corpus file the manifest records (``unknown`` with a ``note`` when
     that file is not recorded or gone, or a paper states no date). ``reference`` defaults to the
     backend's kind (rules/, human/, annotator/). Raises CorpusError for an unreadable corpus file."""
-    from paperfields.extract.corpus import load_corpus
+    from paperfields.core.corpus import load_corpus
     from paperfields.scoring.score import is_reference_backend
 
     backend = manifest.config.backend

@@ -3,7 +3,7 @@
 The minimal format is a JSONL file, one paper per line: ``{"paper_id": "...", "record": {...}}``
 (``id`` is accepted for ``paper_id``, so a labeling in the gold format imports as it is; ``record``
 null plus an optional ``failure`` class marks a paper the system failed). Nothing else is required.
-The record must be a :class:`~paperfields.extract.schema.PaperRecord`; unknown keys are refused,
+The record must be a :class:`~paperfields.core.schema.PaperRecord`; unknown keys are refused,
 not ignored, so a misspelled field never scores as an empty one.
 """
 
@@ -17,11 +17,11 @@ from typing import Any, Optional
 
 from pydantic import ValidationError
 
-from paperfields.extract.backends.base import FailureClass
-from paperfields.extract.corpus import load_corpus
-from paperfields.extract.runner import Manifest, PredictionLine, RunConfig, RunError, default_run_id, now
-from paperfields.extract.schema import PaperRecord
-from paperfields.scoring.gold import load_gold
+from paperfields.core.corpus import load_corpus
+from paperfields.core.errors import field_error
+from paperfields.core.gold import load_gold
+from paperfields.core.runlog import FailureClass, Manifest, PredictionLine, RunConfig, RunError, default_run_id, now
+from paperfields.core.schema import PaperRecord
 
 IMPORTED_STRATEGY = "imported"
 
@@ -37,7 +37,7 @@ def _read_numbered(path: Path, known_ids: set[str]) -> list[tuple[int, Predictio
     JSON object, a missing id, an id not in ``known_ids`` (the corpus), a repeated id, an unknown
     record key, a record that does not validate, or an unknown failure class.
 
-    A record is read as a model's reply is (:mod:`paperfields.extract.schema`): what the schema
+    A record is read as a model's reply is (:mod:`paperfields.core.schema`): what the schema
     tolerates (``"N/A"`` as null, ``"Code Software Engineering"`` as ``code_software_engineering``,
     ``"56.61%"`` as 56.61, ``"yes"`` as true, ...) is normalized, and each line's ``repairs`` names
     every such deviation with the names model runs use (``placeholders``, ``enum_spelling``,
@@ -98,9 +98,7 @@ def _read_numbered(path: Path, known_ids: set[str]) -> list[tuple[int, Predictio
             try:
                 record = PaperRecord.model_validate(record, context={"repairs": repairs}).model_dump(mode="json")
             except ValidationError as exc:
-                first = exc.errors()[0]
-                raise RunError(f"{where}: not a PaperRecord: field 'record.{'.'.join(map(str, first['loc']))}': "
-                               f"{first['msg'].removeprefix('Value error, ')}") from None
+                raise RunError(f"{where}: not a PaperRecord: {field_error(exc, 'record')}") from None
         lines.append((number, PredictionLine(paper_id=paper_id, record=record, failure=None if record is not None else failure,
                                              error=None if record is not None else "no record in the imported file", dollars=None,
                                              repairs=repairs)))

@@ -6,12 +6,12 @@ Lists are aligned one to one with the Hungarian algorithm (Kuhn 1955; scipy
 ``linear_sum_assignment``) on a similarity matrix, as in the slot-filling and IE literature
 (e.g. SciREX, Jain et al. 2020); a pair counts only at or above the field's threshold.
 
-Strings are compared by their :func:`~paperfields.scoring.normalize.normalize` key (markup, invisible
+Strings are compared by their :func:`~paperfields.core.normalize.normalize` key (markup, invisible
 characters, Greek letters, case, hyphens, glued versions), after the field's reduction (generic head
 words, restricting phrases, abbreviations: see :class:`MatchRule`). Two guards hold before any
 similarity: the digit sequences must be the same (``Qwen3-4B`` is not ``Qwen3-30B-A3B``, ``AIME24``
 not ``AIME25``) and so must the symbol marks (``AnyEdit++`` is not ``AnyEdit``). Numbers agree by
-:func:`~paperfields.scoring.normalize.numbers_agree`, with the precision they are written with in
+:func:`~paperfields.core.normalize.numbers_agree`, with the precision they are written with in
 the abstract when it is given.
 
 The rules were chosen against two sets of pairs judged by hand (``gold/scorer_judgments.jsonl``,
@@ -31,7 +31,7 @@ import numpy as np
 from rapidfuzz import fuzz
 from scipy.optimize import linear_sum_assignment
 
-from paperfields.scoring.normalize import normalize, normalize_url, number_precision, numbers_agree, strip_markup
+from paperfields.core.normalize import normalize, normalize_url, number_precision, numbers_agree, strip_markup
 
 _DIGITS = re.compile(r"\d+(?:\.\d+)*")
 _MARKS = re.compile(r"\++|#")
@@ -413,7 +413,7 @@ def _is_fraction(result: dict, ends: tuple, text: Optional[str]) -> bool:
 
 def value_agreement(pred: dict, gold: dict, text: Optional[str] = None) -> Optional[str]:
     """How the values (and upper values, for ranges) of two results agree: ``"same"`` (as written, see
-    :func:`~paperfields.scoring.normalize.numbers_agree`), ``"converted"`` (one is a fraction of the
+    :func:`~paperfields.core.normalize.numbers_agree`), ``"converted"`` (one is a fraction of the
     other's percentage: 0.5661 ~ 56.61%, see :func:`_is_fraction`), or None (they do not). Signs are
     ignored (a reduction may be written -30 or 30). Symmetric.
 

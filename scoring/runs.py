@@ -12,21 +12,27 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Optional
 
-from paperfields.extract.corpus import load_corpus
-from paperfields.extract.backends.base import FailureClass
-from paperfields.extract.runner import RunError, iter_predictions, load_manifest, read_predictions
-from paperfields.extract.schema import SCHEMA_VERSION
-from paperfields.plural import any_of, plural
+from paperfields.core.corpus import load_corpus
+from paperfields.core.errors import InputError
+from paperfields.core.gold import gold_fingerprint, load_gold
+from paperfields.core.plural import any_of, plural
+from paperfields.core.runlog import FailureClass, RunError, iter_predictions, load_manifest, read_predictions
+from paperfields.core.schema import SCHEMA_VERSION
 from paperfields.scoring.calibration import SOURCES as CALIBRATION_SOURCES
 from paperfields.scoring.calibration import run_calibration
 from paperfields.scoring.contamination import run_contamination
-from paperfields.scoring.gold import gold_fingerprint, load_gold
 from paperfields.scoring.score import (
-    GROUNDED_FIELDS, HEADLINE_FIELDS, SCORER_VERSION, RunScores, is_reference_backend, score_predictions, write_scores,
+    GROUNDED_FIELDS,
+    HEADLINE_FIELDS,
+    SCORER_VERSION,
+    RunScores,
+    is_reference_backend,
+    score_predictions,
+    write_scores,
 )
 
 
-class MixedVersionsError(ValueError):
+class MixedVersionsError(InputError):
     """Runs scored with different schema, scorer or gold versions cannot share one board."""
 
 

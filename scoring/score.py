@@ -34,10 +34,12 @@ import numpy as np
 from pydantic import BaseModel, Field
 from scipy import stats
 
-from paperfields.extract.schema import LIST_FIELDS, SCHEMA_VERSION, ContributionType, ResearchArea
+from paperfields.core.errors import field_error
+from paperfields.core.gold import GoldRecord
+from paperfields.core.locate import GROUNDED_FIELDS, Grounding, ground_record
+from paperfields.core.normalize import normalize
+from paperfields.core.schema import LIST_FIELDS, SCHEMA_VERSION, ContributionType, ResearchArea
 from paperfields.scoring.calibration import Calibration
-from paperfields.scoring.gold import GoldRecord
-from paperfields.scoring.locate import GROUNDED_FIELDS, Grounding, ground_record
 from paperfields.scoring.match import (
     FIELD_RULES,
     PHRASE,
@@ -47,10 +49,9 @@ from paperfields.scoring.match import (
     attribute_agrees,
     forms,
     same_url,
-    with_abstract_aliases,
     similarity,
+    with_abstract_aliases,
 )
-from paperfields.scoring.normalize import normalize
 
 SCORER_VERSION = "3.0"  # 3.0: the headline is pooled (micro) F1 per field, macro over defined fields; accuracy for the two label fields
 BOOTSTRAP_SEED = 20260
@@ -142,7 +143,7 @@ def diagnose_paper(prediction: Optional[dict[str, Any]], gold: GoldRecord, abstr
     - ``invented``: per field, 1 when gold is null/empty and the prediction is not (0 otherwise;
       None when gold is not empty, so the rate is over papers whose gold is empty);
     - ``grounding``: per field, [grounded, grounded_and_correct, predicted] item counts, an item
-      being grounded when :mod:`~paperfields.scoring.locate` finds it written in the abstract (exact
+      being grounded when :mod:`~paperfields.core.locate` finds it written in the abstract (exact
       or normalized; results: its value as a number and its metric as a string; a URL whole). The
       prediction line's stored ``grounding`` is read when given and still fits, else it is located here;
     - ``result_attributes``: per attribute, [agree, pairs] over result pairs matched on value.
@@ -459,7 +460,7 @@ def validate_predictions(predictions: dict[str, Optional[dict[str, Any]]]) -> di
     empty ``method_name``) or a value the schema refuses (a ``research_area`` outside its enum)."""
     from pydantic import ValidationError
 
-    from paperfields.extract.schema import PaperRecord
+    from paperfields.core.schema import PaperRecord
 
     checked: dict[str, Optional[dict[str, Any]]] = {}
     for paper_id, record in predictions.items():
@@ -474,8 +475,7 @@ def validate_predictions(predictions: dict[str, Optional[dict[str, Any]]]) -> di
         try:
             checked[paper_id] = PaperRecord.model_validate(record).model_dump(mode="json")
         except ValidationError as exc:
-            first = exc.errors()[0]
-            raise ValueError(f"paper {paper_id}: field '{'.'.join(map(str, first['loc']))}': {first['msg'].removeprefix('Value error, ')}") from None
+            raise ValueError(f"paper {paper_id}: {field_error(exc)}") from None
     return checked
 
 
@@ -499,10 +499,10 @@ def score_predictions(
     failure (no answer), never as an empty prediction: it misses every gold item, is wrong on the
     accuracy fields and scores 0 on every field, also where gold is empty. ``failures`` maps paper id
     to failure class (counted in ``failures_by_class``); ``run_id`` and ``gold_version`` label the
-    result (pass :func:`~paperfields.scoring.gold.gold_fingerprint` of the gold file to compare with
+    result (pass :func:`~paperfields.core.gold.gold_fingerprint` of the gold file to compare with
     stored runs); ``abstracts`` (paper id -> text) enables grounding and the abstract-aware matching
     rules; ``repairs`` counts tolerated reply deviations; ``groundings`` (paper id -> the prediction line's
-    :class:`~paperfields.scoring.locate.Grounding`) is read for the grounding diagnostics (located here
+    :class:`~paperfields.core.locate.Grounding`) is read for the grounding diagnostics (located here
     when missing). Returns the aggregate (:class:`RunScores`; ``papers_in_split`` and ``papers_done``
     set to the papers scored, which :func:`score_run` refines) and one detail row per paper. Raises
     ValueError if ``split`` has no gold papers.

@@ -22,12 +22,11 @@ from typing import Any, Optional
 
 from rapidfuzz import fuzz
 
-from paperfields.extract.corpus import decode_utf8, load_corpus
-from paperfields.extract.runner import read_predictions
-from paperfields.scoring.gold import GoldError
-from paperfields.scoring.gold import GoldRecord
+from paperfields.core.corpus import decode_utf8, load_corpus
+from paperfields.core.gold import GoldError, GoldRecord
+from paperfields.core.normalize import normalize
+from paperfields.core.runlog import read_predictions
 from paperfields.scoring.match import FIELD_RULES, accepted_forms, similarity, with_abstract_aliases
-from paperfields.scoring.normalize import normalize
 from paperfields.scoring.score import _name_agrees
 
 PAIR_FIELDS = ("method_name", "tasks", "datasets", "models", "metrics", "baselines")

@@ -23,14 +23,14 @@ def root() -> Path:
 
 @pytest.fixture(scope="session")
 def corpus():
-    from paperfields.extract.corpus import load_corpus
+    from paperfields.core.corpus import load_corpus
 
     return load_corpus(ROOT / "gold" / "corpus.jsonl")
 
 
 @pytest.fixture(scope="session")
 def gold():
-    from paperfields.scoring.gold import load_gold
+    from paperfields.core.gold import load_gold
 
     return load_gold(ROOT / "gold" / "gold.jsonl")
 

@@ -45,7 +45,7 @@ def test_cli_each_backend_refuses_the_others_options(tmp_path, args, refused):
 def test_cli_defaults_do_not_trip_the_check(tmp_path):
     result = _run(tmp_path, "-b", "rules/empty", "--limit", "2", "--run-id", "r")
     assert result.exit_code == 0, result.output
-    from paperfields.extract.runner import load_manifest
+    from paperfields.core.runlog import load_manifest
 
     config = load_manifest(tmp_path / "runs" / "r").config
     assert (config.base_url, config.mode, config.grammar) == (None, None, False)

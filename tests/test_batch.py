@@ -14,15 +14,16 @@ import time
 import pytest
 from typer.testing import CliRunner
 
-from paperfields import paths
 from paperfields.cli import app
+from paperfields.core import paths
+from paperfields.core.runlog import RunConfig, load_manifest, read_predictions
+from paperfields.core.schema import PaperRecord, all_required
+from paperfields.extract import batch as batch_module
 from paperfields.extract.backends import GenerationRequest, get_backend
 from paperfields.extract.backends.prices import Price, dollars, price_for
-from paperfields.extract import batch as batch_module
 from paperfields.extract.batch import build_requests, custom_id, job_files, load_state, run_batch
 from paperfields.extract.cache import ResponseCache, cache_key
-from paperfields.extract.runner import RunConfig, load_manifest, read_predictions, run_extraction
-from paperfields.extract.schema import PaperRecord, all_required
+from paperfields.extract.runner import run_extraction
 from paperfields.extract.strategies import EvidenceRecord, ReasoningRecord, Strategy
 from paperfields.scoring.runs import score_run
 from tests.batch_stub import BatchStub, refusal

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from paperfields.extract.backends import FailureClass, Generation, GenerationParams, GenerationRequest
+from paperfields.core.runlog import FailureClass, Generation, GenerationParams
+from paperfields.extract.backends import GenerationRequest
 from paperfields.extract.cache import ResponseCache, cache_key
 
 IDENTITY = {"backend": "openai/m", "base_url": "http://127.0.0.1:1/v1", "mode": "md_json", "grammar": False}
@@ -30,7 +31,7 @@ def test_transport_errors_are_not_cached(tmp_path):
 
 
 def test_prices():
-    from paperfields.extract.backends import Usage
+    from paperfields.core.runlog import Usage
     from paperfields.extract.backends.prices import dollars, price_for
 
     million_in = Usage(input_tokens=1_000_000, output_tokens=0)

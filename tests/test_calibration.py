@@ -12,12 +12,17 @@ import sys
 import numpy as np
 import pytest
 
-from paperfields.extract.backends.base import Generation
-from paperfields.extract.corpus import Paper
+from paperfields.core.confidence import value_confidences, value_spans
+from paperfields.core.corpus import Paper
+from paperfields.core.runlog import Generation
 from paperfields.extract.strategies import Strategy
 from paperfields.scoring.calibration import (
-    brier_score, calibration_of, expected_calibration_error, field_outcome, reliability_bins, run_calibration, value_confidences,
-    value_spans,
+    brier_score,
+    calibration_of,
+    expected_calibration_error,
+    field_outcome,
+    reliability_bins,
+    run_calibration,
 )
 from paperfields.scoring.score import HEADLINE_FIELDS
 from tests.openai_stub import StubServer, reply

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from paperfields.cli import app
-from paperfields.plural import plural
+from paperfields.core.plural import plural
 
 FOO = "We propose FooNet for image classification, reaching 91.2% accuracy on ImageNet."
 
@@ -33,7 +33,7 @@ def test_plural_says_one_noun_and_two_nouns():
 
 
 def test_none_has_and_any_of_read_right_for_one():
-    from paperfields.plural import any_of, none_has
+    from paperfields.core.plural import any_of, none_has
 
     assert none_has(1, "paper", "the run's", "gold record") == "the run's one paper has no gold record"
     assert none_has(2, "paper", "its", "gold record") == "none of its 2 papers has a gold record"
@@ -62,7 +62,7 @@ def test_one_abstract_is_counted_in_the_singular_by_corpus_build_run_score_and_r
 
 
 def test_a_one_paper_benchmark_run_and_its_stale_scores_count_in_the_singular(tmp_path):
-    from paperfields.extract.runner import RunError
+    from paperfields.core.runlog import RunError
     from paperfields.scoring.runs import load_scored_run
 
     runs = tmp_path / "runs"
@@ -164,7 +164,7 @@ def test_publishing_a_run_without_gold_says_why_and_writes_nothing(tmp_path):
 
 def test_the_api_publishes_a_benchmark_run_into_the_folder_given(tmp_path):
     from paperfields import api
-    from paperfields.extract.runner import RunError
+    from paperfields.core.runlog import RunError
 
     runs = tmp_path / "runs"
     ran = _cli("run", "-b", "rules/baseline", "--limit", "2", "--runs-dir", str(runs), "--no-cache", "--quiet")
@@ -207,7 +207,7 @@ def test_compare_says_on_how_many_papers_both_runs_scored_and_warns_when_a_run_s
 
 def test_advice_about_a_run_without_gold_or_a_limited_run_works_when_followed(tmp_path):
     from paperfields import api
-    from paperfields.extract.runner import RunError
+    from paperfields.core.runlog import RunError
     from tests.conftest import ROOT
 
     built, _, corpus = _one_abstract_corpus(tmp_path)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from paperfields.extract.corpus import (
+from paperfields.core.corpus import (
     CorpusError,
     header_looks_like_abstract,
     load_corpus,
@@ -176,7 +176,7 @@ def test_a_long_abstract_warns_alike_from_jsonl_and_text_naming_file_and_line(tm
     import sys
     import warnings
 
-    from paperfields.extract.corpus import LONG_ABSTRACT_CHARS
+    from paperfields.core.corpus import LONG_ABSTRACT_CHARS
 
     sentence = "We propose a method that improves accuracy on a benchmark by a wide margin. "  # 76 characters
     long = (sentence * 40)[:LONG_ABSTRACT_CHARS] + "x"  # one character over the threshold, 39 sentences
@@ -502,7 +502,7 @@ def test_the_name_decides_text_or_jsonl_and_errors_say_how_the_file_was_read(tmp
 
 
 def test_a_file_given_twice_is_said_so_not_a_duplicate_abstract(tmp_path):
-    from paperfields.extract.corpus import check_given_once
+    from paperfields.core.corpus import check_given_once
 
     path = _write(tmp_path, "weird.txt", b"Header\n\nWe propose FooNet, a method for bar.\n")
     (tmp_path / "sub").mkdir()
@@ -541,7 +541,7 @@ def test_jsonl_keys_a_corpus_record_does_not_hold_are_listed_once(tmp_path):
 def test_the_header_warning_fires_only_when_line_1_may_be_a_header_all_the_same(tmp_path, line, warns):
     import warnings
 
-    from paperfields.extract.corpus import header_is_ambiguous
+    from paperfields.core.corpus import header_is_ambiguous
 
     path = _write(tmp_path, "a.txt", f"{line}\n\nSecond abstract. We propose C.\n".encode())
     assert header_is_ambiguous(line) is warns

@@ -11,10 +11,16 @@ import pytest
 from typer.testing import CliRunner
 
 from paperfields.cli import app
-from paperfields.extract.corpus import (
-    CorpusError, Paper, corpus_public_date, load_corpus, parse_jsonl, with_public_date, write_corpus,
+from paperfields.core.corpus import (
+    CorpusError,
+    Paper,
+    corpus_public_date,
+    load_corpus,
+    parse_jsonl,
+    with_public_date,
+    write_corpus,
 )
-from paperfields.extract.runner import Manifest, RunConfig
+from paperfields.core.runlog import Manifest, RunConfig
 from paperfields.scoring.contamination import OWN_CORPUS_SOURCE, contamination_status, run_contamination
 from tests.conftest import ROOT
 

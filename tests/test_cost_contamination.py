@@ -9,10 +9,10 @@ from fractions import Fraction
 
 import pytest
 
-from paperfields.extract.runner import Manifest, PredictionLine, RunConfig
+from paperfields.core.corpus import load_corpus
+from paperfields.core.gold import load_gold
+from paperfields.core.runlog import Manifest, PredictionLine, RunConfig
 from paperfields.scoring.contamination import contamination_status, load_cutoffs
-from paperfields.scoring.gold import load_gold
-from paperfields.extract.corpus import load_corpus
 from paperfields.scoring.runs import score_run
 from paperfields.scoring.score import HEADLINE_FIELDS, score_paper
 from tests.conftest import ROOT

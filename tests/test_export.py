@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from paperfields.core.gold import load_gold
 from paperfields.export import card_extras, export_dataset, push_dataset, split_names
-from paperfields.scoring.gold import load_gold
 from paperfields.scoring.score import score_predictions
 from tests.conftest import ROOT, SEEDS
 
@@ -119,8 +119,8 @@ def test_prediction_split_rescores_to_its_run_scores(exported, results, tmp_path
 def test_prediction_rows_carry_the_abstract_and_failed_rows_are_unmistakable(exported, results, tmp_path):
     from datasets import load_dataset
 
-    from paperfields.extract.corpus import load_corpus
-    from paperfields.extract.runner import read_predictions
+    from paperfields.core.corpus import load_corpus
+    from paperfields.core.runlog import read_predictions
 
     texts = {p.id: p.text for p in load_corpus(CORPUS)}
     preds = load_dataset(str(exported), "predictions", cache_dir=str(tmp_path / "hf"))
@@ -292,7 +292,7 @@ def test_export_without_predictions_into_an_earlier_export_removes_its_stale_pre
 
 
 def test_export_refuses_a_run_whose_scores_are_stale(results, tmp_path):
-    from paperfields.extract.runner import RunError
+    from paperfields.core.runlog import RunError
 
     runs = tmp_path / "runs"
     run = _copy_run(results, runs, "rules_baseline__zero_shot__test")
@@ -307,8 +307,8 @@ def test_export_refuses_a_run_whose_scores_are_stale(results, tmp_path):
 def test_the_cards_provenance_statement_holds_for_the_seed_files():
     """What LICENSE.md and the card say of the abstracts: each is verbatim from the seed list named in
     `source`, and each list is headed as an ICML 2026 paper list."""
+    from paperfields.core.corpus import load_corpus
     from paperfields.export import ABSTRACTS_SOURCE
-    from paperfields.extract.corpus import load_corpus
 
     seeds = {f.name: f.read_text(encoding="utf-8") for f in SEEDS.glob("*.txt")}
     papers = load_corpus(CORPUS)

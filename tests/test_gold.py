@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from paperfields.extract.schema import PaperRecord
-from paperfields.scoring.gold import GoldError, check_gold, load_gold
+from paperfields.core.gold import GoldError, check_gold, load_gold
+from paperfields.core.schema import PaperRecord
 
 
 def test_committed_gold_passes_the_check(gold, corpus, root):

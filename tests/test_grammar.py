@@ -3,19 +3,28 @@ identity that keeps its runs and cached answers apart from those under another g
 
 from __future__ import annotations
 
-import re
-
-from paperfields.extract.backends.base import GenerationRequest
 import json
+import re
 
 import pytest
 
+from paperfields.core.schema import PaperRecord
+from paperfields.extract.backends.base import GenerationRequest
 from paperfields.extract.backends.grammar import (
-    GBNF_GRAMMAR_ID, GRAMMAR_ID, MAX_CHARS, MAX_CONTRIBUTION_TYPES, MAX_ITEMS, MAX_RESULTS, capped_schema, gbnf_sha256, grammar_sha256,
-    llguidance_grammar, reference_gbnf, schema_gbnf,
+    GBNF_GRAMMAR_ID,
+    GRAMMAR_ID,
+    MAX_CHARS,
+    MAX_CONTRIBUTION_TYPES,
+    MAX_ITEMS,
+    MAX_RESULTS,
+    capped_schema,
+    gbnf_sha256,
+    grammar_sha256,
+    llguidance_grammar,
+    reference_gbnf,
+    schema_gbnf,
 )
 from paperfields.extract.cache import cache_key
-from paperfields.extract.schema import PaperRecord
 from paperfields.extract.strategies import EvidenceRecord
 
 # What GRAMMAR_ID (and the GBNF grammar's id) stand for. A change of the construction (or of the

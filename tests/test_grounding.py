@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from paperfields.core.corpus import Paper
+from paperfields.core.gold import GoldRecord, findable, url_in_text
+from paperfields.core.locate import Location, ground_record, locate, locate_number, locate_url
+from paperfields.core.runlog import PredictionLine, RunConfig, read_predictions
 from paperfields.extract.backends import get_backend
-from paperfields.extract.corpus import Paper
-from paperfields.extract.runner import PredictionLine, RunConfig, read_predictions, run_extraction
+from paperfields.extract.runner import run_extraction
 from paperfields.extract.strategies import Strategy
 from paperfields.report import highlighted_html, paper_spans, write_report
-from paperfields.scoring.gold import GoldRecord, findable, url_in_text
-from paperfields.scoring.locate import Location, ground_record, locate, locate_number, locate_url
 from paperfields.scoring.runs import score_run
 from paperfields.scoring.score import diagnose_paper, score_predictions
 from tests.conftest import ROOT

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from paperfields.extract.runner import RunError
-from paperfields.scoring.gold import load_gold
+from paperfields.core.gold import load_gold
+from paperfields.core.runlog import RunError
 from paperfields.scoring.imported import import_predictions
 from paperfields.scoring.runs import score_run
 from tests.conftest import ROOT

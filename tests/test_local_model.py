@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from paperfields.extract.backends import GenerationParams, GenerationRequest, get_backend
-from paperfields.extract.schema import PaperRecord
+from paperfields.core.runlog import GenerationParams
+from paperfields.core.schema import PaperRecord
+from paperfields.extract.backends import GenerationRequest, get_backend
 from paperfields.extract.strategies import Strategy
 
 pytestmark = pytest.mark.model
@@ -259,9 +260,10 @@ def test_a_papers_answer_does_not_depend_on_what_ran_before_it(corpus, local_mod
 
 
 def test_a_prompt_longer_than_the_context_window_is_context_overflow_final_and_not_cached(corpus, local_model_path, tmp_path):
+    from paperfields.core.runlog import RunConfig, read_predictions
     from paperfields.extract.backends.local import LocalBackend
     from paperfields.extract.cache import ResponseCache
-    from paperfields.extract.runner import RunConfig, read_predictions, run_extraction
+    from paperfields.extract.runner import run_extraction
 
     backend = LocalBackend("qwen2.5-coder-0.5b", n_ctx=256)  # a zero-shot prompt is about 800 tokens
     strategy = Strategy("zero_shot")
@@ -284,7 +286,7 @@ def test_ctrl_c_during_a_local_generation_stops_it_within_tokens_and_keeps_the_f
     import os
     import signal
 
-    from paperfields.extract.runner import load_manifest, read_predictions
+    from paperfields.core.runlog import load_manifest, read_predictions
 
     max_tokens = 100  # both papers answer in more tokens than this, so uninterrupted each runs to exactly 100
     mine = tmp_path / "mine.jsonl"

@@ -15,8 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paperfields.extract.schema import PaperRecord
-from paperfields.scoring.gold import GoldRecord
+from paperfields.core.gold import GoldRecord
+from paperfields.core.normalize import normalize, same_number, strip_markup, written_decimals
+from paperfields.core.schema import PaperRecord
 from paperfields.scoring.match import (
     BASELINES,
     FIELD_RULES,
@@ -35,7 +36,6 @@ from paperfields.scoring.match import (
     value_agreement,
     with_abstract_aliases,
 )
-from paperfields.scoring.normalize import normalize, same_number, strip_markup, written_decimals
 from paperfields.scoring.score import score_predictions
 
 SCORED_AS = {"results_value": "results", "results_full": "results", "method_name_soft": "method_name"}

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from paperfields.extract.backends import GenerationParams, GenerationRequest, get_backend
+from paperfields.core.runlog import GenerationParams
+from paperfields.extract.backends import GenerationRequest, get_backend
 from tests.openai_stub import VALID, StubServer, reply
 
 MESSAGES = [{"role": "system", "content": "Extract."}, {"role": "user", "content": "Abstract: We propose StubNet."}]
@@ -167,8 +168,8 @@ def test_tools_mode_reads_the_call_not_the_talk_beside_it(stub):
 
 
 def test_the_reply_parser_is_used_only_inside_generate(stub):
+    from paperfields.core.schema import PaperRecord
     from paperfields.extract.backends.openai_compat import _instructor_model
-    from paperfields.extract.schema import PaperRecord
 
     async def generate_then_validate():
         backend = get_backend("openai/stub-model", base_url=stub.url)
@@ -188,7 +189,7 @@ def test_a_cut_off_reply_with_a_lone_surrogate_is_a_storable_failure(stub):
 def test_no_reply_writes_a_line_the_readers_refuse(stub, tmp_path):
     """NaN, Infinity and a lone surrogate escape used to be written as lines that `score`, `show` and a
     rerun refuse (issue 14, item 2): now each is a readable line, scored, and final on a rerun."""
-    from paperfields.extract.runner import read_predictions
+    from paperfields.core.runlog import read_predictions
 
     nan = _results({"value": 1}).replace("1}", "NaN}")
     # The lone surrogate travels as the escape "\ud800" in the HTTP body's JSON, and the client decodes it.
@@ -325,7 +326,7 @@ def test_an_echoed_key_is_masked_even_where_the_error_is_cut(stub, monkeypatch, 
 
 
 def test_redact_secrets():
-    from paperfields.extract.backends.base import redact_secrets
+    from paperfields.core.runlog import redact_secrets
 
     assert redact_secrets("key sk-abc12345XYZ_-9 and sk-ant-api03-AbCdEf12, not sk-short", "") == "key sk-*** and sk-***, not sk-short"
     assert redact_secrets("my-local-token-1 in the body", "my-local-token-1") == "sk-*** in the body"

@@ -14,11 +14,11 @@ from pydantic import BaseModel
 from typer.testing import CliRunner
 
 from paperfields.cli import app
-from paperfields.extract.backends import GenerationParams, GenerationRequest, get_backend
+from paperfields.core.runlog import GenerationParams, RunConfig, load_manifest, read_predictions
+from paperfields.core.schema import PaperRecord, all_required
+from paperfields.extract.backends import GenerationRequest, get_backend
 from paperfields.extract.backends.openai_compat import is_reasoning_model, rejected_class, strict_schema
 from paperfields.extract.batch import build_requests, generation_from_output, run_batch
-from paperfields.extract.runner import RunConfig, load_manifest, read_predictions
-from paperfields.extract.schema import PaperRecord, all_required
 from paperfields.extract.strategies import EvidenceRecord, ReasoningRecord, Strategy
 from tests.batch_stub import BatchStub
 from tests.openai_stub import VALID, StubServer, _refusal, openai_error, reply, strict_schema_error, with_reasoning

@@ -16,7 +16,8 @@ from pathlib import Path
 import openai
 import pytest
 
-from paperfields.extract.backends import GenerationParams, GenerationRequest, get_backend
+from paperfields.core.runlog import GenerationParams
+from paperfields.extract.backends import GenerationRequest, get_backend
 from paperfields.extract.backends.base import BackendError
 from tests.openai_stub import StubServer
 
@@ -92,7 +93,8 @@ def test_missing_aiohttp_extra_falls_back_to_httpx_or_errors_clearly(stub):
     script = f"""
 import asyncio, json, sys
 sys.modules["aiohttp"] = None
-from paperfields.extract.backends import GenerationParams, GenerationRequest, get_backend
+from paperfields.extract.backends import GenerationRequest, get_backend
+from paperfields.core.runlog import GenerationParams
 from paperfields.extract.backends.base import BackendError
 backend = get_backend("openai/stub-model", base_url={stub.url!r})
 gen = asyncio.run(backend.generate(GenerationRequest(messages=[{{"role": "user", "content": "x"}}], params=GenerationParams(max_tokens=64))))

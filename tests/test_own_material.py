@@ -14,10 +14,10 @@ from typer.testing import CliRunner
 
 import paperfields as pf
 from paperfields.cli import app
+from paperfields.core.runlog import RunError, load_manifest, read_predictions
+from paperfields.core.schema import PaperRecord
 from paperfields.extract.backends import get_backend
 from paperfields.extract.backends.fake import FakeBackend
-from paperfields.extract.runner import RunError, load_manifest, read_predictions
-from paperfields.extract.schema import PaperRecord
 from paperfields.scoring.runs import NoGoldError
 from tests.conftest import ROOT
 from tests.openai_stub import StubServer, reply
@@ -142,21 +142,21 @@ def test_few_shot_runs_on_ones_own_corpus_with_dev_examples_and_refuses_a_dev_ab
 
 
 def test_extract_returns_a_record_or_a_failure_and_works_inside_an_event_loop(monkeypatch):
-    record = pf.extract(FOO, backend="rules/baseline", cache=False)
+    record = pf.extract_record(FOO, backend="rules/baseline", cache=False)
     assert isinstance(record, PaperRecord) and record.method_name == "FooNet"
     assert [(r.metric, r.value) for r in record.results] == [("accuracy", 91.2)]
 
     async def in_a_notebook():  # Jupyter runs the cell inside an event loop
-        return pf.extract(FOO, backend="rules/baseline", cache=False)
+        return pf.extract_record(FOO, backend="rules/baseline", cache=False)
 
     assert asyncio.run(in_a_notebook()).method_name == "FooNet"
     monkeypatch.setattr("paperfields.extract.backends.get_backend",
                         lambda name, **options: FakeBackend("cut", replies=[('{"method_name": "Foo', "length")]))
-    failed = pf.extract(FOO, backend="fake/cut", cache=False)
+    failed = pf.extract_record(FOO, backend="fake/cut", cache=False)
     assert isinstance(failed, pf.ExtractionFailure) and failed.failure == "truncated" and failed.raw_text == '{"method_name": "Foo'
     dev_line, dev_id = _benchmark("dev")
     with pytest.raises(RunError, match=f"rules/baseline builds its gazetteer from the dev split.*dev abstract {dev_id}"):
-        pf.extract(dev_line["text"], backend="rules/baseline", cache=False)
+        pf.extract_record(dev_line["text"], backend="rules/baseline", cache=False)
 
 
 def test_run_score_and_load_scores_from_python(tmp_path):
@@ -184,7 +184,7 @@ def test_run_score_and_load_scores_from_python(tmp_path):
 
 
 def test_score_in_memory_counts_missing_papers_as_failures_and_validates_records():
-    from paperfields.scoring.gold import load_gold
+    from paperfields.core.gold import load_gold
     from paperfields.scoring.score import score_predictions
 
     gold = load_gold(ROOT / "gold" / "gold.jsonl")

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from paperfields.core.runlog import PredictionLine, read_predictions
+from paperfields.core.schema import PaperRecord, parse_number
 from paperfields.extract.backends.base import parse_reply
-from paperfields.extract.runner import PredictionLine, read_predictions
-from paperfields.extract.schema import PaperRecord, parse_number
 
 VALID = '{"method_name": "CLEAR", "research_area": "inference_efficiency", "contribution_types": ["method"]}'
 

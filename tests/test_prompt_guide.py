@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from paperfields.extract.corpus import Paper
-from paperfields.extract.schema import ContributionType, ResearchArea
+from paperfields.core.corpus import Paper
+from paperfields.core.schema import ContributionType, ResearchArea
 from paperfields.extract.strategies import Strategy
 
 PAPER = Paper(id="x", text="An abstract.", source="s", position=1, line=1)

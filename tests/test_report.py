@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from paperfields.extract.corpus import Paper
-from paperfields.extract.runner import Manifest, PredictionLine, RunConfig
+from paperfields.core.corpus import Paper
+from paperfields.core.gold import GoldRecord
+from paperfields.core.runlog import Manifest, PredictionLine, RunConfig
 from paperfields.report import highlighted_html, paper_spans, render_report
-from paperfields.scoring.gold import GoldRecord
 from paperfields.scoring.runs import MixedVersionsError, collect_scores, leaderboard_markdown
 from paperfields.scoring.score import score_predictions
 from tests.conftest import ROOT
@@ -247,7 +247,7 @@ def test_scoring_against_another_gold_file_prints_and_leaves_the_runs_scores_alo
 
 
 def test_compare_and_report_refuse_stale_scores_and_the_board_warns(tmp_path):
-    from paperfields.extract.runner import RunError
+    from paperfields.core.runlog import RunError
     from paperfields.report import write_report
     from paperfields.scoring.compare import compare
     from paperfields.scoring.runs import collect_scores
@@ -281,7 +281,7 @@ def test_compare_and_report_refuse_stale_scores_and_the_board_warns(tmp_path):
 
 
 def test_scores_from_another_gold_or_with_missing_rows_are_refused_naming_the_run_to_rescore(tmp_path):
-    from paperfields.extract.runner import RunError
+    from paperfields.core.runlog import RunError
     from paperfields.scoring.compare import compare
     from paperfields.scoring.runs import check_versions
 
@@ -346,7 +346,7 @@ def _run_table(html: str) -> list[list[str]]:
 
 def _hand_run(tmp_path: Path, backend: str, dollars: float | None, latencies: list[float]) -> Path:
     """A scored run folder of ``backend`` whose answers are the gold records of the first test papers."""
-    from paperfields.scoring.gold import load_gold
+    from paperfields.core.gold import load_gold
     from paperfields.scoring.runs import score_run
 
     test = [g for g in load_gold(GOLD) if g.split == "test"][: len(latencies)]

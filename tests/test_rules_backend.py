@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import asyncio
 
+from paperfields.core.schema import PaperRecord
 from paperfields.extract.backends import GenerationRequest, get_backend
 from paperfields.extract.backends.rules import dev_gazetteer, extract_record
-from paperfields.extract.schema import PaperRecord
 
 
 def test_rules_extract_names_urls_numbers_and_training_free():

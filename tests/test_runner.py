@@ -13,8 +13,9 @@ from typing import Callable, Optional
 
 import pytest
 
+from paperfields.core.runlog import RunConfig, RunError, load_manifest, read_predictions
 from paperfields.extract.backends import get_backend
-from paperfields.extract.runner import RunConfig, RunError, load_manifest, read_predictions, run_extraction
+from paperfields.extract.runner import run_extraction
 from paperfields.extract.strategies import Strategy
 
 
@@ -438,7 +439,7 @@ class _Refusing:
         self.asked: list[str] = []
 
     async def generate(self, request):
-        from paperfields.extract.backends import FailureClass, Generation
+        from paperfields.core.runlog import FailureClass, Generation
 
         self.asked.append(request.paper_text)
         if request.paper_text in self.refuse:
@@ -546,10 +547,11 @@ def test_two_identical_cli_runs_at_once_the_second_fails_fast_and_each_paper_is_
 
 
 def test_a_backend_error_during_a_run_stops_it_instead_of_failing_each_paper(tmp_path):
+    from paperfields.core.corpus import load_corpus
+    from paperfields.core.runlog import RunConfig
     from paperfields.extract.backends.base import BackendError
     from paperfields.extract.backends.fake import FakeBackend
-    from paperfields.extract.corpus import load_corpus
-    from paperfields.extract.runner import RunConfig, run_extraction
+    from paperfields.extract.runner import run_extraction
     from paperfields.extract.strategies import Strategy
     from tests.conftest import ROOT
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from paperfields.extract.schema import PaperRecord
-from paperfields.scoring.gold import GoldRecord
+from paperfields.core.gold import GoldRecord
+from paperfields.core.schema import PaperRecord
 from paperfields.scoring.score import HEADLINE_FIELDS, REPORTED_FIELDS, aggregate, f1, prf, score_paper, score_predictions
 
 CASES = [json.loads(l) for l in (Path(__file__).parent / "data" / "scorer_cases.jsonl").read_text().splitlines() if l.strip()]

@@ -7,10 +7,10 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paperfields.extract.schema import LIST_FIELDS
+from paperfields.core.gold import load_gold
+from paperfields.core.schema import LIST_FIELDS
 from paperfields.scoring.score import HEADLINE_FIELDS, REPORTED_FIELDS, f1, prf, score_paper
 from tests.conftest import ROOT
-from paperfields.scoring.gold import load_gold
 
 GOLD = load_gold(ROOT / "gold" / "gold.jsonl")
 papers = st.sampled_from(GOLD)

@@ -6,8 +6,9 @@ import shutil
 
 import pytest
 
-from paperfields.extract.backends import Generation, get_backend
-from paperfields.extract.runner import RunConfig, read_predictions, run_extraction
+from paperfields.core.runlog import Generation, RunConfig, read_predictions
+from paperfields.extract.backends import get_backend
+from paperfields.extract.runner import run_extraction
 from paperfields.extract.strategies import PromptError, Strategy, majority_vote
 from tests.conftest import ROOT
 

@@ -74,7 +74,7 @@ def test_the_wheel_ships_gold_prompts_and_the_license(wheel):
 
 
 def test_the_installed_package_reads_its_own_gold_and_prompts(fresh, tmp_path):
-    probe = ("import json, paperfields, paperfields.paths as p; print(json.dumps({'module': paperfields.__file__, "
+    probe = ("import json, paperfields, paperfields.core.paths as p; print(json.dumps({'module': paperfields.__file__, "
              "'checkout': str(p.checkout_root()), 'gold': str(p.gold_dir()), 'prompts': str(p.prompts_dir()), 'runs': str(p.user_runs_dir()), "
              "'results': str(p.results_dir())}))")
     proc = subprocess.run([str(fresh / "python"), "-c", probe], capture_output=True, text=True, cwd=tmp_path, env=_clean_env())
@@ -108,7 +108,7 @@ def test_paperfields_run_from_a_folder_outside_the_checkout(fresh, tmp_path):
 
 
 def test_paths_in_a_checkout_root_override_and_fallback(tmp_path, monkeypatch):
-    from paperfields import paths
+    from paperfields.core import paths
 
     monkeypatch.delenv("PAPERFIELDS_ROOT", raising=False)
     assert paths.checkout_root() == ROOT and paths.gold_dir() == ROOT / "gold" and paths.user_runs_dir() == ROOT / "runs"

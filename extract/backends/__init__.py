@@ -1,4 +1,4 @@
-"""Built-in backends. Importing this package registers their providers; SDKs load lazily."""
+"""Built-in backends. :func:`get_backend` (and importing this package) registers their providers; SDKs load lazily."""
 
 from paperfields.extract.backends import anthropic_compat, fake, local, openai_compat, rules  # noqa: F401
 from paperfields.extract.backends.base import (  # noqa: F401

@@ -9,10 +9,9 @@ from typing import Any
 
 from pydantic import Field
 
-from paperfields.extract.backends.base import BackendError, BackendOptions, FailureClass, Generation, GenerationRequest, Usage, parse_reply
-from paperfields.extract.backends.base import register_provider
+from paperfields.core.runlog import FailureClass, Generation, Usage, redact_generation, redact_secrets
+from paperfields.extract.backends.base import BackendError, BackendOptions, GenerationRequest, parse_reply, register_provider
 from paperfields.extract.backends.openai_compat import rejected_class
-from paperfields.extract.backends.base import redact_generation, redact_secrets
 
 
 class AnthropicBackend:

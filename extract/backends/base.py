@@ -8,96 +8,28 @@ reply; they raise only for misconfiguration (:class:`BackendError`).
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
-from enum import Enum
-from typing import Any, Callable, Literal, Optional, Protocol
+from typing import Any, Callable, Optional, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer
+from pydantic import BaseModel, ConfigDict, ValidationError
 
-from paperfields.extract.schema import PaperRecord
-
-
-# OpenAI-style secret keys (sk-..., sk-proj-..., Anthropic's sk-ant-...), as servers echo them in 401 bodies.
-_SECRET_KEY = re.compile(r"sk-[A-Za-z0-9_\-]{8,}")
-MASK = "sk-***"
-
-
-def redact_secrets(text: Optional[str], *keys: Optional[str]) -> Optional[str]:
-    """``text`` with each of ``keys`` and anything shaped like an OpenAI secret key (``sk-`` and 8+
-    key characters) replaced by ``sk-***``; None stays None.
-
-    Keys shorter than 8 characters are not searched for: masking every "abc" would garble the text,
-    and so short a value is no secret worth the damage.
-    """
-    if not text:
-        return text
-    for key in keys:
-        if key and len(key) >= 8:
-            text = text.replace(key, MASK)
-    return _SECRET_KEY.sub(MASK, text)
+from paperfields.core.errors import PaperFieldsError
+from paperfields.core.runlog import (  # noqa: F401  (the run log's nouns, re-exported for backends)
+    MASK,
+    FailureClass,
+    Generation,
+    GenerationParams,
+    Usage,
+    redact_generation,
+    redact_secrets,
+)
+from paperfields.core.schema import PaperRecord
 
 
-class BackendError(RuntimeError):
+class BackendError(PaperFieldsError, RuntimeError):
     """Misconfiguration: unknown provider, missing package, missing weights, bad option."""
-
-
-class FailureClass(str, Enum):
-    """Why a paper has no parsed record. Each is reported apart in the validity layer.
-
-    ``transport_error`` means the model never answered (network, 429, 5xx, timeout): a rerun asks
-    again. ``request_rejected`` (the server refused the request itself: HTTP 400 for a bad schema or
-    an unsupported parameter) and ``context_overflow`` (the prompt does not fit the model's context
-    window) can never succeed unchanged: a rerun does not ask again. The others are the model's
-    answer and are final for the run's configuration.
-    """
-
-    malformed_json = "malformed_json"
-    schema_invalid = "schema_invalid"
-    truncated = "truncated"
-    refusal = "refusal"
-    empty_reply = "empty_reply"
-    transport_error = "transport_error"
-    request_rejected = "request_rejected"
-    context_overflow = "context_overflow"
-
-
-class Usage(BaseModel):
-    """Token counts summed over every attempt, failed ones included.
-
-    ``reasoning_tokens`` is the part of ``output_tokens`` a reasoning model spent thinking before it
-    answered (OpenAI's ``completion_tokens_details.reasoning_tokens``): never shown, billed as output,
-    so it is already inside ``output_tokens`` and its dollars.
-    """
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    reasoning_tokens: int = 0
-
-    def __add__(self, other: "Usage") -> "Usage":
-        return Usage(input_tokens=self.input_tokens + other.input_tokens, output_tokens=self.output_tokens + other.output_tokens,
-                     reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens)
-
-
-class GenerationParams(BaseModel):
-    """Every generation parameter that changes the output (part of the run config and cache key).
-
-    ``reasoning_effort`` (low, medium, high) applies to OpenAI reasoning models only (see
-    :func:`check_params`); unset, it is left out of every dump, so configs and cache keys written
-    before it existed stay equal.
-    """
-
-    temperature: float = 0.0
-    max_tokens: int = Field(default=1536, ge=1)
-    seed: int = 0
-    reasoning_effort: Optional[Literal["low", "medium", "high"]] = None
-
-    @model_serializer(mode="wrap")
-    def _omit_unset_effort(self, handler: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
-        data = handler(self)
-        if data.get("reasoning_effort") is None:
-            data.pop("reasoning_effort", None)
-        return data
 
 
 class GenerationRequest(BaseModel):
@@ -111,37 +43,6 @@ class GenerationRequest(BaseModel):
     response_model: type[BaseModel] = PaperRecord
     params: GenerationParams = GenerationParams()
     sample_index: int = 0
-
-
-class Generation(BaseModel):
-    """One backend answer: ``record`` (validated, as a dict) or ``failure``, never both.
-
-    ``latency_s`` is wall seconds for all attempts; ``attempts`` counts model replies
-    (validation re-asks included; 0 for a model-free backend, ``rules/``); ``transport_retries`` counts HTTP requests repeated after a 429,
-    a 5xx or a timeout; ``repairs`` names every tolerated deviation of the reply (listed in :func:`parse_reply`).
-    """
-
-    record: Optional[dict[str, Any]] = None
-    failure: Optional[FailureClass] = None
-    error: Optional[str] = None
-    raw_text: Optional[str] = None
-    finish_reason: Optional[str] = None
-    usage: Usage = Usage()
-    latency_s: float = 0.0
-    attempts: int = 1
-    transport_retries: int = 0
-    repairs: list[str] = Field(default_factory=list)
-    cached: bool = False
-    notes: dict[str, Any] = Field(default_factory=dict, description="strategy extras: reasoning text, dropped quotes, sample counts")
-
-
-def redact_generation(gen: Generation, *keys: Optional[str]) -> Generation:
-    """``gen`` with :func:`redact_secrets` applied to every string in it (error, raw text, record,
-    notes): the runner writes all of it to ``predictions.jsonl`` and the response cache. Returns
-    ``gen`` itself when there is nothing to mask."""
-    dumped = gen.model_dump_json()
-    masked = redact_secrets(dumped, *keys)  # the mask has no JSON-special character: still valid JSON
-    return gen if masked == dumped else Generation.model_validate_json(masked)
 
 
 class Backend(Protocol):
@@ -175,6 +76,10 @@ _PROVIDERS: dict[str, tuple[BackendFactory, type[BackendOptions]]] = {}
 _HIDDEN: set[str] = set()  # providers for tests only: usable by name, never offered to users
 
 
+# The built-in backend modules, by name (imported on first use, as inspect_ai lists its providers).
+BUILTIN_MODULES = ("anthropic_compat", "fake", "local", "openai_compat", "rules")
+
+
 def register_provider(provider: str, options: type[BackendOptions] = BackendOptions,
                       hidden: bool = False) -> Callable[[BackendFactory], BackendFactory]:
     """Register a factory ``f(model: str, **options) -> Backend`` under ``provider``.
@@ -196,8 +101,8 @@ def register_provider(provider: str, options: type[BackendOptions] = BackendOpti
 
 def known_providers() -> list[str]:
     """Names of every registered provider, hidden (test) ones included, sorted."""
-    from paperfields.extract import backends  # noqa: F401  (registers the built-in providers)
-
+    for module in BUILTIN_MODULES:  # each registers its providers on import; their SDKs load lazily
+        importlib.import_module(f"paperfields.extract.backends.{module}")
     return sorted(_PROVIDERS)
 
 
@@ -387,7 +292,7 @@ def parse_reply(text: Optional[str], finish_reason: Optional[str] = None, respon
     against ``response_model`` is schema_invalid, naming each field. JSON strings follow the
     escape rule of :func:`_top_level_object` (LaTeX backslashes are text), and the schema's
     validators read placeholders, enum spellings, unit signs and numbers written as text
-    (:mod:`paperfields.extract.schema`) and refuse non-finite numbers.
+    (:mod:`paperfields.core.schema`) and refuse non-finite numbers.
 
     Every tolerated deviation is named in ``repairs``: think, fenced, prose (text around the
     object), surrogates (lone UTF-16 surrogates replaced by U+FFFD), escapes, raw_control,

@@ -12,7 +12,8 @@ import time
 from collections import deque
 from typing import Iterable, Optional, Union
 
-from paperfields.extract.backends.base import BackendOptions, Generation, GenerationRequest, Usage, parse_reply, register_provider
+from paperfields.core.runlog import Generation, Usage
+from paperfields.extract.backends.base import BackendOptions, GenerationRequest, parse_reply, register_provider
 
 
 class FakeBackend:

@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from paperfields.extract.schema import all_required
+from paperfields.core.schema import all_required
 
 # Most items a list may hold; gold's longest lists hold 5 items, 7 results and 3 contribution types.
 # Room above any abstract's, small enough that a repetition loop closes far below the default

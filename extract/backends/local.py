@@ -29,12 +29,12 @@ from typing import Any
 
 from pydantic import Field
 
-from paperfields.extract.backends.base import BackendError, FailureClass, Generation, GenerationRequest, Usage, parse_reply, register_provider
-from paperfields.extract.backends.base import BackendOptions
+from paperfields.core.confidence import value_confidences
+from paperfields.core.runlog import FailureClass, Generation, Usage
+from paperfields.core.schema import FIELDS
+from paperfields.extract.backends.base import BackendError, BackendOptions, GenerationRequest, parse_reply, register_provider
 from paperfields.extract.backends.grammar import GBNF_GRAMMAR_ID, GRAMMAR_ID, grammar_for, llguidance_grammar
 from paperfields.extract.backends.weights import WEIGHTS, WeightsError, resolve_weights
-from paperfields.extract.schema import FIELDS
-from paperfields.scoring.calibration import value_confidences
 
 _INSTANCES: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _INSTANCES_LOCK = threading.Lock()
@@ -361,7 +361,7 @@ class LocalBackend:
     :meth:`generate` (Ctrl-C) stops llama.cpp within a token or a prompt batch. A valid answer's
     ``notes["logprob_confidence"]`` holds, per top-level field of the reply, the geometric mean
     probability, under the grammar, of the tokens that write its value (greedy decoding only; :class:`TokenLogprobs`,
-    :func:`paperfields.scoring.calibration.value_confidences`), and every reply's (a completion that ran, valid or
+    :func:`paperfields.core.confidence.value_confidences`), and every reply's (a completion that ran, valid or
     not) ``notes["decode_steps"]`` the tokens sampled, one forward pass each (the rest of ``usage.output_tokens`` were forced).
     """
 

@@ -39,21 +39,16 @@ from typing import Any, Callable, Literal, Optional
 
 from pydantic import Field
 
+from paperfields.core.runlog import FailureClass, Generation, GenerationParams, Usage, redact_generation, redact_secrets
+from paperfields.core.schema import all_required
 from paperfields.extract.backends.base import (
     BackendError,
     BackendOptions,
-    FailureClass,
-    Generation,
-    GenerationParams,
     GenerationRequest,
-    Usage,
     parse_reply,
-    redact_generation,
-    redact_secrets,
     register_provider,
     replace_surrogates,
 )
-from paperfields.extract.schema import all_required
 
 MODES = ("json", "md_json", "tools", "json_schema")
 STRICT_MODES = ("tools", "json_schema")  # the modes that carry the schema in the request: sent in OpenAI's strict form

@@ -10,7 +10,7 @@ from typing import Optional
 
 from pydantic import BaseModel
 
-from paperfields.extract.backends.base import Usage
+from paperfields.core.runlog import Usage
 
 
 class Price(BaseModel):

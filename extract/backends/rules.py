@@ -93,10 +93,11 @@ import time
 from functools import lru_cache
 from typing import Any, Optional
 
-from paperfields.extract.backends.base import BackendError, Generation, GenerationRequest, Usage, register_provider
-from paperfields.extract.schema import PaperRecord
-from paperfields.paths import gold_dir
-from paperfields.scoring.normalize import strip_markup
+from paperfields.core.normalize import strip_markup
+from paperfields.core.paths import gold_dir
+from paperfields.core.runlog import Generation, Usage
+from paperfields.core.schema import PaperRecord
+from paperfields.extract.backends.base import BackendError, GenerationRequest, register_provider
 
 _INTRO = re.compile(r"\b(?:we|We|this paper|This paper)\s+(?:propose|introduce|present|develop)s?\s+(?:a\s+|an\s+|the\s+)?(?:new\s+|novel\s+)?(\*{0,2}[A-Z][A-Za-z0-9]*(?:[-+.][A-Za-z0-9]+)*\+*\*{0,2})")
 _EXPANSION = re.compile(r"((?:[A-Z][\w-]*\s+){1,8}?(?:[A-Za-z][\w-]*))\s+\(([A-Z][A-Za-z0-9-]*[A-Z0-9][A-Za-z0-9-]*)\)")
@@ -157,7 +158,7 @@ def dev_gazetteer() -> dict[str, tuple[str, ...]]:
     """Names per list field (``tasks``, ``datasets``, ``models``, ``metrics``, ``baselines``) from
     the dev split of ``gold/gold.jsonl`` only, longest first; names shorter than 3 characters are
     dropped. Raises BackendError if the gold file is missing."""
-    from paperfields.scoring.gold import load_gold
+    from paperfields.core.gold import load_gold
 
     path = gold_dir() / "gold.jsonl"
     if not path.is_file():

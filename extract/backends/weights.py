@@ -13,8 +13,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from paperfields.core.errors import PaperFieldsError
 
-class WeightsError(RuntimeError):
+
+class WeightsError(PaperFieldsError, RuntimeError):
     """Parts missing, or the joined file's sha256 does not match the pinned hash."""
 
 

@@ -23,16 +23,18 @@ import hashlib
 import json
 import re
 import warnings
-from dataclasses import dataclass, field as dataclass_field
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from paperfields.plural import plural
+from paperfields.core.errors import InputError, field_error
+from paperfields.core.plural import plural
 
 
-class CorpusError(ValueError):
+class CorpusError(InputError):
     """Bad corpus input. The message names the file and line."""
 
 
@@ -401,9 +403,7 @@ def _read_jsonl(path: Path, text: str | None = None, why: str | None = None) -> 
             )
             numbers.append(number)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(p) for p in first["loc"])
-            raise CorpusError(f"{path}:{number}: field '{field}': {first['msg']}") from None
+            raise CorpusError(f"{path}:{number}: {field_error(exc)}") from None
     if not papers:
         raise CorpusError(f"{path}:1: no abstracts found")
     return Source(path=path, format="jsonl", papers=papers, lines=numbers, ignored=ignored)

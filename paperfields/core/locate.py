@@ -5,7 +5,7 @@ its character spans in the abstract and a match status, as langextract keeps ``c
 ``alignment_status`` on an extraction:
 
 - ``exact``: the item is written as is, at word boundaries;
-- ``normalized``: it is written once both sides go through :func:`~paperfields.scoring.normalize.normalize`
+- ``normalized``: it is written once both sides go through :func:`~paperfields.core.normalize.normalize`
   (case, dashes, hyphens as spaces, LaTeX, Greek letters, Unicode format characters, a version
   glued to its name or not), still starting and ending at word boundaries; the last word may carry
   a plural ``s``/``es`` ("LLM" is written in "LLMs");
@@ -20,10 +20,10 @@ span, a LaTeX command, or one other character. So "SWE" is not found in "SWEET" 
 "GPT-4o", while "SWE bench verified" is found in "SWE-bench Verified" and ``$\\tau^2$-Bench`` in "τ²-Bench".
 
 A number (a result's value, sign ignored) is grounded when an atom writes it
-(:func:`~paperfields.scoring.normalize.written_numbers`: "35,368", "1.5M", "56.61\\%"), digits inside
+(:func:`~paperfields.core.normalize.written_numbers`: "35,368", "1.5M", "56.61\\%"), digits inside
 a word included ("Qwen2.5" writes 2.5). A URL is grounded only when the whole URL, trailing
 punctuation trimmed, equals a URL written in the abstract (after
-:func:`~paperfields.scoring.normalize.normalize_url`): never a piece of one, never a plain word.
+:func:`~paperfields.core.normalize.normalize_url`): never a piece of one, never a plain word.
 
 :func:`ground_record` locates every item of a record (:data:`GROUNDED_FIELDS`) and, for an evidence
 run, each item's quote. The runner stores the result on each prediction line; the scorer, the
@@ -43,7 +43,7 @@ from typing import Any, Literal, Optional, Sequence
 from pydantic import BaseModel, Field
 from rapidfuzz import fuzz
 
-from paperfields.scoring.normalize import normalize, normalize_url, same_number, strip_markup, written_numbers
+from paperfields.core.normalize import normalize, normalize_url, same_number, strip_markup, written_numbers
 
 LOCATOR_VERSION = "1"  # stored with each grounding: a line located by another version is located again when read
 FUZZY_THRESHOLD = 90.0  # rapidfuzz partial_ratio (0-100) of the normalized forms: about one edit in ten characters
@@ -283,7 +283,7 @@ def locate_number(value: float, abstract: str) -> Location:
     """Where the number ``value`` (sign ignored) is written in ``abstract``: every atom that writes it
     (``exact`` when one is written plainly as ``str(value)`` or as an integer, else ``normalized``:
     "35,368", "1.5M", a number inside a word). Numbers agree as
-    :func:`~paperfields.scoring.normalize.same_number` without a text: equal to their float's decimals."""
+    :func:`~paperfields.core.normalize.same_number` without a text: equal to their float's decimals."""
     target = abs(float(value))
     plain = {value_item(target), f"{target:g}"} | ({str(int(target))} if target.is_integer() else set())
     spans, exact = [], False
@@ -296,7 +296,7 @@ def locate_number(value: float, abstract: str) -> Location:
 
 def locate_url(url: str, abstract: str) -> Location:
     """Where the URL ``url`` is written in ``abstract``: a URL of the abstract (trailing punctuation
-    trimmed) equal to it after :func:`~paperfields.scoring.normalize.normalize_url` (``exact`` when
+    trimmed) equal to it after :func:`~paperfields.core.normalize.normalize_url` (``exact`` when
     also equal as written). A URL that is only part of one written there, or a plain word, is ``not_found``."""
     text = (url or "").strip().rstrip(_URL_TAIL)
     key = normalize_url(text) if text else ""

@@ -12,16 +12,17 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from paperfields.extract.corpus import Paper, decode_utf8
-from paperfields.extract.schema import LIST_FIELDS, STRING_FIELDS, PaperRecord
-from paperfields.scoring.locate import locate, locate_number, locate_url
-from paperfields.scoring.normalize import normalize
+from paperfields.core.corpus import Paper, decode_utf8
+from paperfields.core.errors import InputError, field_error
+from paperfields.core.locate import locate, locate_number, locate_url
+from paperfields.core.normalize import normalize
+from paperfields.core.schema import LIST_FIELDS, STRING_FIELDS, PaperRecord
 
 GOLD_VERSION = "1.3"
 
 
 
-class GoldError(ValueError):
+class GoldError(InputError):
     """A gold file problem. The message names the file, line and field."""
 
 
@@ -110,10 +111,9 @@ def _gold_line(line: str, path: Path, number: int) -> GoldRecord:
         return GoldRecord.model_validate_json(line)
     except ValidationError as exc:
         first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "(line)"
         if first["type"] == "json_invalid":
             raise GoldError(f"{path}:{number}: not valid JSON ({first['msg']})") from None
-        raise GoldError(f"{path}:{number}: field '{field}': {first['msg']}") from None
+        raise GoldError(f"{path}:{number}: {field_error(exc)}") from None
 
 
 def gold_strings(record: PaperRecord) -> list[tuple[str, str]]:
@@ -130,13 +130,13 @@ def gold_strings(record: PaperRecord) -> list[tuple[str, str]]:
 
 def url_in_text(url: str, abstract: str) -> bool:
     """True when the whole URL ``url`` is written in ``abstract`` as a URL
-    (:func:`~paperfields.scoring.locate.locate_url`: never a piece of one, never a plain word)."""
+    (:func:`~paperfields.core.locate.locate_url`: never a piece of one, never a plain word)."""
     return locate_url(url, abstract).grounded
 
 
 def findable(text: str, abstract: str) -> bool:
     """True when ``text`` is written in ``abstract``, as is or after normalization, at word boundaries
-    (:func:`~paperfields.scoring.locate.locate`, the one rule for "in the abstract")."""
+    (:func:`~paperfields.core.locate.locate`, the one rule for "in the abstract")."""
     return locate(text, abstract).grounded
 
 

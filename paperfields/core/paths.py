@@ -31,7 +31,7 @@ _SHIPPED = ("gold", "prompts")
 def checkout_root() -> Optional[Path]:
     """The source checkout this package runs from (the folder holding ``gold/``, ``prompts/`` and
     ``paperfields/``), or None for a regular (non-editable) install."""
-    checkout = Path(__file__).resolve().parent.parent
+    checkout = Path(__file__).resolve().parents[2]  # paperfields/core/paths.py -> the checkout
     if all((checkout / name).is_dir() for name in _SHIPPED):
         return checkout
     return None

@@ -1,0 +1,12 @@
+"""The floor: the benchmark's nouns, which both extraction and scoring stand on.
+
+Nothing here imports ``paperfields.extract`` or ``paperfields.scoring`` (a test checks it):
+
+- :mod:`~paperfields.core.schema`: the record a model fills (``PaperRecord``) and each field's facts;
+- :mod:`~paperfields.core.corpus`: papers and corpus files;
+- :mod:`~paperfields.core.gold`: gold records and their loading;
+- :mod:`~paperfields.core.normalize` and :mod:`~paperfields.core.locate`: text normalization and grounding;
+- :mod:`~paperfields.core.confidence`: per-field confidence from token log-probabilities;
+- :mod:`~paperfields.core.runlog`: the run log (``RunConfig``, ``PredictionLine``, ``Manifest``, ``FailureClass``, ``Usage``);
+- :mod:`~paperfields.core.errors`, :mod:`~paperfields.core.paths`, :mod:`~paperfields.core.plural`, :mod:`~paperfields.core.version`.
+"""

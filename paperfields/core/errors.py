@@ -1,0 +1,44 @@
+"""One root for every error PaperFields raises on purpose, and one way to name a bad field.
+
+The tree (each class keeps its built-in base, so ``except ValueError`` still catches bad input)::
+
+    PaperFieldsError
+    ├── InputError (ValueError)        a file or option the user gave is wrong: CorpusError, GoldError, PromptError, ...
+    ├── RunError (RuntimeError)        a run folder that cannot be read or resumed (paperfields.core.runlog)
+    └── BackendError (RuntimeError)    a backend that cannot be set up (paperfields.extract.backends.base)
+
+The command line prints any ``PaperFieldsError`` as one line (its message names the file, line and
+field) and exits 1; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from pydantic import ValidationError
+
+
+class PaperFieldsError(Exception):
+    """The root of PaperFields' own errors: the message is for the user and names what to fix."""
+
+
+class InputError(PaperFieldsError, ValueError):
+    """Input the user gave (a file, a line of it, an option) is not what it must be."""
+
+
+def field_path(loc: tuple | list) -> str:
+    """Pydantic's error location as a dotted path: ``("results", 0, "value")`` -> ``results.0.value``."""
+    return ".".join(map(str, loc))
+
+
+def field_error(exc: ValidationError, prefix: Optional[str] = None) -> str:
+    """The first error of a Pydantic ``ValidationError`` as ``field 'a.b': message``.
+
+    ``prefix`` (for example ``"record"``) is put before the path: ``field 'record.a.b': message``. An
+    error at the top level (empty location) reads ``field '<prefix>'`` or ``the value``. Pydantic's
+    ``Value error, `` prefix (a validator's own message) is dropped: the message is ours.
+    """
+    first = exc.errors()[0]
+    path = ".".join(p for p in (prefix, field_path(first["loc"])) if p)
+    where = f"field '{path}'" if path else "the value"
+    return f"{where}: {first['msg'].removeprefix('Value error, ')}"

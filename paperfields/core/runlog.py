@@ -1,0 +1,343 @@
+"""The run log: what a run records and how it is read back.
+
+A run folder holds ``predictions.jsonl`` (one :class:`PredictionLine` per paper, appended as each
+finishes) and ``manifest.json`` (a versioned :class:`Manifest`: the :class:`RunConfig`, provenance and
+totals). Extraction (``paperfields.extract``) writes them, scoring (``paperfields.scoring``) reads them;
+both import these nouns from here and never each other. The outcome of one model call is a
+:class:`Generation`: a schema-valid record or a :class:`FailureClass`, with usage and timing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import re
+import subprocess
+import warnings
+from enum import Enum
+from pathlib import Path
+from typing import Any, Callable, Iterator, Literal, Optional
+
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_serializer
+
+from paperfields.core.corpus import Paper
+from paperfields.core.errors import PaperFieldsError, field_error
+from paperfields.core.locate import Grounding, ground_record
+from paperfields.core.paths import checkout_root
+from paperfields.core.schema import SCHEMA_VERSION, PaperRecord
+from paperfields.core.version import __version__
+
+# OpenAI-style secret keys (sk-..., sk-proj-..., Anthropic's sk-ant-...), as servers echo them in 401 bodies.
+_SECRET_KEY = re.compile(r"sk-[A-Za-z0-9_\-]{8,}")
+MASK = "sk-***"
+
+
+def redact_secrets(text: Optional[str], *keys: Optional[str]) -> Optional[str]:
+    """``text`` with each of ``keys`` and anything shaped like an OpenAI secret key (``sk-`` and 8+
+    key characters) replaced by ``sk-***``; None stays None.
+
+    Keys shorter than 8 characters are not searched for: masking every "abc" would garble the text,
+    and so short a value is no secret worth the damage.
+    """
+    if not text:
+        return text
+    for key in keys:
+        if key and len(key) >= 8:
+            text = text.replace(key, MASK)
+    return _SECRET_KEY.sub(MASK, text)
+
+
+class FailureClass(str, Enum):
+    """Why a paper has no parsed record. Each is reported apart in the validity layer.
+
+    ``transport_error`` means the model never answered (network, 429, 5xx, timeout): a rerun asks
+    again. ``request_rejected`` (the server refused the request itself: HTTP 400 for a bad schema or
+    an unsupported parameter) and ``context_overflow`` (the prompt does not fit the model's context
+    window) can never succeed unchanged: a rerun does not ask again. The others are the model's
+    answer and are final for the run's configuration.
+    """
+
+    malformed_json = "malformed_json"
+    schema_invalid = "schema_invalid"
+    truncated = "truncated"
+    refusal = "refusal"
+    empty_reply = "empty_reply"
+    transport_error = "transport_error"
+    request_rejected = "request_rejected"
+    context_overflow = "context_overflow"
+
+
+class Usage(BaseModel):
+    """Token counts summed over every attempt, failed ones included.
+
+    ``reasoning_tokens`` is the part of ``output_tokens`` a reasoning model spent thinking before it
+    answered (OpenAI's ``completion_tokens_details.reasoning_tokens``): never shown, billed as output,
+    so it is already inside ``output_tokens`` and its dollars.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(input_tokens=self.input_tokens + other.input_tokens, output_tokens=self.output_tokens + other.output_tokens,
+                     reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens)
+
+
+class GenerationParams(BaseModel):
+    """Every generation parameter that changes the output (part of the run config and cache key).
+
+    ``reasoning_effort`` (low, medium, high) applies to OpenAI reasoning models only (see
+    :func:`check_params`); unset, it is left out of every dump, so configs and cache keys written
+    before it existed stay equal.
+    """
+
+    temperature: float = 0.0
+    max_tokens: int = Field(default=1536, ge=1)
+    seed: int = 0
+    reasoning_effort: Optional[Literal["low", "medium", "high"]] = None
+
+    @model_serializer(mode="wrap")
+    def _omit_unset_effort(self, handler: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
+        data = handler(self)
+        if data.get("reasoning_effort") is None:
+            data.pop("reasoning_effort", None)
+        return data
+
+
+class Generation(BaseModel):
+    """One backend answer: ``record`` (validated, as a dict) or ``failure``, never both.
+
+    ``latency_s`` is wall seconds for all attempts; ``attempts`` counts model replies
+    (validation re-asks included; 0 for a model-free backend, ``rules/``); ``transport_retries`` counts HTTP requests repeated after a 429,
+    a 5xx or a timeout; ``repairs`` names every tolerated deviation of the reply (listed in :func:`parse_reply`).
+    """
+
+    record: Optional[dict[str, Any]] = None
+    failure: Optional[FailureClass] = None
+    error: Optional[str] = None
+    raw_text: Optional[str] = None
+    finish_reason: Optional[str] = None
+    usage: Usage = Usage()
+    latency_s: float = 0.0
+    attempts: int = 1
+    transport_retries: int = 0
+    repairs: list[str] = Field(default_factory=list)
+    cached: bool = False
+    notes: dict[str, Any] = Field(default_factory=dict, description="strategy extras: reasoning text, dropped quotes, sample counts")
+
+
+def redact_generation(gen: Generation, *keys: Optional[str]) -> Generation:
+    """``gen`` with :func:`redact_secrets` applied to every string in it (error, raw text, record,
+    notes): the runner writes all of it to ``predictions.jsonl`` and the response cache. Returns
+    ``gen`` itself when there is nothing to mask."""
+    dumped = gen.model_dump_json()
+    masked = redact_secrets(dumped, *keys)  # the mask has no JSON-special character: still valid JSON
+    return gen if masked == dumped else Generation.model_validate_json(masked)
+
+
+MANIFEST_VERSION = 1
+
+
+class RunError(PaperFieldsError, RuntimeError):
+    """A run folder that cannot be resumed (other config, corrupt line). Names the file and line."""
+
+
+class RunConfig(BaseModel):
+    """Everything that decides a run's output. Two runs with equal configs are the same run."""
+
+    backend: str
+    base_url: Optional[str] = None
+    mode: Optional[str] = None
+    grammar: bool = False
+    strategy: str
+    prompt_version: str
+    prompt_sha256: str
+    example_ids: list[str] = Field(default_factory=list, description="few-shot example paper ids (dev split)")
+    split: str
+    schema_version: str = SCHEMA_VERSION
+    params: GenerationParams = GenerationParams()
+    batch: bool = Field(default=False, description="requests sent as one OpenAI Batch API job (--batch), not one by one")
+    corpus: Optional[str] = Field(
+        default=None,
+        description="a corpus other than the benchmark's gold/corpus.jsonl (--corpus): its file name and a fingerprint of "
+                    "its papers, '<name> papers:<12 hex of sha256 of the (id, text) pairs>', so two corpora never share a run folder",
+    )
+
+
+class PredictionLine(Generation):
+    """One line of ``predictions.jsonl``: the paper id, its :class:`Generation` and its cost in USD
+    (None when the backend's price is unknown).
+
+    ``record`` must be a valid :class:`PaperRecord` (lines may be written by hand, see the README):
+    a string where a list belongs, an unknown research area or a non-numeric result value is a
+    validation error naming the field, never scored character by character.
+    """
+
+    paper_id: str
+    dollars: Optional[float] = None
+    grounding: Optional[Grounding] = Field(
+        default=None, description="where each predicted item (and evidence quote) is written in the abstract "
+        "(scoring/locate.py), computed when the line is written; None for a failed paper and for lines written before it existed")
+
+    def located(self, abstract: str) -> Grounding:
+        """This line's grounding in ``abstract``: the stored one when it still fits the record and the
+        abstract (:meth:`~paperfields.core.locate.Grounding.fits`), else computed now (an older
+        line, a hand-edited record, another corpus); evidence quotes come from ``notes["quotes"]``."""
+        if self.grounding is not None and self.grounding.fits(self.record, abstract):
+            return self.grounding
+        return ground_record(self.record, abstract, self.notes.get("quotes") or ())
+
+    @field_validator("record")
+    @classmethod
+    def _record_is_a_paper_record(cls, record: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
+        if record is None:
+            return None
+        try:
+            valid = PaperRecord.model_validate(record)
+        except ValidationError as exc:
+            raise ValueError(f"not a PaperRecord: {field_error(exc, 'record')}") from None
+        return valid.model_dump(mode="json")  # the normalized form a model's reply gets ("12.5" -> 12.5)
+
+
+class Manifest(BaseModel):
+    """``manifest.json``: config, provenance and totals of a run (versioned)."""
+
+    manifest_version: int = MANIFEST_VERSION
+    run_id: str
+    config: RunConfig
+    paperfields_version: str = __version__
+    git_commit: Optional[str] = None
+    started_at: str
+    finished_at: Optional[str] = None
+    status: str = "running"
+    paper_ids: list[str] = Field(default_factory=list, description="papers asked for, in corpus order (union over resumes)")
+    papers_total: int
+    papers_done: int = Field(default=0, description="papers whose latest line is final: a record or a failure other than "
+                             "transport_error (those are asked again on resume)")
+    papers_valid: int = 0
+    failures_by_class: dict[str, int] = Field(default_factory=dict)
+    usage: Usage = Field(default=Usage(), description="tokens the model processed for this run (what dollars_total prices); "
+                         "answers served from the response cache are in cached_usage. Runs written before cached_usage existed count both here")
+    cached_usage: Usage = Field(default=Usage(), description="tokens of the answers served from the response cache (the model "
+                                "processed them for an earlier request; no dollars)")
+    model_requests: int = Field(default=0, description="model calls made (attempts of papers not answered from the cache)")
+    cache_hits: int = 0
+    model_seconds_total: float = 0.0
+    wall_seconds: float = 0.0
+    dollars_total: Optional[float] = Field(default=0.0, description="USD for all papers; None when the price is unknown")
+    price: Optional[dict[str, Any]] = Field(default=None, description="the price-table entry used (USD per million tokens)")
+    batch_discount: float = Field(
+        default=1.0, description="multiplier applied to the price table in every dollar figure: 0.5 for --batch runs "
+        "(the OpenAI Batch API bills half the listed price), else 1.0",
+    )
+    batch_ids: list[str] = Field(default_factory=list, description="OpenAI Batch API jobs this run submitted (--batch), oldest first")
+    corpus_path: Optional[str] = Field(
+        default=None, description="absolute path of the corpus JSONL the papers were read from (where show and report find the "
+        "abstracts); None for the benchmark's gold/corpus.jsonl and for runs written before it was recorded")
+
+
+def git_commit(root: Path | None = None) -> Optional[str]:
+    """HEAD commit of the project checkout (with ``-dirty`` when there are uncommitted changes), or None
+    (also for a wheel install, which has no checkout: the current folder's repository is not ours)."""
+    root = root or checkout_root()
+    if root is None:
+        return None
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True, text=True, timeout=10)
+        return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def corpus_identity(path: Path, papers: list[Paper]) -> str:
+    """``RunConfig.corpus`` for a corpus of one's own: ``'<file name> papers:<12 hex>'``, the hex from the
+    sha256 of its papers' (id, text) pairs in id order, so a same-named file with other abstracts differs
+    even when a JSONL corpus reuses the ids; file order does not matter."""
+    digest = hashlib.sha256(json.dumps(sorted((p.id, p.text) for p in papers)).encode()).hexdigest()[:12]
+    return f"{path.name} papers:{digest}"
+
+
+def default_run_id(backend: str, strategy: str, split: str, batch: bool = False) -> str:
+    """``<provider>_<model>__<strategy>__<split>`` (``__batch`` appended for a Batch API run, whose
+    config differs) with path-unsafe characters replaced."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", f"{backend.replace('/', '_')}__{strategy}__{split}{'__batch' if batch else ''}").strip("_")
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def iter_predictions(path: Path, repair: bool = False) -> Iterator[PredictionLine]:
+    """Yield the lines of ``predictions.jsonl`` one at a time (memory does not grow with the run).
+
+    A cut-off last line (a crash mid-write: no final newline and not valid) is dropped, and with
+    ``repair`` also removed from the file; any other bad line raises RunError naming file and line.
+    """
+    if not path.exists():
+        return
+    good_bytes = 0
+    cut_off = False
+    with path.open("rb") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                good_bytes += len(line)
+                continue
+            try:
+                parsed = PredictionLine.model_validate_json(line)
+            except ValidationError as exc:
+                if not line.endswith(b"\n"):  # only the last line can lack its newline
+                    cut_off = True
+                    break
+                first = exc.errors()[0]
+                if first["type"] == "json_invalid":
+                    detail = "not valid JSON" if line.isascii() or _is_utf8(line) else "not UTF-8 text"
+                    raise RunError(f"{path}:{number}: bad prediction line: {detail} ({first['msg']})") from None
+                raise RunError(f"{path}:{number}: bad prediction line: {field_error(exc)}") from None
+            good_bytes += len(line)
+            yield parsed
+        ends_open = good_bytes > 0 and not cut_off and not line.endswith(b"\n")
+    if cut_off and not repair:  # readers (score, show, report) say so; the runner repairs it silently and redoes the paper
+        warnings.warn(f"{path}:{number}: last line is cut off (a run interrupted mid-write); ignored until the run is resumed",
+                      RuntimeWarning, stacklevel=2)
+    if repair and cut_off:
+        with path.open("r+b") as fh:
+            fh.truncate(good_bytes)
+    elif repair and ends_open:  # a complete last line without its newline: close it before appending
+        with path.open("ab") as fh:
+            fh.write(b"\n")
+
+
+def read_predictions(path: Path, repair: bool = False) -> list[PredictionLine]:
+    """The latest line of each paper in ``predictions.jsonl`` (a transport error retried on resume
+    leaves two lines; the later one counts), in order of first appearance; see
+    :func:`iter_predictions` for the rules."""
+    latest: dict[str, PredictionLine] = {}
+    for line in iter_predictions(path, repair=repair):
+        latest[line.paper_id] = line
+    return list(latest.values())
+
+
+def load_manifest(run_dir: Path) -> Manifest:
+    """Read ``manifest.json`` of a run folder. Raises RunError naming the file on a bad manifest."""
+    path = run_dir / "manifest.json"
+    if not path.is_file():
+        raise RunError(f"{path}: no manifest (is {run_dir} a run folder?)")
+    try:
+        return Manifest.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as exc:
+        raise RunError(f"{path}: {field_error(exc)}") from None
+
+
