@@ -2,9 +2,11 @@
 
 A strategy is a TOML file in ``prompts/`` (validated on load): ``name``, ``version``,
 ``description``, ``kind``, Jinja2 ``system`` and ``user`` templates, and per kind ``examples``/``k``
-(few-shot: dev-split paper ids) or ``samples``/``temperature`` (self-consistency). The file's
-sha256 and the example ids go into the run manifest, so a changed prompt never passes silently as
-the old one. The paper always comes last, so engines that cache a shared prompt prefix reuse it.
+(few-shot: dev-split paper ids) or ``samples``/``temperature`` (self-consistency). Every prompt
+includes the one field guide, ``prompts/field_guide.jinja`` (few-shot sets its own contribution-types
+line, ``contribution_types_guide``). The sha256 of the file and of what it includes
+(:func:`prompt_sha256`) and the example ids go into the run manifest, so a changed prompt or guide
+never passes silently as the old one. The paper always comes last, so engines that cache a shared prompt prefix reuse it.
 
 Kinds:
 - ``zero_shot``: instructions and the field guide, then the abstract.
@@ -38,6 +40,7 @@ from pathlib import Path
 from typing import Any, Literal, Optional
 
 import jinja2
+import jinja2.meta
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from paperfields.core.corpus import Paper, decode_utf8
@@ -69,15 +72,17 @@ class PromptTemplate(BaseModel):
     temperature: Optional[float] = Field(default=None, ge=0)
 
 
-def field_guide(model: type[BaseModel] = PaperRecord) -> str:
-    """One line per field: ``- name: description`` (enum choices included), from the schema."""
-    schema = model.model_json_schema()
-    lines = [f"- {name}: {prop.get('description', '')}" for name, prop in schema["properties"].items()]
-    result = schema["$defs"]["Result"]["properties"]
-    lines.append("Each results item has: " + "; ".join(f"{k}: {v.get('description', '')}" for k, v in result.items()))
-    for enum in ("ResearchArea", "Unit", "ResultKind", "Qualifier", "ContributionType"):
-        lines.append(f"{enum} values: {', '.join(schema['$defs'][enum]['enum'])}")
-    return "\n".join(lines)
+def prompt_sha256(raw: bytes, included: list[Path], path: Path) -> str:
+    """The prompt's fingerprint for the run manifest: sha256 of the prompt file's bytes followed by the
+    bytes of each file it includes (``{% include "field_guide.jinja" %}``), in order of first use, so
+    a changed field guide changes every prompt that includes it. Raises PromptError naming ``path``
+    when an included file is missing."""
+    digest = hashlib.sha256(raw)
+    for part in included:
+        if not part.is_file():
+            raise PromptError(f"{path}: includes {part.name}, which is not in {part.parent}")
+        digest.update(part.read_bytes())
+    return digest.hexdigest()
 
 
 def compact(record: dict[str, Any]) -> str:
@@ -201,20 +206,27 @@ class Strategy:
         t = self.template
         if t.name != name:
             raise PromptError(f"{path}: field 'name' is '{t.name}', expected '{name}' (the file name)")
-        env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
+        # Shared parts (prompts/field_guide.jinja) are included by name from the prompts folder only.
+        env = jinja2.Environment(loader=jinja2.FileSystemLoader(directory), undefined=jinja2.StrictUndefined, autoescape=False)
         templates = {}
+        included: list[str] = []
         for key in ("system", "user"):
             try:
                 templates[key] = env.from_string(getattr(t, key))
+                for ref in jinja2.meta.find_referenced_templates(env.parse(getattr(t, key))):
+                    if ref is None:
+                        raise PromptError(f"{path}: field '{key}': an include must name its file as a string")
+                    if ref not in included:
+                        included.append(ref)
             except jinja2.TemplateSyntaxError as exc:
                 line = _file_line(raw.decode("utf-8"), key, exc.lineno)
                 raise PromptError(f"{path}:{line}: field '{key}': template syntax error: {exc.message}") from None
         self._system, self._user = templates["system"], templates["user"]
         self.name, self.path, self.kind = name, path, t.kind
-        self.sha256 = hashlib.sha256(raw).hexdigest()
+        self.included = [directory / ref for ref in included]
+        self.sha256 = prompt_sha256(raw, self.included, path)
         self.response_model: type[BaseModel] = {"reasoning_first": ReasoningRecord, "evidence": EvidenceRecord,
                                                           "confidence": ConfidenceRecord}.get(t.kind, PaperRecord)
-        self._guide = field_guide()
         self.samples = t.samples if t.kind == "self_consistency" else 1
         if t.kind == "self_consistency" and (t.samples < 2 or not t.temperature):
             raise PromptError(f"{path}: self_consistency needs samples >= 2 and temperature > 0")
@@ -250,11 +262,11 @@ class Strategy:
     def messages(self, paper: Paper) -> list[dict[str, str]]:
         """Chat messages for one paper: system, then (few-shot) example turns, then the paper."""
         try:
-            messages = [{"role": "system", "content": self._system.render(field_guide=self._guide, paper=paper)}]
+            messages = [{"role": "system", "content": self._system.render(paper=paper)}]
             for example, record in [(p, r) for p, r in self._examples if p.id != paper.id][: self.template.k]:
-                messages.append({"role": "user", "content": self._user.render(field_guide=self._guide, paper=example)})
+                messages.append({"role": "user", "content": self._user.render(paper=example)})
                 messages.append({"role": "assistant", "content": compact(record)})
-            messages.append({"role": "user", "content": self._user.render(field_guide=self._guide, paper=paper)})
+            messages.append({"role": "user", "content": self._user.render(paper=paper)})
         except jinja2.UndefinedError as exc:
             raise PromptError(f"{self.path}: template uses an unknown variable: {exc.message}") from None
         return messages

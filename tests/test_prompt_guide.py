@@ -1,4 +1,4 @@
-"""The field guide of the zero-shot (version 3) and few-shot (version 2) prompts: nothing in it that the
+"""The field guide (prompts/field_guide.jinja) of the zero-shot (version 4) and few-shot (version 3) prompts: nothing in it that the
 0.5B model copied into records (issue 15): example strings, every enum value in a row."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from paperfields.extract.strategies import Strategy
 PAPER = Paper(id="x", text="An abstract.", source="s", position=1, line=1)
 
 
-@pytest.mark.parametrize("name, version", [("zero_shot", "3"), ("few_shot", "2")])
+@pytest.mark.parametrize("name, version", [("zero_shot", "4"), ("few_shot", "3")])
 def test_the_guide_holds_no_example_value_the_model_copied(name, version):
     strategy = Strategy(name)
     assert strategy.template.version == version
@@ -38,7 +38,47 @@ def test_zero_shot_names_no_contribution_type_but_method():
 
 
 def test_few_shot_describes_each_type_with_method_first():
-    """The few-shot prompt (version 2) keeps its guide: its worked examples show real contribution types."""
+    """The few-shot prompt (version 3) keeps its own contribution-types line: its worked examples show real contribution types."""
     line = _contribution_line(Strategy("few_shot").messages(PAPER)[0]["content"])
     assert "usually just method" in line and all(t.value in line for t in ContributionType)
     assert line.index("method") < min(line.index(t.value) for t in ContributionType if t.value != "method")
+
+
+STRATEGIES = ("zero_shot", "few_shot", "evidence", "reasoning_first", "self_consistency", "confidence")
+
+
+@pytest.mark.parametrize("name", STRATEGIES)
+def test_every_prompt_includes_the_one_field_guide(name):
+    strategy = Strategy(name)
+    assert [p.name for p in strategy.included] == ["field_guide.jinja"]
+    system = strategy.messages(PAPER)[0]["content"]
+    assert "- training_free: false if the method trains" in system and "{%" not in system
+
+
+def _copy_prompts(tmp_path):
+    import shutil
+
+    from paperfields.core.paths import prompts_dir
+
+    folder = tmp_path / "prompts"
+    shutil.copytree(prompts_dir(), folder)
+    return folder
+
+
+def test_the_guide_bytes_are_in_every_prompt_hash(tmp_path):
+    folder = _copy_prompts(tmp_path)
+    before = {name: Strategy(name, directory=folder).sha256 for name in ("zero_shot", "evidence")}
+    guide = folder / "field_guide.jinja"
+    guide.write_text(guide.read_text() + "- an extra line.\n")
+    after = {name: Strategy(name, directory=folder).sha256 for name in ("zero_shot", "evidence")}
+    assert all(before[n] != after[n] for n in before)
+    assert "- an extra line." in Strategy("zero_shot", directory=folder).messages(PAPER)[0]["content"]
+
+
+def test_a_missing_guide_is_named(tmp_path):
+    from paperfields.extract.strategies import PromptError
+
+    folder = _copy_prompts(tmp_path)
+    (folder / "field_guide.jinja").unlink()
+    with pytest.raises(PromptError, match=r"zero_shot\.toml: includes field_guide\.jinja, which is not in"):
+        Strategy("zero_shot", directory=folder)
