@@ -520,7 +520,7 @@ def load_scores(run: Union[str, Path], *, runs_dir: Union[str, Path, None] = Non
     return pd.DataFrame.from_records(records, columns=["paper_id", "field", "tp", "fp", "fn", "f1", "answered", "failure"])
 
 
-def publish(run: Union[str, Path], *, allow_partial: bool = False, runs_dir: Union[str, Path, None] = None,
+def publish(run: Union[str, Path], *, allow_partial: bool = False, allow_dirty: bool = False, runs_dir: Union[str, Path, None] = None,
             gold: Union[str, Path, None] = None, published_dir: Union[str, Path, None] = None) -> Path:
     """Move a finished, scored run (found by :func:`find_run`) into the published set, the runs the
     leaderboard, export and push read (``published_dir``, default ``results/runs``); returns its new
@@ -529,7 +529,9 @@ def publish(run: Union[str, Path], *, allow_partial: bool = False, runs_dir: Uni
     Raises NoGoldError (a RunError) when none of the run's papers has a gold record in ``gold`` (a run
     over a corpus of one's own: it has no scores, so it has no place on the board); RunError when the
     run is already published, not scored or its scores are stale, partial or unfinished (unless
-    ``allow_partial``), or the target folder exists.
+    ``allow_partial``), was made from a checkout with uncommitted changes (its manifest's ``git_commit``
+    ends in ``-dirty``: the code that made it cannot be named; unless ``allow_dirty``), or the target
+    folder exists.
     """
     import shutil
 
@@ -566,6 +568,11 @@ def publish(run: Union[str, Path], *, allow_partial: bool = False, runs_dir: Uni
             advice = "finish it by running the same `paperfields run` command again (it resumes where it stopped)"
         raise RunError(f"{source.name} is {'unfinished' if scores.unfinished else 'partial'} ({scores.papers_done}/{plural(scores.papers, 'paper')} "
                        f"done, {scores.papers} of {scores.papers_in_split} in the split): {advice}, or publish it apart with --allow-partial")
+    if (manifest.git_commit or "").endswith("-dirty") and not allow_dirty:
+        raise RunError(f"{source.name} was made from a checkout with uncommitted changes (git_commit {manifest.git_commit} in "
+                       f"{source / 'manifest.json'}), so no commit holds the code that made it: commit your changes and run it again "
+                       f"into a new run id (or remove {source} and rerun), or publish it as it is with --allow-dirty (its manifest keeps "
+                       "the -dirty mark)")
     if target.exists():
         raise RunError(f"{target} exists already; remove it first to replace it")
     target.parent.mkdir(parents=True, exist_ok=True)

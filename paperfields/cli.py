@@ -676,6 +676,7 @@ def export(
 def publish(
     run: str = typer.Argument(..., help="Run id (under runs/) or run folder to publish."),
     allow_partial: bool = typer.Option(False, "--allow-partial", help="Publish a partial or unfinished run all the same (it is listed apart, never ranked)."),
+    allow_dirty: bool = typer.Option(False, "--allow-dirty", help="Publish a run made from a checkout with uncommitted changes (its manifest's git_commit ends in -dirty); refused by default, because no commit holds the code that made it."),
 ) -> None:
     """Move a finished, scored run from runs/ into results/runs (the published set that the leaderboard, export and push use).
 
@@ -687,7 +688,7 @@ def publish(
 
     source = _run_dir(run, None)
     try:
-        target = api.publish(source, allow_partial=allow_partial)
+        target = api.publish(source, allow_partial=allow_partial, allow_dirty=allow_dirty)
     except NoGoldError as exc:
         fail(str(exc), 1)
     except _known_errors() as exc:

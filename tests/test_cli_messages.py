@@ -176,9 +176,43 @@ def test_the_api_publishes_a_benchmark_run_into_the_folder_given(tmp_path):
         assert "is partial (2/2 papers done, 2 of 60 in the split)" in str(exc)
     else:
         raise AssertionError("a partial run was published without allow_partial")
-    target = api.publish(source, allow_partial=True, published_dir=tmp_path / "published")
+    target = api.publish(source, allow_partial=True, allow_dirty=True, published_dir=tmp_path / "published")
     assert target == tmp_path / "published" / "rules_baseline__zero_shot__test" and not source.exists()
     assert (target / "scores.json").is_file() and (target / "predictions.jsonl").is_file()
+
+
+def _with_commit(run_dir, commit: str) -> None:
+    from paperfields.core.runlog import load_manifest
+
+    manifest = load_manifest(run_dir)
+    (run_dir / "manifest.json").write_text(manifest.model_copy(update={"git_commit": commit}).model_dump_json(indent=2))
+
+
+def test_publish_refuses_a_run_made_from_an_edited_checkout_unless_asked(tmp_path, monkeypatch):
+    from paperfields import api
+    from paperfields.core.runlog import RunError, load_manifest
+
+    runs, published = tmp_path / "runs", tmp_path / "published"
+    for run_id in ("dirty", "clean"):
+        ran = _cli("run", "-b", "rules/baseline", "--runs-dir", str(runs), "--run-id", run_id, "--no-cache", "--quiet")
+        assert ran.exit_code == 0, ran.output
+    _with_commit(runs / "dirty", "0123abc-dirty")
+    _with_commit(runs / "clean", "0123abc")
+    monkeypatch.setenv("PAPERFIELDS_ROOT", str(tmp_path))  # the CLI's published folder: tmp_path/results/runs, never the repository's
+    refused = _cli("publish", str(runs / "dirty"))
+    assert refused.exit_code == 2 and not (tmp_path / "results").exists()
+    message = " ".join(refused.stderr.split())
+    assert "dirty was made from a checkout with uncommitted changes (git_commit 0123abc-dirty in" in message and "--allow-dirty" in message
+    try:
+        api.publish(runs / "dirty", published_dir=published)
+    except RunError as exc:
+        assert "uncommitted changes" in str(exc)
+    else:
+        raise AssertionError("a run made from an edited checkout was published")
+    assert (runs / "dirty").is_dir() and not published.exists()
+    assert api.publish(runs / "clean", published_dir=published) == published / "clean"
+    kept = api.publish(runs / "dirty", allow_dirty=True, published_dir=published)
+    assert load_manifest(kept).git_commit == "0123abc-dirty"  # published as it is, the mark kept
 
 
 def test_compare_says_on_how_many_papers_both_runs_scored_and_warns_when_a_run_shows_fewer(tmp_path):
