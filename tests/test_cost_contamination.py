@@ -107,7 +107,7 @@ def test_seconds_per_correct_item_is_rounded_once_on_every_view(tmp_path, capsys
     """A cost just above x.xx5 s per correct item shows rounded up (16.48504 as 16.49), not first stored as 16.485 and then shown as 16.48."""
 
     from paperfields.cli import _print_leaderboard
-    from paperfields.scoring.runs import leaderboard_csv, leaderboard_markdown
+    from paperfields.scoring.board import leaderboard_csv, leaderboard_markdown
 
     golds = [g for g in load_gold(GOLD) if g.split == "test"][:6]  # enough correct items for a millisecond to be finer than 0.00005 s per item
 
