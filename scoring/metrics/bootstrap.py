@@ -15,6 +15,7 @@ papers: one paper's resamples all repeat it, which says nothing about spread.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Callable, Iterator, Optional
 
 import numpy as np
@@ -46,6 +47,23 @@ def multiplicities(indices: np.ndarray, n: int) -> np.ndarray:
     return np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(np.float64)
 
 
+@lru_cache(maxsize=8)
+def _small_weights(n: int, resamples: int, seed: int) -> np.ndarray:
+    # a whole draw that fits one chunk is kept (at most 8 MiB each): every field and run of a size reuses it
+    (indices,) = draws(n, resamples, seed)
+    weights = multiplicities(indices, n)
+    weights.setflags(write=False)
+    return weights
+
+
+def _weights(n: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
+    if n * resamples <= CHUNK_CELLS:
+        yield _small_weights(n, resamples, seed)
+    else:
+        for indices in draws(n, resamples, seed):
+            yield multiplicities(indices, n)
+
+
 def distribution(n: int, statistic: Callable[[np.ndarray], np.ndarray], resamples: int = BOOTSTRAP_RESAMPLES,
                  seed: int = BOOTSTRAP_SEED) -> np.ndarray:
     """``statistic`` on every resample of ``n`` papers: it maps a (chunk, n) array of paper indices to
@@ -62,11 +80,11 @@ def pooled_distribution(counts: np.ndarray, statistic: Callable[[np.ndarray], np
     flat = counts.reshape(n, -1).astype(np.float64)  # exact: sums of small integers stay far below 2**53
     integer = np.issubdtype(counts.dtype, np.integer)
 
-    def pooled(indices: np.ndarray) -> np.ndarray:
-        totals = (multiplicities(indices, n) @ flat).reshape((indices.shape[0],) + counts.shape[1:])
-        return statistic(np.rint(totals).astype(counts.dtype) if integer else totals)
-
-    return distribution(n, pooled, resamples, seed)
+    values = []
+    for weights in _weights(n, resamples, seed):
+        totals = (weights @ flat).reshape((weights.shape[0],) + counts.shape[1:])
+        values.append(np.asarray(statistic(np.rint(totals).astype(counts.dtype) if integer else totals)))
+    return np.concatenate(values)
 
 
 def percentile_interval(values: np.ndarray) -> Interval:
