@@ -507,6 +507,7 @@ def load_scores(run: Union[str, Path], *, runs_dir: Union[str, Path, None] = Non
     """
     import pandas as pd
 
+    from paperfields.scoring.metrics.f1 import f1
     from paperfields.scoring.runs import load_scored_run
 
     run_dir = find_run(run, runs_dir)
@@ -514,8 +515,9 @@ def load_scores(run: Union[str, Path], *, runs_dir: Union[str, Path, None] = Non
     records = []
     for paper_id, row in rows.items():
         for field, (tp, fp, fn) in row["fields"].items():
+            value = f1(tp, fp, fn)
             records.append({"paper_id": paper_id, "field": field, "tp": tp, "fp": fp, "fn": fn,
-                            "f1": float("nan") if tp + fp + fn == 0 else 2 * tp / (2 * tp + fp + fn),
+                            "f1": float("nan") if value is None else value,
                             "answered": row.get("answered", True), "failure": row.get("failure")})
     return pd.DataFrame.from_records(records, columns=["paper_id", "field", "tp", "fp", "fn", "f1", "answered", "failure"])
 

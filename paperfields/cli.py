@@ -223,45 +223,12 @@ def gold_sample_pairs(
     console.print(f"wrote {plural(len(pairs), 'pair')} to {out_path}; add \"same\": true/false to each and save as gold/scorer_judgments.jsonl")
 
 
-def _print_leaderboard(scores: list, highlight: Optional[str] = None, wide: bool = False, gold_path: Optional[Path] = None) -> None:
-    """The board in the terminal: ranked contenders, then references and partial runs (no rank). The
-    default columns fit 100 columns; ``wide`` adds per-field scores, failures and tokens."""
-    from paperfields.scoring.runs import DASH, board_rows, fmt, fmt_ci, mean_invented
+def _print_leaderboard(board, highlight: Optional[str] = None, wide: bool = False) -> None:
+    """Print a :class:`~paperfields.scoring.board.Board` in the terminal, with its legend."""
+    from paperfields.scoring.board import TERMINAL_LEGEND
 
-    rows = board_rows(scores, gold_path)
-    by_id = {s.run_id: s for s in scores}
-    split = scores[0].split if scores else ""
-    table = Table(title=f"PaperFields, {split} split. Headline: micro F1 per field, macro over fields (higher is better)",
-                  title_justify="left", box=None, pad_edge=False, padding=(0, 1), collapse_padding=True, header_style="bold")
-    cols = ["#", "model", "strategy", "papers", "valid", "headline [95% CI]", "P/R", "s/paper"]
-    if wide:
-        cols += ["invented", "$", "s/correct", "contamination", "per-paper F1", "name", "area", "datasets", "models", "metrics", "results"]
-    for col in cols:
-        table.add_column(col, no_wrap=col != "model", overflow="fold", justify="right" if col in ("#", "papers", "valid", "s/paper", "$") else "left")
-    section = None
-    for r in rows:
-        s = by_id[r["run_id"]]
-        if r["section"] != section and section is not None:
-            table.add_row()  # a blank line between contenders, references and partial runs
-        section = r["section"]
-        label = {"contender": DASH, "reference": "ref", "partial": "part"}[r["section"]] if r["rank"] is None else str(r["rank"])
-        model = s.backend or s.run_id
-        own_id = s.run_id.removesuffix(" (yours)")
-        if own_id != f"{model.replace('/', '_')}__{s.strategy}__{s.split}":
-            model += f" ({own_id})"  # a run id of one's own says which run this is
-        if own_id != s.run_id:
-            model += " (yours)"
-        papers = f"{s.papers_done}/{s.papers} done" if s.unfinished else f"{s.papers} of {s.papers_in_split}" if s.partial else str(s.papers)
-        cells = [label, model, s.strategy, papers, f"{s.valid_rate:.0%}", fmt_ci(s.headline, r["headline_ci95"]),
-                 f"{fmt(s.precision, 2)}/{fmt(s.recall, 2)}", f"{s.seconds_per_paper:.1f}"]
-        if wide:
-            cells += [DASH if mean_invented(s) is None else f"{mean_invented(s):.0%}", "?" if s.dollars_total is None else f"{s.dollars_total:.2f}",
-                      fmt(s.seconds_per_correct, 2), r["contamination"], fmt(s.per_paper_f1)] + [fmt(s.fields[f].score) for f in ("method_name", "research_area", "datasets", "models", "metrics", "results")]
-        table.add_row(*cells, style="bold" if s.run_id == highlight else None)
-    (Console(width=None if sys.stdout.isatty() else 240) if wide else out).print(table)
-    out.print("#: rank among complete contenders. ref: reference (rules/*, annotator/*), not ranked.\n"
-              "part: partial or unfinished run (no rank, no CI). P/R: micro precision/recall over\n"
-              "all fields' items. –: undefined. --wide: more columns.", highlight=False, markup=False)
+    (Console(width=None if sys.stdout.isatty() else 240) if wide else out).print(board.terminal(highlight, wide))
+    out.print(TERMINAL_LEGEND, highlight=False, markup=False)
 
 
 @app.command()
@@ -400,7 +367,7 @@ def run(
 
 def _scores_line(scores) -> str:
     """One line for a scored run: headline (with CI only for a complete run), P/R, valid, papers."""
-    from paperfields.scoring.runs import fmt, fmt_ci, papers_cell
+    from paperfields.scoring.board import fmt, fmt_ci, papers_cell
 
     ci = scores.headline_ci95 if scores.comparable else None
     note = "" if scores.comparable else " (no CI: partial or unfinished run)"
@@ -410,15 +377,16 @@ def _scores_line(scores) -> str:
 
 def _print_board_with(scores) -> None:
     """The published board of the run's split, with this run added (bold) unless it is a published one."""
+    from paperfields.scoring.board import Board
     from paperfields.scoring.runs import collect_scores
 
     published = paths.published_runs_dir()
     board = [s for s in (collect_scores(published) if published.is_dir() else []) if s.split == scores.split]
     if any(s.run_id == scores.run_id and s.predictions_sha256 == scores.predictions_sha256 for s in board):
-        _print_leaderboard(board, highlight=scores.run_id)  # this run is a published one
+        _print_leaderboard(Board.of(board), highlight=scores.run_id)  # this run is a published one
         return
     mine = scores.model_copy(update={"run_id": scores.run_id + " (yours)"})  # beside a published run of the same id, not instead of it
-    _print_leaderboard(board + [mine], highlight=mine.run_id)
+    _print_leaderboard(Board.of(board + [mine]), highlight=mine.run_id)
 
 
 def _run_dir(run: str, runs_dir: Optional[Path]) -> Path:
@@ -449,7 +417,6 @@ def score_cmd(
     Exit 1 when a run has no gold for any of its papers (a corpus of your own: nothing to score; the
     other runs given are scored all the same), 2 on an error."""
     from paperfields import api
-    from paperfields.core.runlog import load_manifest
     from paperfields.scoring.runs import NoGoldError
 
     gold = gold_path or paths.gold_dir() / "gold.jsonl"
@@ -474,14 +441,14 @@ def score_cmd(
         try:
             run_dir = _run_dir(name, runs_dir)
             scores = api.score(run_dir, gold=gold, corpus=corpus_path)
-            asked = load_manifest(run_dir).papers_total
+            asked = scores.papers_asked
         except NoGoldError as exc:  # said once, here (it names the run); the other runs are scored all the same, then exit 1
             console.print(f"error: {exc}", style="bold red", highlight=False, markup=False)
             without_gold = True
             continue
         except _known_errors() as exc:
             fail(str(exc))
-        if scores.papers < asked:
+        if asked is not None and scores.papers < asked:
             console.print(f"warning: {gold} has gold for {scores.papers} of the run's {asked} papers; only those are scored",
                           style="yellow", highlight=False, markup=False)
         if as_json:
@@ -531,7 +498,7 @@ def compare(
                           "scored_papers_a": result.scored_papers_a, "scored_papers_b": result.scored_papers_b,
                           "same_run": result.same_run, "same_predictions": result.same_predictions}))
         return
-    from paperfields.scoring.runs import DASH, fmt
+    from paperfields.scoring.board import UNDEFINED, fmt, fmt_p
 
     on = (f"on {plural(n, 'paper')} both runs scored; A has {n} of its {result.scored_papers_a}, B {n} of its {result.scored_papers_b}"
           if not result.same_run else f"the same run with itself, on its {plural(n, 'scored paper')}")
@@ -539,8 +506,8 @@ def compare(
     for col in ("field", "A", "B", "B - A", "95% CI", "p", "papers differing"):
         table.add_column(col)
     for r in rows:
-        ci = DASH if r.ci95 is None else f"[{r.ci95[0]:+.3f}, {r.ci95[1]:+.3f}]"
-        table.add_row(r.field, fmt(r.a), fmt(r.b), DASH if r.diff is None else f"{r.diff:+.3f}", ci, fmt_p(r.p_value), str(r.papers_differing))
+        ci = UNDEFINED if r.ci95 is None else f"[{r.ci95[0]:+.3f}, {r.ci95[1]:+.3f}]"
+        table.add_row(r.field, fmt(r.a), fmt(r.b), UNDEFINED if r.diff is None else f"{r.diff:+.3f}", ci, fmt_p(r.p_value), str(r.papers_differing))
     out.print(table)
     if not papers:
         out.print("no paper differs between the two runs", highlight=False)
@@ -552,16 +519,6 @@ def compare(
         listing.add_row(p["paper_id"], f"{p['a']:.3f}", f"{p['b']:.3f}", f"{p['b'] - p['a']:+.3f}",
                         ", ".join(p["fields"]) or "none: per-paper F1 only")
     out.print(listing)
-
-
-def fmt_p(p: Optional[float]) -> str:
-    """A p-value for a table cell: ``0.012``; ``< 0.001`` below 0.001 (three decimals would round it to
-    ``0.000``, which no bootstrap p-value is); ``–`` when undefined (None)."""
-    from paperfields.scoring.runs import DASH
-
-    if p is None:
-        return DASH
-    return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
 @app.command()
@@ -732,7 +689,8 @@ def leaderboard(
 
     Ranked by the headline (micro F1 per field, macro over fields); references (rules/*, human labels)
     and partial or unfinished runs are listed apart with no rank."""
-    from paperfields.scoring.runs import MixedVersionsError, board_rows, collect_scores, leaderboard_csv, leaderboard_markdown
+    from paperfields.scoring.board import Board, MixedVersionsError
+    from paperfields.scoring.runs import collect_scores
 
     runs_dir = runs_dir or paths.published_runs_dir()
     gold_path = paths.gold_dir() / "gold.jsonl"
@@ -740,27 +698,23 @@ def leaderboard(
         scores = collect_scores(runs_dir) if runs_dir.is_dir() else []
         if not scores:
             fail(f"no scored runs under {runs_dir} (run `paperfields run`, then `paperfields publish RUN`)")
-        text = leaderboard_markdown(scores, gold_path)
-        table = leaderboard_csv(scores, gold_path)
-        rows = board_rows(scores, gold_path)
+        board = Board.of(scores, gold_path)
     except (MixedVersionsError, *_known_errors()) as exc:
         fail(str(exc))
     written = []
     if write:
         target = out_path or paths.results_dir() / "leaderboard.md"
-        _write_text(target, text)
-        _write_text(target.with_suffix(".csv"), table)
+        _write_text(target, board.markdown())
+        _write_text(target.with_suffix(".csv"), board.csv())
         written = [target, target.with_suffix(".csv")]
         if plots:
             from paperfields.plots import write_plots
 
-            written += write_plots(scores, target.parent)
+            written += write_plots(board, target.parent)
     if as_json:
-        import json
-
-        print(json.dumps(rows, indent=1))
+        print(board.json())
     elif not quiet:
-        _print_leaderboard(scores, wide=wide, gold_path=gold_path)
+        _print_leaderboard(board, wide=wide)
         for path in written:
             console.print(f"wrote {path}")
 

@@ -157,7 +157,8 @@ def export_dataset(out_dir: Path, gold_path: Path, corpus_path: Path, runs_dir: 
     if runs_dir is not None:
         from paperfields.core.runlog import RunError, load_manifest
         from paperfields.report import run_facts
-        from paperfields.scoring.runs import board_order, load_scored_run
+        from paperfields.scoring.board import board_order
+        from paperfields.scoring.runs import load_scored_run
 
         run_dirs = sorted(p.parent for p in runs_dir.glob("*/scores.json"))
         names = split_names([run_dir.name for run_dir in run_dirs])
@@ -268,7 +269,7 @@ def run_cost_section(facts: Sequence["RunFacts"]) -> str:
     :data:`paperfields.report.RUN_COLUMNS` per board section (contenders, references, partial or
     unfinished runs), runs in ``facts`` order (scored runs only), then what the columns mean."""
     from paperfields.report import run_table, run_table_text
-    from paperfields.scoring.runs import section_of
+    from paperfields.scoring.board import section_of
 
     titles = {"contender": "Contenders", "reference": "References (not ranked): model-free floors and a second annotator's labels",
               "partial": "Partial and unfinished runs (not ranked)"}

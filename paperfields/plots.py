@@ -16,6 +16,7 @@ matplotlib.use("Agg")  # no display on CI machines
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from paperfields.scoring.board import UNDEFINED, Board  # noqa: E402
 from paperfields.scoring.score import HEADLINE_FIELDS, RunScores  # noqa: E402
 
 _META = {"Software": None}  # no version stamp: the same scores give the same bytes
@@ -33,12 +34,12 @@ def pareto_front(points: list[tuple[float, float]]) -> list[int]:
     return sorted(front, key=lambda i: points[i][0])
 
 
-def _split(scores: list[RunScores]) -> tuple[list[RunScores], list[RunScores], list[RunScores]]:
-    """(complete contenders, complete references, partial or unfinished runs), each in board order."""
-    contenders = [s for s in scores if s.rankable and s.headline is not None]
-    references = [s for s in scores if s.reference and s.comparable and s.headline is not None]
-    partial = [s for s in scores if not s.comparable]
-    return contenders, references, partial
+def _split(board: Board) -> tuple[list[RunScores], list[RunScores], list[RunScores]]:
+    """(complete contenders, complete references, partial or unfinished runs) with a headline, each in
+    board order: the board's own sections."""
+    contenders = [s for s in board.section("contender") if s.headline is not None]
+    references = [s for s in board.section("reference") if s.headline is not None]
+    return contenders, references, board.section("partial")
 
 
 def _reference_lines(ax, references: list[RunScores], vertical: bool) -> None:
@@ -51,10 +52,10 @@ def _reference_lines(ax, references: list[RunScores], vertical: bool) -> None:
             ax.axhline(s.headline, color="#555555", linestyle=style, linewidth=1.2, label=label)
 
 
-def plot_overall(scores: list[RunScores], path: Path) -> Path:
+def plot_overall(board: Board, path: Path) -> Path:
     """Horizontal bars of the headline per complete contender with 95% CI whiskers, best on top;
     references as vertical lines; partial and unfinished runs named in a footnote, not drawn."""
-    contenders, references, partial = _split(scores)
+    contenders, references, partial = _split(board)
     fig, ax = plt.subplots(figsize=(9, 0.5 * max(len(contenders), 1) + 2.6 + 0.22 * len(references)))
     names = [s.run_id for s in contenders][::-1]
     values = [s.headline for s in contenders][::-1]
@@ -74,10 +75,10 @@ def plot_overall(scores: list[RunScores], path: Path) -> Path:
     return path
 
 
-def plot_fields(scores: list[RunScores], path: Path) -> Path:
+def plot_fields(board: Board, path: Path) -> Path:
     """Heatmap of per-field scores (micro F1; accuracy for research_area and training_free): runs x
     fields; undefined cells gray with a dash; references and partial runs marked in the row label."""
-    contenders, references, partial = _split(scores)
+    contenders, references, partial = _split(board)
     rows = contenders + references + partial
     data = np.array([[np.nan if s.fields[f].score is None else s.fields[f].score for f in HEADLINE_FIELDS] for s in rows], dtype=float)
     fig, ax = plt.subplots(figsize=(13, 0.6 * len(rows) + 2.8))
@@ -90,7 +91,7 @@ def plot_fields(scores: list[RunScores], path: Path) -> Path:
     ax.set_yticks(range(len(rows)), [s.run_id + tags.get(id(s), "") for s in rows])
     for i, row in enumerate(data):
         for j, value in enumerate(row):
-            text = "–" if np.isnan(value) else f"{value:.2f}"
+            text = UNDEFINED if np.isnan(value) else f"{value:.2f}"
             ax.text(j, i, text, ha="center", va="center", color="white" if not np.isnan(value) and value < 0.6 else "black", fontsize=8)
     fig.colorbar(image, ax=ax, label="micro F1 / accuracy (higher is better)")
     ax.set_title("Per-field scores (gray: undefined, nothing in gold and nothing predicted)")
@@ -131,27 +132,27 @@ def _cost_plot(contenders: list[RunScores], references: list[RunScores], cost, x
     return path
 
 
-def plot_seconds(scores: list[RunScores], path: Path) -> Path:
+def plot_seconds(board: Board, path: Path) -> Path:
     """Model seconds per paper (lower is better) against the headline, complete contenders only, with
     the Pareto front drawn; references (which call no model) as horizontal lines."""
-    contenders, references, _ = _split(scores)
+    contenders, references, _ = _split(board)
     return _cost_plot(contenders, references, lambda s: s.seconds_per_paper, "model seconds per paper (lower is better)",
                       "Headline vs model time per paper (complete contenders)", path)
 
 
-def plot_seconds_per_correct(scores: list[RunScores], path: Path) -> Path:
+def plot_seconds_per_correct(board: Board, path: Path) -> Path:
     """Model seconds per correctly extracted item (every attempt included, cache hits excluded; lower
     is better) against the headline, complete contenders with model time, Pareto front drawn."""
-    contenders, references, _ = _split(scores)
+    contenders, references, _ = _split(board)
     timed = [s for s in contenders if s.seconds_per_correct]
     return _cost_plot(timed, references, lambda s: s.seconds_per_correct, "model seconds per correct item (lower is better)",
                       "Headline vs model time per correct item (complete contenders)", path)
 
 
-def plot_dollars(scores: list[RunScores], path: Path) -> Path | None:
+def plot_dollars(board: Board, path: Path) -> Path | None:
     """Dollars per run against the headline for the complete contenders with a known price; None
     (nothing written) when no contender has one."""
-    contenders, references, _ = _split(scores)
+    contenders, references, _ = _split(board)
     priced = [s for s in contenders if s.dollars_total is not None and s.dollars_total > 0]
     if not priced:
         return None
@@ -186,18 +187,18 @@ def plot_reliability(scores: RunScores, path: Path) -> Path | None:
     return path
 
 
-def write_plots(scores: list[RunScores], folder: Path) -> list[Path]:
+def write_plots(board: Board, folder: Path) -> list[Path]:
     """The plots into ``folder``: leaderboard_overall.png, leaderboard_fields.png, leaderboard_seconds.png,
     leaderboard_seconds_per_correct.png, and leaderboard_dollars.png when a contender has a price (an older one is removed otherwise, as is
     the former leaderboard_cost.png); reliability_<run>.png for every run with per-field confidences."""
     folder.mkdir(parents=True, exist_ok=True)
-    written = [plot_overall(scores, folder / "leaderboard_overall.png"), plot_fields(scores, folder / "leaderboard_fields.png"),
-               plot_seconds(scores, folder / "leaderboard_seconds.png"),
-               plot_seconds_per_correct(scores, folder / "leaderboard_seconds_per_correct.png")]
-    dollars = plot_dollars(scores, folder / "leaderboard_dollars.png")
+    written = [plot_overall(board, folder / "leaderboard_overall.png"), plot_fields(board, folder / "leaderboard_fields.png"),
+               plot_seconds(board, folder / "leaderboard_seconds.png"),
+               plot_seconds_per_correct(board, folder / "leaderboard_seconds_per_correct.png")]
+    dollars = plot_dollars(board, folder / "leaderboard_dollars.png")
     if dollars is not None:
         written.append(dollars)
-    for s in scores:
+    for s in board.runs:
         diagram = plot_reliability(s, folder / f"reliability_{s.run_id}.png")
         if diagram is not None:
             written.append(diagram)

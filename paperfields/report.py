@@ -25,11 +25,11 @@ from paperfields.core.corpus import Paper
 from paperfields.core.gold import GoldRecord
 from paperfields.core.locate import Grounding, ground_record, marks
 from paperfields.core.runlog import Manifest, PredictionLine
+from paperfields.scoring.board import UNDEFINED, fmt
 from paperfields.scoring.contamination import OWN_CORPUS_SOURCE, Contamination, load_cutoffs, run_contamination
 from paperfields.scoring.score import HEADLINE_FIELDS, RunScores, paper_f1, score_paper
 
 _PRIORITY = {"both": 2, "gold": 1, "pred": 0}
-DASH = "–"  # an undefined number, as on the board
 
 
 @dataclass(frozen=True)
@@ -66,17 +66,13 @@ def run_facts(manifest: Manifest, scores: Optional[RunScores], papers: Optional[
     return RunFacts(run_id=manifest.run_id, backend=manifest.config.backend, reference=reference, scores=scores, contamination=contamination)
 
 
-def _num(value: Optional[float], digits: int) -> str:
-    return DASH if value is None else f"{value:.{digits}f}"
-
-
 def cost_per_correct(r: RunFacts) -> str:
     """The run's cost per correct item in its own unit: model seconds for a local model (``11.04 s``),
     dollars when the run is priced (``$0.000123``), seconds with ``(no price)`` when the price is
     unknown; ``–`` without scores, without a correct item, or for a reference (it calls no model)."""
     s = r.scores
     if s is None or not s.correct_items or r.reference:
-        return DASH
+        return UNDEFINED
     seconds = s.model_seconds / s.correct_items  # recomputed: a scores.json written before 2026-12-01 stored it rounded to 4 decimals
     if r.local:
         return f"{seconds:.2f} s"
@@ -88,7 +84,7 @@ def cost_per_correct(r: RunFacts) -> str:
 def _dollars_per_correct(r: RunFacts) -> str:
     s = r.scores
     if s is None or not s.correct_items or r.reference:  # a reference calls no priced model
-        return DASH
+        return UNDEFINED
     if r.local:
         return "0 (local)"
     return "? (no price)" if s.dollars_per_correct is None else f"{s.dollars_per_correct:.6f}"
@@ -116,18 +112,18 @@ def _calibration(source: str, metric: str) -> RunColumn:
     """A column of one calibration metric (RunScores.calibration, lower is better) of one confidence source."""
     def cell(r: Any) -> str:
         cal = (r.scores.calibration if r.scores is not None else {}).get(source)
-        return DASH if cal is None else _num(getattr(cal, metric), 3)
+        return UNDEFINED if cal is None else fmt(getattr(cal, metric), 3)
     return (f"{'Brier' if metric == 'brier' else 'ECE'} ({source} confidence)", cell)
 
 
 RUN_COLUMNS: list[RunColumn] = [
-    ("correct items", lambda r: DASH if r.scores is None else str(r.scores.correct_items)),
+    ("correct items", lambda r: UNDEFINED if r.scores is None else str(r.scores.correct_items)),
     ("cost / correct item", cost_per_correct),
-    ("model s / correct", lambda r: DASH if r.scores is None or r.reference else (DASH if not r.scores.correct_items else _num(r.scores.model_seconds / r.scores.correct_items, 2))),
+    ("model s / correct", lambda r: UNDEFINED if r.scores is None or r.reference else (UNDEFINED if not r.scores.correct_items else fmt(r.scores.model_seconds / r.scores.correct_items, 2))),
     ("$ / correct", _dollars_per_correct),
     ("contamination", _status),
-    ("model cutoff", lambda r: r.contamination.model_cutoff or (DASH if r.reference else "unknown")),
-    ("cutoff source", lambda r: r.contamination.cutoff_source or DASH),
+    ("model cutoff", lambda r: r.contamination.model_cutoff or (UNDEFINED if r.reference else "unknown")),
+    ("cutoff source", lambda r: r.contamination.cutoff_source or UNDEFINED),
     ("corpus first public", _corpus_date),
     *(_calibration(source, metric) for source in ("asked", "logprob") for metric in ("brier", "ece")),
 ]
@@ -327,7 +323,6 @@ def render_report(manifest: Manifest, scores: Optional[RunScores], lines: list[P
         })
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     from paperfields.core.plural import plural
-    from paperfields.scoring.runs import fmt
 
     env.globals["num"] = fmt  # an undefined score shows as a dash, never as 1.000
     env.globals["plural"] = plural

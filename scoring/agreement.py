@@ -7,7 +7,7 @@ single-label ``research_area`` and ``training_free`` Cohen's kappa (Cohen 1960) 
 raw agreement.
 
 Each field is reported two ways, both with a 95% percentile bootstrap interval over papers
-(``scipy.stats.bootstrap``, seeded like the scorer's):
+(:mod:`paperfields.scoring.metrics.bootstrap`, the scorer's draws; none under 2 papers):
 
 - pooled (micro) F1: every item of every paper counted once, ``2tp / (2tp + fp + fn)``;
 - per-paper F1: the mean over the papers where the field is defined (at least one labeling has
@@ -26,16 +26,19 @@ Samples (files in ``gold/``; a labeling file is never edited once compared, see 
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
 
 import numpy as np
 from scipy import stats
 
 from paperfields.core.gold import GoldError, GoldRecord, load_gold
-from paperfields.scoring.score import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, HEADLINE_FIELDS, REPORTED_FIELDS, score_paper
+from paperfields.scoring.board import fmt
+from paperfields.scoring.metrics.bootstrap import index_bootstrap_ci
+from paperfields.scoring.metrics.f1 import f1
+from paperfields.scoring.metrics.kappa import cohen_kappa
+from paperfields.scoring.score import HEADLINE_FIELDS, REPORTED_FIELDS, score_paper
 
 LOW_AGREEMENT = 0.90
 
@@ -109,42 +112,15 @@ class AgreementReport:
     papers: list[str]
     fields: dict[str, FieldAgreement]
     overall_pooled: float
-    overall_pooled_ci95: tuple[float, float]
+    overall_pooled_ci95: Optional[tuple[float, float]]
     overall_per_paper: float
-    overall_per_paper_ci95: tuple[float, float]
+    overall_per_paper_ci95: Optional[tuple[float, float]]
     kappa: dict[str, tuple[float, Optional[float]]] = field(default_factory=dict)
     counts: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
 
-def cohen_kappa(pairs: list[tuple[object, object]]) -> Optional[float]:
-    """Cohen's kappa of two raters' labels: (p_o - p_e) / (1 - p_e); 1.0 when p_e == 1 and the raters
-    agree everywhere; None for no pairs."""
-    n = len(pairs)
-    if not n:
-        return None
-    observed = sum(a == b for a, b in pairs) / n
-    first, second = Counter(a for a, _ in pairs), Counter(b for _, b in pairs)
-    expected = sum(first[k] * second[k] for k in first) / (n * n)
-    return 1.0 if expected == 1 else (observed - expected) / (1 - expected)
-
-
 def _f1(counts: np.ndarray) -> Optional[float]:
-    tp, fp, fn = (int(x) for x in counts)
-    return None if tp + fp + fn == 0 else 2 * tp / (2 * tp + fp + fn)
-
-
-def _bootstrap_ci(statistic: Callable[[np.ndarray], float], n: int) -> tuple[float, float]:
-    """95% percentile bootstrap CI of ``statistic(paper indices)``, resampling the n papers with
-    scipy.stats.bootstrap (seed and resamples as the scorer's ``bootstrap_ci``)."""
-    point = statistic(np.arange(n))
-    if n < 2:
-        return (round(point, 4), round(point, 4))
-    res = stats.bootstrap((np.arange(n),), statistic, vectorized=False, n_resamples=BOOTSTRAP_RESAMPLES,
-                          confidence_level=0.95, method="percentile", random_state=np.random.default_rng(BOOTSTRAP_SEED))
-    low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
-    if np.isnan(low) or np.isnan(high):  # every resample gave the same value
-        return (round(point, 4), round(point, 4))
-    return (round(low, 4), round(high, 4))
+    return f1(*(int(x) for x in counts))
 
 
 def field_agreement(counts: np.ndarray) -> FieldAgreement:
@@ -157,9 +133,9 @@ def field_agreement(counts: np.ndarray) -> FieldAgreement:
     return FieldAgreement(
         papers=len(defined),
         pooled=round(_f1(defined.sum(axis=0)), 4),
-        pooled_ci95=_bootstrap_ci(lambda idx: _f1(defined[idx].sum(axis=0)), len(defined)),
+        pooled_ci95=index_bootstrap_ci(lambda idx: _f1(defined[idx].sum(axis=0)), len(defined)),
         per_paper=round(float(per.mean()), 4),
-        per_paper_ci95=_bootstrap_ci(lambda idx: float(per[idx].mean()), len(per)),
+        per_paper_ci95=index_bootstrap_ci(lambda idx: float(per[idx].mean()), len(per)),
         precision=round(tp / (tp + fp), 4) if tp + fp else None,
         recall=round(tp / (tp + fn), 4) if tp + fn else None,
     )
@@ -198,9 +174,9 @@ def agreement(first: list[GoldRecord], second: list[GoldRecord]) -> AgreementRep
         papers=[g.id for g in second],
         fields={name: field_agreement(counts[name]) for name in REPORTED_FIELDS},
         overall_pooled=round(_macro(counts, np.arange(n), pooled=True), 4),
-        overall_pooled_ci95=_bootstrap_ci(lambda idx: _macro(counts, idx, pooled=True), n),
+        overall_pooled_ci95=index_bootstrap_ci(lambda idx: _macro(counts, idx, pooled=True), n),
         overall_per_paper=round(_macro(counts, np.arange(n), pooled=False), 4),
-        overall_per_paper_ci95=_bootstrap_ci(lambda idx: _macro(counts, idx, pooled=False), n),
+        overall_per_paper_ci95=index_bootstrap_ci(lambda idx: _macro(counts, idx, pooled=False), n),
         kappa=kappa,
         counts=counts,
     )
@@ -226,7 +202,7 @@ def _ci(ci: Optional[tuple[float, float]]) -> str:
 
 
 def _num(x: Optional[float]) -> str:
-    return "n/a" if x is None else f"{x:.3f}"
+    return fmt(x)
 
 
 def _table(report: AgreementReport) -> list[str]:

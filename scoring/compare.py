@@ -1,31 +1,22 @@
 """Paired comparison of two scored runs on the same papers.
 
-Paired bootstrap (Koehn 2004; Berg-Kirkpatrick et al. 2012): resample papers with replacement, and
-on each resample recompute both runs' pooled scores (the headline, or a field's micro F1 / accuracy,
-from the counts summed over the resampled papers) and their difference B - A; the 95% CI is the
-percentile interval of those differences (scipy.stats.bootstrap over paper indices) and the
-two-sided p-value is ``2 (k + 1) / (B + 1)``, capped at 1, where ``k`` of the ``B`` resampled
-differences lie on the other side of zero from the observed one (or on zero): the Monte Carlo
-p-value of Davison & Hinkley (1997), *Bootstrap Methods and their Application*, ch. 4, whose floor
-``2 / (B + 1)`` says that B resamples cannot show a p-value below it (``k / B`` would say 0). A
-resample where a field is undefined for either run is left out of ``B``.
+The paired bootstrap (:mod:`paperfields.scoring.metrics.paired_bootstrap`) on each run's pooled scores:
+the headline, or a field's micro F1 / accuracy, from the counts summed over the resampled papers. A
+resample where a field is undefined for either run is left out.
 """
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
 from pydantic import BaseModel
-from scipy import stats
 
 from paperfields.core.runlog import RunError
+from paperfields.scoring.metrics.paired_bootstrap import paired_bootstrap
 from paperfields.scoring.runs import load_scored_run
-from paperfields.scoring.score import BOOTSTRAP_SEED, HEADLINE_FIELDS, REPORTED_FIELDS, field_scores, headline_of
-
-COMPARE_RESAMPLES = 10000
+from paperfields.scoring.score import HEADLINE_FIELDS, REPORTED_FIELDS, field_scores, headline_of
 
 
 class FieldComparison(BaseModel):
@@ -44,44 +35,6 @@ class FieldComparison(BaseModel):
 def _counts(rows: dict[str, dict], ids: list[str], fields: tuple[str, ...]) -> np.ndarray:
     """(tp, fp, fn) of ``fields`` for papers ``ids`` from paper_scores.jsonl rows: shape (papers, fields, 3)."""
     return np.array([[rows[i]["fields"][f] for f in fields] for i in ids], dtype=np.int64).reshape(len(ids), len(fields), 3)
-
-
-def paired_bootstrap(a: np.ndarray, b: np.ndarray, statistic) -> tuple[Optional[tuple[float, float]], Optional[float]]:
-    """95% CI of statistic(B) - statistic(A) and the two-sided paired-bootstrap p-value, seeded.
-
-    ``a`` and ``b`` hold per-paper counts (shape (papers, ...)) in the same paper order; ``statistic``
-    maps counts summed over papers (shape (batch, ...)) to values (batch,), NaN when undefined.
-    The p-value is ``min(1, 2 (k + 1) / (B + 1))`` over the ``B`` defined resamples, ``k`` of them at or
-    beyond zero against the observed sign (Davison & Hinkley 1997, ch. 4): never 0; 1 when the runs
-    do not differ. Returns (None, None) when the difference is undefined on every resample, and under
-    2 papers (unless the runs' counts are equal): one paper's resamples are all the observed
-    difference, so neither a CI nor a p-value can be told from them."""
-    n = len(a)
-
-    def diff(index: np.ndarray, axis: int = -1) -> np.ndarray:
-        index = index.astype(int)
-        axis_of_papers = -a.ndim
-        return statistic(b[index].sum(axis=axis_of_papers)) - statistic(a[index].sum(axis=axis_of_papers))
-
-    observed = float(diff(np.arange(n)))
-    if np.isnan(observed):
-        return None, None
-    if np.array_equal(a, b):
-        return (observed, observed), 1.0
-    if n < 2:  # one paper: every resample is the observed difference, which says nothing about its spread
-        return None, None
-    with warnings.catch_warnings():  # undefined resamples are NaN: dropped below, scipy's own interval unused
-        warnings.simplefilter("ignore")
-        res = stats.bootstrap((np.arange(n),), diff, vectorized=True, n_resamples=COMPARE_RESAMPLES, method="percentile",
-                              random_state=np.random.default_rng(BOOTSTRAP_SEED))
-    dist = res.bootstrap_distribution[~np.isnan(res.bootstrap_distribution)]
-    if not len(dist):
-        return None, None
-    low, high = np.percentile(dist, [2.5, 97.5])
-    if np.all(dist == observed):
-        return (observed, observed), (1.0 if observed == 0 else 2 / (len(dist) + 1))
-    other_side = int(np.sum(dist <= 0) if observed > 0 else np.sum(dist >= 0))
-    return (float(low), float(high)), float(min(1.0, 2 * (other_side + 1) / (len(dist) + 1)))
 
 
 def _r(value: Optional[float]) -> Optional[float]:

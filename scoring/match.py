@@ -176,9 +176,13 @@ def _stemmer():
     return snowballstemmer.stemmer("english")
 
 
+@lru_cache(maxsize=1 << 16)  # pure, and the same words come back for every prediction: Snowball is slow per call
+def _stem(token: str) -> str:
+    return _stemmer().stemWord(token)
+
+
 def _stemmed(words: Words) -> Words:
-    stem = _stemmer().stemWord
-    return tuple(tuple(stem(t) for t in word) for word in words)
+    return tuple(tuple(_stem(t) for t in word) for word in words)
 
 
 @lru_cache(maxsize=256)

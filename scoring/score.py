@@ -25,14 +25,12 @@ alternates: "Full Name (ACR)" is soft-correct for "ACR" when the abstract gives 
 from __future__ import annotations
 
 import json
-import warnings
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import numpy as np
 from pydantic import BaseModel, Field
-from scipy import stats
 
 from paperfields.core.errors import field_error
 from paperfields.core.gold import GoldRecord
@@ -40,6 +38,9 @@ from paperfields.core.locate import GROUNDED_FIELDS, Grounding, ground_record
 from paperfields.core.normalize import normalize
 from paperfields.core.schema import LIST_FIELDS, SCHEMA_VERSION, ContributionType, ResearchArea
 from paperfields.scoring.calibration import Calibration
+from paperfields.scoring.metrics.accuracy import accuracy_pooled
+from paperfields.scoring.metrics.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_ci, percentile_interval, pooled_bootstrap_ci, pooled_distribution
+from paperfields.scoring.metrics.f1 import f1, f1_pooled, prf
 from paperfields.scoring.match import (
     FIELD_RULES,
     PHRASE,
@@ -54,8 +55,6 @@ from paperfields.scoring.match import (
 )
 
 SCORER_VERSION = "3.0"  # 3.0: the headline is pooled (micro) F1 per field, macro over defined fields; accuracy for the two label fields
-BOOTSTRAP_SEED = 20260
-BOOTSTRAP_RESAMPLES = 2000
 SOFT_THRESHOLD = 0.85
 
 LIST_RULES = {field: FIELD_RULES[field] for field in LIST_FIELDS}  # each list field's matching rule (scoring/match.py)
@@ -77,18 +76,6 @@ HIGHER_IS_BETTER = {
     "dollars_total": False, "correct_items": True, "seconds_per_correct": False, "dollars_per_correct": False,
     "brier": False, "ece": False,
 }
-
-
-def f1(tp: int, fp: int, fn: int) -> Optional[float]:
-    """F1 = 2tp / (2tp + fp + fn) (van Rijsbergen 1979); None when all three are zero (nothing in
-    gold and nothing predicted: undefined, never 1.0)."""
-    return None if tp + fp + fn == 0 else 2 * tp / (2 * tp + fp + fn)
-
-
-def prf(tp: int, fp: int, fn: int) -> tuple[Optional[float], Optional[float], Optional[float]]:
-    """(precision, recall, F1) from counts. Precision is None when nothing was predicted (tp + fp = 0),
-    recall None when gold is empty (tp + fn = 0), F1 None when both are."""
-    return (tp / (tp + fp) if tp + fp else None, tp / (tp + fn) if tp + fn else None, f1(tp, fp, fn))
 
 
 def _single(pred: Any, gold: Any, agree: bool) -> tuple[int, int, int]:
@@ -239,6 +226,8 @@ class RunScores(BaseModel):
     papers: int = Field(description="gold papers of the split that this run asked")
     papers_in_split: int = Field(default=0, description="gold papers in the split; more than `papers` means a partial run (--limit)")
     papers_done: int = Field(default=0, description="papers with a prediction line that is an answer; fewer than `papers` means an unfinished run")
+    papers_asked: Optional[int] = Field(default=None, exclude=True, description="papers the run asked, gold or not (not written: "
+                                        "`papers` counts those with gold); None when not scored from a run folder")
     reference: bool = Field(default=False, description="a reference run (rules/*, a second annotator): shown apart from contenders, never ranked")
     valid_rate: float = Field(description="share of papers with a parsed, schema-valid record")
     failures_by_class: dict[str, int]
@@ -331,13 +320,8 @@ def field_scores(totals: np.ndarray, papers: int, fields: tuple[str, ...]) -> np
     """Each field's score from pooled counts: ``totals`` of shape (..., len(fields), 3) holding
     (tp, fp, fn) summed over ``papers`` papers. Micro F1, or accuracy (tp / papers) for
     ACCURACY_FIELDS; NaN where a micro-F1 field is undefined (tp + fp + fn = 0). Shape (..., len(fields))."""
-    tp, fp, fn = totals[..., 0], totals[..., 1], totals[..., 2]
-    denominator = 2 * tp + fp + fn
-    with np.errstate(invalid="ignore", divide="ignore"):
-        micro = np.where(denominator > 0, 2 * tp / np.where(denominator > 0, denominator, 1), np.nan)
-    accuracy = tp / max(papers, 1)
     is_accuracy = np.array([f in ACCURACY_FIELDS for f in fields])
-    return np.where(is_accuracy, accuracy, micro)
+    return np.where(is_accuracy, accuracy_pooled(totals[..., 0], papers), f1_pooled(totals))
 
 
 def headline_of(totals: np.ndarray, papers: int) -> np.ndarray:
@@ -353,44 +337,6 @@ def _round(value: Any) -> Optional[float]:
     return None if value is None or np.isnan(value) else round(float(value), 4)
 
 
-def pooled_bootstrap_ci(counts: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray]) -> Optional[tuple[float, float]]:
-    """95% percentile bootstrap CI (Efron & Tibshirani 1993) of a statistic of pooled counts,
-    resampling papers with scipy.stats.bootstrap (seeded with BOOTSTRAP_SEED): ``counts`` has one
-    row per paper (shape (n, ...)); ``statistic`` maps summed counts (shape (batch, ...)) to values
-    (shape (batch,)), NaN where undefined. Resamples where the statistic is undefined are left out.
-    None with fewer than 2 papers, or when the statistic is undefined on every resample."""
-    n = counts.shape[0]
-    if n < 2:
-        return None
-
-    def pooled(index: np.ndarray, axis: int = -1) -> np.ndarray:
-        return statistic(counts[index.astype(int)].sum(axis=-1 - (counts.ndim - 1)))
-
-    with warnings.catch_warnings():  # scipy warns about its own interval when some resamples are undefined (NaN); we drop those
-        warnings.simplefilter("ignore")
-        res = stats.bootstrap((np.arange(n),), pooled, vectorized=True, n_resamples=BOOTSTRAP_RESAMPLES, method="percentile",
-                              random_state=np.random.default_rng(BOOTSTRAP_SEED))
-    distribution = res.bootstrap_distribution[~np.isnan(res.bootstrap_distribution)]
-    if not len(distribution):
-        return None
-    low, high = np.percentile(distribution, [2.5, 97.5])
-    return (round(float(low), 4), round(float(high), 4))
-
-
-def bootstrap_ci(values: list[float] | np.ndarray) -> Optional[tuple[float, float]]:
-    """95% percentile bootstrap CI of the mean (Efron & Tibshirani 1993; scipy.stats.bootstrap),
-    resampling papers, seeded with BOOTSTRAP_SEED. None with fewer than 2 values; (m, m) when all
-    values are equal."""
-    data = np.asarray(values, dtype=float)
-    if len(data) < 2:
-        return None
-    if np.all(data == data[0]):
-        return (round(float(data[0]), 4), round(float(data[0]), 4))
-    res = stats.bootstrap((data,), np.mean, n_resamples=BOOTSTRAP_RESAMPLES, confidence_level=0.95,
-                          method="percentile", random_state=np.random.default_rng(BOOTSTRAP_SEED))
-    return (round(float(res.confidence_interval.low), 4), round(float(res.confidence_interval.high), 4))
-
-
 def aggregate(per_paper: list[dict[str, tuple[int, int, int]]], diagnostics: Optional[list[dict[str, Any]]] = None,
               answered: Optional[list[bool]] = None) -> dict[str, FieldAggregate]:
     """Pool per-paper counts into per-field aggregates: the field score (micro F1, or accuracy for
@@ -399,14 +345,17 @@ def aggregate(per_paper: list[dict[str, tuple[int, int, int]]], diagnostics: Opt
     (per-paper F1 0, see :func:`paper_f1`); all answered by default."""
     answered = answered if answered is not None else [True] * len(per_paper)
     n = len(per_paper)
+    every = np.array([[paper[field] for field in REPORTED_FIELDS] for paper in per_paper], dtype=np.int64).reshape(n, len(REPORTED_FIELDS), 3)
+    # one draw of resampled papers serves every field (each field's CI used the same seeded draw)
+    resampled = pooled_distribution(every, lambda t: field_scores(t, n, REPORTED_FIELDS)) if n >= 2 else None
     fields: dict[str, FieldAggregate] = {}
-    for field in REPORTED_FIELDS:
-        counts = np.array([paper[field] for paper in per_paper], dtype=np.int64).reshape(-1, 3)
+    for column, field in enumerate(REPORTED_FIELDS):
+        counts = every[:, column, :]
         tp, fp, fn = (int(x) for x in counts.sum(axis=0))
         precision, recall, micro = prf(tp, fp, fn)
         is_accuracy = field in ACCURACY_FIELDS
         score = field_scores(counts.sum(axis=0)[None, :], n, (field,))[0]
-        ci = pooled_bootstrap_ci(counts[:, None, :], lambda t, f=field: field_scores(t, n, (f,))[..., 0]) if not np.isnan(score) else None
+        ci = percentile_interval(resampled[:, column]) if resampled is not None and not np.isnan(score) else None
         per = [paper_f1(tuple(c), ok) for c, ok in zip(counts, answered)]
         invented = None
         if diagnostics is not None and field in diagnostics[0]["invented"]:

@@ -149,7 +149,7 @@ def test_a_confidence_run_is_scored_for_calibration(tmp_path):
     # the same numbers on the board, the report's run table and the reliability diagram
     from paperfields.plots import plot_reliability
     from paperfields.report import write_report
-    from paperfields.scoring.runs import leaderboard_markdown
+    from paperfields.scoring.board import leaderboard_markdown
     from paperfields.scoring.score import RunScores
     from tests.conftest import ROOT
     from tests.test_report import _run_table

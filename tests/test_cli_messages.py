@@ -80,16 +80,15 @@ def test_a_one_paper_benchmark_run_and_its_stale_scores_count_in_the_singular(tm
 
 
 def test_a_p_value_below_a_thousandth_shows_as_such_and_never_as_zero():
-    from paperfields.cli import fmt_p
-    from paperfields.scoring.runs import DASH
+    from paperfields.scoring.board import UNDEFINED, fmt_p
 
-    assert [fmt_p(p) for p in (0.0002, 0.000999, 0.001, 0.0114, 1.0, None)] == ["< 0.001", "< 0.001", "0.001", "0.011", "1.000", DASH]
+    assert [fmt_p(p) for p in (0.0002, 0.000999, 0.001, 0.0114, 1.0, None)] == ["< 0.001", "< 0.001", "0.001", "0.011", "1.000", UNDEFINED]
 
 
 def test_the_paired_bootstrap_p_value_has_the_floor_two_over_b_plus_one():
     import numpy as np
 
-    from paperfields.scoring.compare import COMPARE_RESAMPLES, paired_bootstrap
+    from paperfields.scoring.metrics import COMPARE_RESAMPLES, paired_bootstrap
 
     mean = lambda t: t[..., 0] / t[..., 1]  # noqa: E731  (counts summed over papers -> one score per resample)
     a = np.array([[0, 1]] * 30)
@@ -110,7 +109,7 @@ def test_compare_shows_small_p_values_as_below_a_thousandth_and_heads_the_paper_
     import subprocess
     import sys
 
-    from paperfields.scoring.compare import COMPARE_RESAMPLES
+    from paperfields.scoring.metrics import COMPARE_RESAMPLES
 
     args = [sys.executable, "-m", "paperfields.cli", "compare", "rules_empty__zero_shot__test", "rules_baseline__zero_shot__test"]
     shown = subprocess.run(args, capture_output=True, text=True)

@@ -106,8 +106,9 @@ def test_the_committed_table_covers_the_published_models_with_sources():
 def test_seconds_per_correct_item_is_rounded_once_on_every_view(tmp_path, capsys):
     """A cost just above x.xx5 s per correct item shows rounded up (16.48504 as 16.49), not first stored as 16.485 and then shown as 16.48."""
 
-    from paperfields.cli import _print_leaderboard
-    from paperfields.scoring.runs import leaderboard_csv, leaderboard_markdown
+    from rich.console import Console
+
+    from paperfields.scoring.board import Board
 
     golds = [g for g in load_gold(GOLD) if g.split == "test"][:6]  # enough correct items for a millisecond to be finer than 0.00005 s per item
 
@@ -128,10 +129,11 @@ def test_seconds_per_correct_item_is_rounded_once_on_every_view(tmp_path, capsys
     scores = score_run(_run(tmp_path, lines(millis / 1000)), GOLD, write=False)
     assert f"{round(scores.seconds_per_correct, 4):.2f}" != shown  # rounding twice would show the wrong cent
     assert scores.seconds_per_correct == scores.model_seconds / correct and f"{scores.seconds_per_correct:.2f}" == shown
-    markdown = leaderboard_markdown([scores])
+    board = Board.of([scores])  # built once, every view below rendered from it
+    markdown = board.markdown()
     row = next(line for line in markdown.splitlines() if line.startswith("|") and "openai/gpt-4o-mini" in line)
     assert f"| {shown} |" in row
-    cell = next(csv.DictReader(io.StringIO(leaderboard_csv([scores]))))["seconds_per_correct"]
+    cell = next(csv.DictReader(io.StringIO(board.csv())))["seconds_per_correct"]
     assert float(cell) == round(scores.model_seconds / correct, 4)  # the csv keeps 4 decimals, rounded once
-    _print_leaderboard([scores], wide=True)
+    Console(width=240).print(board.terminal(wide=True))
     assert f" {shown} " in capsys.readouterr().out

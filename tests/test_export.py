@@ -26,7 +26,8 @@ FIELDS = list(load_gold(GOLD)[0].record.model_dump())
 def results(tmp_path_factory) -> Path:
     """A results/ folder: the published runs' predictions, scored against today's gold, and their
     leaderboard.md (so these tests never depend on results/ having been regenerated)."""
-    from paperfields.scoring.runs import collect_scores, leaderboard_markdown, score_run
+    from paperfields.scoring.board import leaderboard_markdown
+    from paperfields.scoring.runs import collect_scores, score_run
 
     folder = tmp_path_factory.mktemp("results")
     for manifest in sorted((ROOT / "results" / "runs").glob("*/manifest.json")):

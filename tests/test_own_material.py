@@ -203,7 +203,7 @@ def test_score_in_memory_counts_missing_papers_as_failures_and_validates_records
 
 
 def test_mode_grammar_prompt_tokens_and_a_given_price_reach_the_manifest_and_board(tmp_path, monkeypatch):
-    from paperfields.scoring.runs import leaderboard_csv, leaderboard_markdown
+    from paperfields.scoring.board import leaderboard_csv, leaderboard_markdown
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")
     runs = tmp_path / "runs"
@@ -235,7 +235,7 @@ def test_mode_grammar_prompt_tokens_and_a_given_price_reach_the_manifest_and_boa
 
 
 def test_a_local_run_is_marked_grammar_and_a_rules_run_has_no_mode(tmp_path):
-    from paperfields.scoring.runs import output_constraint
+    from paperfields.scoring.board import output_constraint
 
     rules = pf.run(backend="rules/empty", limit=2, runs_dir=tmp_path / "runs").scores
     assert (rules.mode, rules.grammar, output_constraint(rules)) == (None, False, "–")

@@ -17,7 +17,8 @@ from paperfields.core.corpus import Paper
 from paperfields.core.gold import GoldRecord
 from paperfields.core.runlog import Manifest, PredictionLine, RunConfig
 from paperfields.report import highlighted_html, paper_spans, render_report
-from paperfields.scoring.runs import MixedVersionsError, collect_scores, leaderboard_markdown
+from paperfields.scoring.board import MixedVersionsError, leaderboard_markdown
+from paperfields.scoring.runs import collect_scores
 from paperfields.scoring.score import score_predictions
 from tests.conftest import ROOT
 
@@ -202,7 +203,7 @@ def test_compare_paired_bootstrap_on_committed_runs():
 
 
 def test_partial_and_unfinished_runs_are_marked_and_listed_after_full_runs(tmp_path):
-    from paperfields.scoring.runs import board_rows
+    from paperfields.scoring.board import board_rows
 
     runs = _committed_runs(tmp_path)
     full = json.loads((runs / "local_qwen2.5-coder-0.5b__zero_shot__test" / "scores.json").read_text())
@@ -283,7 +284,7 @@ def test_compare_and_report_refuse_stale_scores_and_the_board_warns(tmp_path):
 def test_scores_from_another_gold_or_with_missing_rows_are_refused_naming_the_run_to_rescore(tmp_path):
     from paperfields.core.runlog import RunError
     from paperfields.scoring.compare import compare
-    from paperfields.scoring.runs import check_versions
+    from paperfields.scoring.board import check_versions
 
     runs = _committed_runs(tmp_path)
     a, b = runs / "rules_baseline__zero_shot__test", runs / "rules_empty__zero_shot__test"

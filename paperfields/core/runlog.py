@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import io
 import json
 import re
 import subprocess
 import warnings
 from enum import Enum
 from pathlib import Path
-from typing import Any, Callable, Iterator, Literal, Optional
+from typing import Any, Callable, Iterable, Iterator, Literal, Optional
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_serializer
 
@@ -280,17 +281,18 @@ def _is_utf8(data: bytes) -> bool:
         return False
 
 
-def iter_predictions(path: Path, repair: bool = False) -> Iterator[PredictionLine]:
-    """Yield the lines of ``predictions.jsonl`` one at a time (memory does not grow with the run).
+def iter_predictions(path: Path, repair: bool = False, data: Optional[bytes] = None) -> Iterator[PredictionLine]:
+    """Yield the lines of ``predictions.jsonl`` one at a time (memory does not grow with the run);
+    given ``data``, the file's bytes already read, parse those instead of reading ``path`` again.
 
     A cut-off last line (a crash mid-write: no final newline and not valid) is dropped, and with
     ``repair`` also removed from the file; any other bad line raises RunError naming file and line.
     """
-    if not path.exists():
+    if data is None and not path.exists():
         return
     good_bytes = 0
     cut_off = False
-    with path.open("rb") as fh:
+    with (path.open("rb") if data is None else io.BytesIO(data)) as fh:
         for number, line in enumerate(fh, start=1):
             if not line.strip():
                 good_bytes += len(line)
@@ -324,8 +326,13 @@ def read_predictions(path: Path, repair: bool = False) -> list[PredictionLine]:
     """The latest line of each paper in ``predictions.jsonl`` (a transport error retried on resume
     leaves two lines; the later one counts), in order of first appearance; see
     :func:`iter_predictions` for the rules."""
+    return latest_lines(iter_predictions(path, repair=repair))
+
+
+def latest_lines(lines: Iterable[PredictionLine]) -> list[PredictionLine]:
+    """The latest of ``lines`` for each paper (a later line supersedes an earlier one), in order of first appearance."""
     latest: dict[str, PredictionLine] = {}
-    for line in iter_predictions(path, repair=repair):
+    for line in lines:
         latest[line.paper_id] = line
     return list(latest.values())
 

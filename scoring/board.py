@@ -1,0 +1,395 @@
+"""The leaderboard's one home: rows built once from the runs' scores, and every view rendered from them.
+
+:meth:`Board.of` checks the runs can share a board (one split, current versions), orders them
+(contenders by headline, then references, then partial and unfinished runs), ranks them and builds
+one plain row per run; :meth:`Board.markdown`, :meth:`Board.csv`, :meth:`Board.json` and
+:meth:`Board.terminal` render those rows, and the plots (:mod:`paperfields.plots`) draw from the same
+board. An undefined number is printed one way everywhere: :data:`UNDEFINED`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional
+
+from paperfields.core.errors import InputError
+from paperfields.core.gold import gold_fingerprint
+from paperfields.core.schema import SCHEMA_VERSION
+from paperfields.scoring.calibration import SOURCES as CALIBRATION_SOURCES
+from paperfields.scoring.score import GROUNDED_FIELDS, HEADLINE_FIELDS, SCORER_VERSION, RunScores
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+UNDEFINED = "–"  # an undefined number (nothing predicted, nothing in gold, no CI) on every board, report and table, never 1.0 or 0.0
+
+
+class MixedVersionsError(InputError):
+    """Runs scored with different schema, scorer or gold versions cannot share one board."""
+
+
+
+def board_order(scores: list[RunScores]) -> list[RunScores]:
+    """Contenders over the whole split, best headline first; then references (``rules/*``, a second
+    annotator), best first; then partial (``--limit``) and unfinished runs, which get no rank."""
+    def section(s: RunScores) -> int:
+        return {"contender": 0, "reference": 1, "partial": 2}[section_of(s)]
+    return sorted(scores, key=lambda s: (section(s), -(s.headline if s.headline is not None else -1), s.run_id))
+
+
+def ranks(scores: list[RunScores]) -> dict[str, Optional[int]]:
+    """Rank (1 = best headline) of each complete contender by run id; None for references and for
+    partial or unfinished runs. Ties share a rank (competition ranking: 1, 2, 2, 4)."""
+    contenders = [s for s in scores if s.rankable]
+    out: dict[str, Optional[int]] = {s.run_id: None for s in scores}
+    for s in contenders:
+        out[s.run_id] = 1 + sum(1 for o in contenders if (o.headline or 0) > (s.headline or 0))
+    return out
+
+
+def papers_cell(s: RunScores) -> str:
+    """``60``, ``41/60 (unfinished)``, ``3 of 60 (partial)``, or ``25 of 60 (sample)`` for a second
+    labeling's sample, for the papers column of a board."""
+    if s.unfinished:
+        return f"{s.papers_done}/{s.papers} (unfinished)"
+    if not s.partial:
+        return str(s.papers)
+    return f"{s.papers} of {s.papers_in_split} ({'sample' if s.comparable else 'partial'})"  # a second labeling covers a sample
+
+
+def check_versions(scores: list[RunScores], gold_path: Path | None = None) -> None:
+    """Raise MixedVersionsError naming the runs to move elsewhere when they score different splits,
+    or the runs to re-score when their (schema, scorer, gold) versions are not the current ones: this
+    code's schema and scorer, and ``gold_path``'s fingerprint (without it, the most common gold
+    version; then runs that all agree pass)."""
+    splits = Counter(s.split for s in scores)
+    if len(splits) > 1:
+        main = splits.most_common(1)[0][0]
+        raise MixedVersionsError(
+            f"runs score different splits {dict(splits)}; one board compares one split: move these out of the runs folder "
+            f"(or use --runs-dir): {' '.join(s.run_id for s in scores if s.split != main)}"
+        )
+    versions = Counter((s.schema_version, s.scorer_version, s.gold_version) for s in scores)
+    current_gold = gold_fingerprint(gold_path) if gold_path is not None else versions.most_common(1)[0][0][2]
+    current = (SCHEMA_VERSION, SCORER_VERSION, current_gold)
+    stale = [s.run_id for s in scores if (s.schema_version, s.scorer_version, s.gold_version) != current]
+    if stale and (len(versions) > 1 or gold_path is not None):
+        raise MixedVersionsError(
+            f"runs were scored with (schema, scorer, gold) versions {sorted(versions)}, and the current ones are {current}; "
+            f"re-score these with `paperfields score`: {' '.join(stale)}"
+        )
+
+
+
+
+SHORT = {
+    "method_name": "name", "method_full_name": "full name", "contribution_types": "contrib", "research_area": "area (acc)",
+    "tasks": "tasks", "datasets": "datasets", "models": "models", "metrics": "metrics", "baselines": "baselines",
+    "results": "results", "code_url": "url", "training_free": "train-free (acc)",
+}
+
+
+def fmt(value: Optional[float], digits: int = 3) -> str:
+    """A score for a board cell: ``0.512``, or ``–`` when undefined (None)."""
+    return UNDEFINED if value is None else f"{value:.{digits}f}"
+
+
+def fmt_ci(value: Optional[float], ci: Optional[tuple[float, float]], digits: int = 3) -> str:
+    """``0.512 [0.470, 0.551]``; the bare value when there is no CI; ``–`` when undefined."""
+    if value is None:
+        return UNDEFINED
+    return fmt(value, digits) + (f" [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]" if ci else "")
+
+
+def _pooled_grounding(s: RunScores) -> str:
+    predicted = sum((s.grounding.get(f) or {}).get("predicted") or 0 for f in GROUNDED_FIELDS)
+    if not predicted:
+        return UNDEFINED
+    grounded = sum(((s.grounding.get(f) or {}).get("grounded_rate") or 0) * ((s.grounding.get(f) or {}).get("predicted") or 0) for f in GROUNDED_FIELDS)
+    return f"{grounded / predicted:.0%}"
+
+
+def mean_invented(s: RunScores) -> Optional[float]:
+    """Mean over fields of the invented-value rate (share of papers with empty gold where something was
+    predicted); lower is better; None when no field has a paper with empty gold."""
+    rates = [a.invented_rate for a in s.fields.values() if a.invented_rate is not None]
+    return sum(rates) / len(rates) if rates else None
+
+
+def section_of(s: RunScores) -> str:
+    """``contender``, ``reference`` (also over a sample of papers) or ``partial`` (a partial or unfinished
+    contender, an unfinished reference: not comparable, never ranked)."""
+    if not s.comparable:
+        return "partial"
+    return "reference" if s.reference else "contender"
+
+
+def _row(s: RunScores, rank: Optional[int]) -> dict[str, Any]:
+    return {
+        "rank": rank, "run_id": s.run_id, "backend": s.backend, "strategy": s.strategy, "split": s.split,
+        "reference": s.reference, "section": section_of(s),
+        "headline": s.headline, "headline_ci95": list(s.headline_ci95) if s.comparable and s.headline_ci95 else None,
+        "papers": s.papers, "papers_total": s.papers_in_split, "papers_done": s.papers_done,
+        "valid_rate": s.valid_rate, "failures_by_class": s.failures_by_class,
+        "precision": s.precision, "recall": s.recall, "invented_rate": _round4(mean_invented(s)),
+        "per_paper_f1": s.per_paper_f1, "undefined_fields": s.undefined_fields,
+        "fields": {f: s.fields[f].score for f in HEADLINE_FIELDS + ("results_value", "results_full")},
+        "mode": s.mode, "grammar": s.grammar, "output_constraint": output_constraint(s),
+        "seconds_per_paper": s.seconds_per_paper, "tokens_per_paper": s.tokens_per_paper,
+        "input_tokens_per_paper": s.input_tokens_per_paper, "dollars_total": s.dollars_total,
+        "correct_items": s.correct_items, "seconds_per_correct": _round4(s.seconds_per_correct),
+        "dollars_per_correct": None if s.dollars_per_correct is None else round(s.dollars_per_correct, 8),
+        "contamination": (s.contamination or {}).get("status", "unknown"),
+        "model_cutoff": (s.contamination or {}).get("model_cutoff"),
+        **{f"{metric}_{source}": (getattr(s.calibration[source], metric) if source in s.calibration else None)
+           for source in CALIBRATION_SOURCES for metric in ("brier", "ece")},
+        "schema_version": s.schema_version, "scorer_version": s.scorer_version, "gold_version": s.gold_version,
+    }
+
+
+@dataclass(frozen=True)
+class Board:
+    """The board of a set of runs, built once by :meth:`of`: ``runs`` (their scores) and ``rows`` (one
+    plain dict per run, JSON-ready), both in board order, and every rendering of them.
+
+    A row holds ``run_id``, ``rank`` (None for references and for partial or unfinished runs),
+    ``reference``, ``section`` (:func:`section_of`), ``headline`` and ``headline_ci95`` (the CI None for
+    partial or unfinished runs), ``papers``, ``papers_total`` (the split's papers), ``papers_done``,
+    micro ``precision``/``recall``, the secondary ``per_paper_f1``, per-field ``fields`` scores, how the
+    record was asked for (``mode``, ``grammar``, the board cell ``output_constraint``), tokens
+    (``input_tokens_per_paper``: the prompt), cost, calibration and versions.
+    """
+
+    runs: tuple[RunScores, ...]
+    rows: tuple[dict[str, Any], ...]
+
+    @classmethod
+    def of(cls, scores: list[RunScores], gold_path: Path | None = None) -> "Board":
+        """The board of ``scores``. Raises MixedVersionsError as :func:`check_versions`."""
+        check_versions(scores, gold_path)
+        ordered = board_order(scores)
+        rank = ranks(ordered)
+        return cls(runs=tuple(ordered), rows=tuple(_row(s, rank[s.run_id]) for s in ordered))
+
+    def section(self, key: str) -> list[RunScores]:
+        """The runs of one section (``contender``, ``reference``, ``partial``), in board order."""
+        return [s for s, r in zip(self.runs, self.rows) if r["section"] == key]
+
+    def markdown(self) -> str:
+        """The board as Markdown (``results/leaderboard.md``): ranked contenders, then references, then
+        partial and unfinished runs (no rank, no CI), then per-field scores with CIs."""
+        return _markdown(self)
+
+    def csv(self) -> str:
+        """The board as CSV (pandas), one row per run, same order and numbers as the Markdown; an
+        undefined number is an empty cell."""
+        return _csv(self)
+
+    def json(self) -> str:
+        """The rows as a JSON array (``paperfields leaderboard --json``)."""
+        return json.dumps(list(self.rows), indent=1)
+
+    def terminal(self, highlight: Optional[str] = None, wide: bool = False) -> "Table":
+        """The board as a rich Table for the terminal: ranked contenders, then references and partial
+        runs (no rank), a blank line between sections; the run ``highlight`` in bold. The default
+        columns fit 100 columns; ``wide`` adds invented rate, dollars, seconds per correct item,
+        contamination, per-paper F1 and six fields' scores. :data:`TERMINAL_LEGEND` explains it."""
+        return _terminal(self, highlight, wide)
+
+
+def board_rows(scores: list[RunScores], gold_path: Path | None = None) -> list[dict[str, Any]]:
+    """The rows of :meth:`Board.of` as a list (see :class:`Board`). Raises MixedVersionsError as :func:`check_versions`."""
+    return list(Board.of(scores, gold_path).rows)
+
+
+def output_constraint(s: RunScores) -> str:
+    """How the run asked for a record, for a board cell: the instructor mode, ``+grammar`` when a
+    grammar constrained the output (``md_json+grammar``), ``grammar`` for local/ (in-process), ``–``
+    for a backend with neither (rules/, imported predictions), ``?`` for scores written before it
+    was recorded. Rows with different cells are not like-for-like (md_json puts the schema in the prompt)."""
+    if s.grammar is None:
+        return "?"
+    if s.mode:
+        return s.mode + ("+grammar" if s.grammar else "")
+    return "grammar" if s.grammar else UNDEFINED
+
+
+def _contamination_cell(row: dict[str, Any]) -> str:
+    return row["contamination"] + (f" (cutoff {row['model_cutoff']})" if row.get("model_cutoff") else "")
+
+
+def _round4(value: Optional[float]) -> Optional[float]:
+    return None if value is None else round(value, 4)
+
+
+HEADLINE_TEXT = """\
+The headline is pooled (micro) F1 per field, macro-averaged over the 12 fields: for each field the true
+positives, false positives and false negatives are summed over the split's papers before F1 is taken
+(as SciREX and AxCell do), and `research_area` and `training_free` are classification accuracy (null a
+class of its own for `training_free`; a failed paper is wrong). A field with nothing in gold and nothing
+predicted over the whole split is undefined and left out of the mean (never 1.0); a correct null name or
+URL counts nothing, an invented one is a false positive. So saying nothing earns nothing: the
+`rules/empty` reference (the schema's default record for every paper) scores near 0, and a record with
+one field right about 1/12 of a perfect one. CIs are 95% percentile bootstrap intervals over papers,
+with the pooled counts recomputed per resample. `P` and `R` are micro precision and recall pooled over
+the items of all 12 fields; `–` marks a number that is undefined (precision with nothing predicted,
+recall with nothing in gold). `per-paper F1` is the older secondary score, the mean over papers of
+per-paper F1 where an answered paper with nothing in gold and nothing predicted on a field scores 1 on
+it (abstention credit): it rewards leaving fields empty, so it never ranks."""
+
+
+def leaderboard_markdown(scores: list[RunScores], gold_path: Path | None = None) -> str:
+    """:meth:`Board.markdown` of ``scores``. Raises MixedVersionsError as :func:`check_versions`."""
+    return Board.of(scores, gold_path).markdown()
+
+
+def leaderboard_csv(scores: list[RunScores], gold_path: Path | None = None) -> str:
+    """:meth:`Board.csv` of ``scores``. Raises MixedVersionsError as :func:`check_versions`."""
+    return Board.of(scores, gold_path).csv()
+
+
+def _markdown(board: Board) -> str:
+    rows, scores = board.rows, board.runs
+    by_id = {s.run_id: s for s in scores}
+    head = ["rank", "run", "backend", "strategy", "mode", "papers", "valid", "failures", "headline [95% CI]", "P", "R", "per-paper F1"]
+    head += [SHORT[f] for f in HEADLINE_FIELDS]
+    head += ["results: value", "results: full", "invented", "grounded", "s/paper", "tokens/paper", "prompt tokens/paper", "$/run", "correct items",
+             "s/correct", "$/correct", "contamination", "Brier asked / logprob", "ECE asked / logprob"]
+    lines = [
+        "# PaperFields leaderboard",
+        "",
+        "Generated by `paperfields leaderboard` from the published runs in `results/runs/*/scores.json`; do not edit by hand.",
+        "",
+        HEADLINE_TEXT,
+        "",
+        "`results` is scored at the value+metric level, `results: value` on the value alone and `results: full` on",
+        "the whole tuple. `valid` is the share of papers with a schema-valid record; `invented` the mean over fields",
+        "of the share of papers with empty gold where something was predicted (lower is better); `grounded` the",
+        "share of predicted strings and numbers found in the abstract; `$/run` from `extract/backends/prices.toml`",
+        "(`?` when the price is unknown; `paperfields run --price IN,OUT` gives one). Higher is better everywhere else except",
+        "s/paper, tokens/paper, prompt tokens/paper, $/run and the cost per correct item.",
+        "",
+        "`mode` is how the record was asked for: the instructor mode of an `openai/` run (`md_json` puts the schema in the",
+        "prompt, `json_schema` and `tools` send it in the request), `+grammar` when a grammar built from the schema",
+        "constrained the output (`grammar` alone: a `local/` model in-process). `prompt tokens/paper` is what the model was",
+        "sent per paper: rows that differ in mode are not like-for-like.",
+        "",
+        "`correct items` are the true positives pooled over the 12 fields; `s/correct` is model seconds and `$/correct` dollars",
+        "per correct item, every attempt, retry and re-ask included and answers served from the response cache excluded",
+        "(lower is better). `contamination` compares the model's training-data cutoff with the corpus's first public date",
+        "(`extract/backends/cutoffs.toml`, with the source of each date): `after cutoff` (the model cannot have seen the",
+        "abstracts), `possible overlap`, `unknown` (no published cutoff in the table), `n/a` for references.",
+        "",
+        "`Brier` and `ECE` (lower is better) check per-field confidences against whether the field is exactly right on the",
+        "paper: `asked` where the model stated a confidence per field (the `confidence` strategy), `logprob` where it was",
+        "derived from the tokens' log-probabilities (local models); ECE over 10 equal-width bins; `–` without confidences.",
+        "Reliability diagrams: `results/reliability_<run>.png`.",
+        "",
+    ]
+    sections = (("contender", "Contenders (ranked by headline)"),
+                ("reference", "References (not ranked): model-free floors and a second annotator's labels, for scale"),
+                ("partial", "Partial and unfinished runs (not ranked, no CI): fewer papers than the split, not comparable"))
+    for key, title in sections:
+        chosen = [r for r in rows if r["section"] == key]
+        if not chosen:
+            continue
+        lines += [f"## {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for r in chosen:
+            s = by_id[r["run_id"]]
+            failures = ", ".join(f"{k} {v}" for k, v in s.failures_by_class.items()) or UNDEFINED
+            row = [UNDEFINED if r["rank"] is None else str(r["rank"]), s.run_id, s.backend, s.strategy, r["output_constraint"], papers_cell(s),
+                   f"{s.valid_rate:.0%}",
+                   failures, fmt_ci(s.headline, r["headline_ci95"]), fmt(s.precision), fmt(s.recall), fmt(s.per_paper_f1)]
+            row += [fmt(s.fields[f].score) for f in HEADLINE_FIELDS]
+            row += [fmt(s.fields["results_value"].score), fmt(s.fields["results_full"].score),
+                    UNDEFINED if r["invented_rate"] is None else f"{r['invented_rate']:.0%}", _pooled_grounding(s)]
+            row += [f"{s.seconds_per_paper:.1f}", f"{s.tokens_per_paper:.0f}", "?" if s.input_tokens_per_paper is None else f"{s.input_tokens_per_paper:.0f}",
+                    "?" if s.dollars_total is None else f"{s.dollars_total:.4f}"]
+            row += [str(s.correct_items), fmt(s.seconds_per_correct, 2),
+                    "?" if s.dollars_total is None else fmt(s.dollars_per_correct, 6), _contamination_cell(r)]
+            row += [" / ".join(fmt(r[f"{metric}_{source}"]) for source in CALIBRATION_SOURCES) for metric in ("brier", "ece")]
+            lines.append("| " + " | ".join(row) + " |")
+        lines.append("")
+    ordered = [by_id[r["run_id"]] for r in rows if r["section"] != "partial"]
+    if ordered:
+        lines += ["## Per-field scores with 95% bootstrap CI", "",
+                  "Micro F1 (accuracy for `research_area` and `training_free`); `–` where undefined.", "",
+                  "| field | " + " | ".join(s.run_id for s in ordered) + " |", "|---|" + "---|" * len(ordered)]
+        for field in HEADLINE_FIELDS + ("method_name_soft", "results_value", "results_full"):
+            cells = [fmt_ci(s.fields[field].score, s.fields[field].ci95, 2) for s in ordered]
+            lines.append(f"| {field} | " + " | ".join(cells) + " |")
+    s0 = scores[0]
+    lines += ["", f"Versions: schema {s0.schema_version}, scorer {s0.scorer_version}, gold {s0.gold_version}.", ""]
+    return "\n".join(lines)
+
+
+def _csv(board: Board) -> str:
+    import pandas as pd
+
+    rows = []
+    for r in board.rows:
+        ci = r["headline_ci95"] or [None, None]
+        row = {k: r[k] for k in ("rank", "section", "run_id", "backend", "strategy", "mode", "grammar", "split", "reference", "papers", "papers_total",
+                                 "papers_done", "valid_rate", "headline")}
+        row.update({"headline_ci95_low": ci[0], "headline_ci95_high": ci[1], "precision": r["precision"], "recall": r["recall"],
+                    "per_paper_f1": r["per_paper_f1"], "invented_rate": r["invented_rate"]})
+        row.update({f"{field}_score": value for field, value in r["fields"].items()})
+        row.update({f"failures_{k}": v for k, v in r["failures_by_class"].items()})
+        row.update({k: r[k] for k in ("seconds_per_paper", "tokens_per_paper", "input_tokens_per_paper", "dollars_total", "correct_items", "seconds_per_correct",
+                                      "dollars_per_correct", "contamination", "model_cutoff", "brier_asked", "ece_asked", "brier_logprob",
+                                      "ece_logprob", "schema_version", "scorer_version", "gold_version")})
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    frame["rank"] = frame["rank"].astype("Int64")  # an unranked run's rank is an empty cell, not 'nan' or a float
+    return frame.to_csv(index=False, lineterminator="\n")
+
+
+TERMINAL_LEGEND = ("#: rank among complete contenders. ref: reference (rules/*, annotator/*), not ranked.\n"
+                   "part: partial or unfinished run (no rank, no CI). P/R: micro precision/recall over\n"
+                   f"all fields' items. {UNDEFINED}: undefined. --wide: more columns.")
+
+
+def _terminal(board: Board, highlight: Optional[str], wide: bool) -> "Table":
+    from rich.table import Table
+
+    split = board.runs[0].split if board.runs else ""
+    table = Table(title=f"PaperFields, {split} split. Headline: micro F1 per field, macro over fields (higher is better)",
+                  title_justify="left", box=None, pad_edge=False, padding=(0, 1), collapse_padding=True, header_style="bold")
+    cols = ["#", "model", "strategy", "papers", "valid", "headline [95% CI]", "P/R", "s/paper"]
+    if wide:
+        cols += ["invented", "$", "s/correct", "contamination", "per-paper F1", "name", "area", "datasets", "models", "metrics", "results"]
+    for col in cols:
+        table.add_column(col, no_wrap=col != "model", overflow="fold", justify="right" if col in ("#", "papers", "valid", "s/paper", "$") else "left")
+    section = None
+    for s, r in zip(board.runs, board.rows):
+        if r["section"] != section and section is not None:
+            table.add_row()  # a blank line between contenders, references and partial runs
+        section = r["section"]
+        label = {"contender": UNDEFINED, "reference": "ref", "partial": "part"}[r["section"]] if r["rank"] is None else str(r["rank"])
+        model = s.backend or s.run_id
+        own_id = s.run_id.removesuffix(" (yours)")
+        if own_id != f"{model.replace('/', '_')}__{s.strategy}__{s.split}":
+            model += f" ({own_id})"  # a run id of one's own says which run this is
+        if own_id != s.run_id:
+            model += " (yours)"
+        papers = f"{s.papers_done}/{s.papers} done" if s.unfinished else f"{s.papers} of {s.papers_in_split}" if s.partial else str(s.papers)
+        cells = [label, model, s.strategy, papers, f"{s.valid_rate:.0%}", fmt_ci(s.headline, r["headline_ci95"]),
+                 f"{fmt(s.precision, 2)}/{fmt(s.recall, 2)}", f"{s.seconds_per_paper:.1f}"]
+        if wide:
+            invented = mean_invented(s)
+            cells += [UNDEFINED if invented is None else f"{invented:.0%}", "?" if s.dollars_total is None else f"{s.dollars_total:.2f}",
+                      fmt(s.seconds_per_correct, 2), r["contamination"], fmt(s.per_paper_f1)]
+            cells += [fmt(s.fields[f].score) for f in ("method_name", "research_area", "datasets", "models", "metrics", "results")]
+        table.add_row(*cells, style="bold" if s.run_id == highlight else None)
+    return table
+
+
+def fmt_p(p: Optional[float]) -> str:
+    """A p-value for a table cell: ``0.012``; ``< 0.001`` below 0.001 (three decimals would round it to
+    ``0.000``, which no bootstrap p-value is); :data:`UNDEFINED` when undefined (None)."""
+    if p is None:
+        return UNDEFINED
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
