@@ -41,11 +41,12 @@ from pydantic import BaseModel, Field, ValidationError
 from paperfields.core.corpus import Paper
 from paperfields.core.errors import field_error
 from paperfields.core.plural import plural
-from paperfields.core.runlog import FailureClass, Generation, Manifest, PredictionLine, RunConfig, RunError, redact_secrets
+from paperfields.core.runlog import FailureClass, Generation, Manifest, PredictionLine, RunConfig, RunError, error_text
 from paperfields.extract.backends.base import BackendError, GenerationRequest, parse_reply
 from paperfields.extract.backends.openai_compat import rejected_class, sampling_params, strict_response_format, usage_of
 from paperfields.extract.backends.prices import Price
-from paperfields.extract.cache import ResponseCache, cache_key
+from paperfields.extract.cache import ResponseCache
+from paperfields.extract.call import Model, identity
 from paperfields.extract.runner import _RunFolder
 from paperfields.extract.strategies import Strategy
 
@@ -116,14 +117,6 @@ def _model(backend: str) -> str:
     return model
 
 
-def _request(paper: Paper, index: int, strategy: Strategy, config: RunConfig) -> GenerationRequest:
-    """The request the one-by-one runner would build (same cache key inputs)."""
-    return GenerationRequest(
-        messages=strategy.messages(paper), paper_text=paper.text, params=config.params,
-        response_model=strategy.response_model, sample_index=index,
-    )
-
-
 def _line(cid: str, request: GenerationRequest, model: str) -> dict[str, Any]:
     # The one-by-one backend's own parameters and response_format: both paths send the same request.
     return {
@@ -152,8 +145,8 @@ def build_requests(papers: Iterable[Paper], strategy: Strategy, config: RunConfi
     """
     model = _model(config.backend)
     return [
-        _line(custom_id(paper.id, i), _request(paper, i, strategy, config), model)
-        for paper in papers for i in range(strategy.samples)
+        _line(custom_id(paper.id, request.sample_index), request, model)
+        for paper in papers for request in Model.requests(paper, strategy, config.params)
     ]
 
 
@@ -175,7 +168,7 @@ def generation_from_output(line: dict[str, Any], response_model: type[BaseModel]
         message = detail.get("message") if isinstance(detail, dict) else str(detail)
         code = (detail.get("code") if isinstance(detail, dict) else None) or status
         failure = rejected_class(status, f"{code} {message}") or FailureClass.transport_error
-        return Generation(failure=failure, error=redact_secrets(f"batch request failed ({code}): {message or 'no response'}")[:300])
+        return Generation(failure=failure, error=error_text(f"batch request failed ({code}): {message or 'no response'}"))
     choices = body.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict) or not isinstance(choices[0].get("message"), dict):
         # No model reply in the body: a transport error (asked again on resume), not the model's empty reply.
@@ -282,13 +275,6 @@ async def _submit(client: Any, run: _RunFolder, pending: dict[str, GenerationReq
     return state
 
 
-def _cached(cache: Optional[ResponseCache], key: str) -> Optional[Generation]:
-    gen = cache.get(key) if cache is not None else None
-    if gen is not None:
-        gen.cached = True
-    return gen
-
-
 async def run_batch(
     papers: list[Paper],
     strategy: Strategy,
@@ -326,11 +312,8 @@ async def run_batch(
         on_start(run.already_done)
     if run.finished:
         return run.manifest  # nothing to do: a finished run's manifest stays untouched
-    identity = config.model_dump(include={"backend", "base_url", "mode", "grammar"}) | {"batch": True}
+    answers = Model(None, identity(config), cache)  # the Batch API asks the model: here only the cache's lookups and stores
     by_id = {p.id: p for p in papers}
-
-    def key(request: GenerationRequest) -> str:
-        return cache_key(identity, request) if cache is not None else ""
 
     async def finish_job(state: BatchState) -> None:
         if not state.downloaded:
@@ -349,13 +332,13 @@ async def run_batch(
                 skipped.append(paper_id)
                 continue
             samples = []
-            for index in range(strategy.samples):
-                cid, request = custom_id(paper_id, index), _request(paper, index, strategy, config)
+            for request in Model.requests(paper, strategy, config.params):
+                cid = custom_id(paper_id, request.sample_index)
                 gen = results.get(cid)
                 if gen is not None:
-                    if cache is not None:
-                        cache.put(key(request), gen)
-                elif cid in submitted or (gen := _cached(cache, key(request))) is None:
+                    gen = answers.redact(gen)
+                    answers.store(request, gen)
+                elif cid in submitted or (gen := answers.lookup(request)) is None:
                     gen = Generation(failure=FailureClass.transport_error, error=reason)
                 samples.append(gen)
             run.write(paper, strategy.finalize(paper, samples), on_paper)
@@ -372,12 +355,12 @@ async def run_batch(
         for paper in run.todo:
             if run.done(paper.id):
                 continue
-            requests = [_request(paper, i, strategy, config) for i in range(strategy.samples)]
-            answers = [_cached(cache, key(r)) for r in requests]
-            if all(a is not None for a in answers):
-                run.write(paper, strategy.finalize(paper, answers), on_paper)
+            requests = Model.requests(paper, strategy, config.params)
+            cached = [answers.lookup(r) for r in requests]
+            if all(a is not None for a in cached):
+                run.write(paper, strategy.finalize(paper, cached), on_paper)
                 continue
-            pending.update({custom_id(paper.id, i): r for i, (r, a) in enumerate(zip(requests, answers)) if a is None})
+            pending.update({custom_id(paper.id, r.sample_index): r for r, a in zip(requests, cached) if a is None})
         if pending:
             await finish_job(await _submit(client, run, pending, model, papers))
     return run.finish()

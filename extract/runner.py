@@ -33,31 +33,14 @@ from paperfields.core.runlog import (
     iter_predictions,
     load_manifest,
     now,
-    redact_secrets,
 )
-from paperfields.extract.backends.base import Backend, BackendError, GenerationRequest
+from paperfields.extract.backends.base import Backend
 from paperfields.extract.backends.prices import Price, dollars, price_for
-from paperfields.extract.cache import ResponseCache, cache_key
+from paperfields.extract.cache import ResponseCache
+from paperfields.extract.call import Model, identity
 from paperfields.extract.strategies import Strategy
 
 BATCH_DISCOUNT = 0.5  # the OpenAI Batch API bills half the listed per-token price
-
-
-async def _generate(backend: Backend, request: GenerationRequest, cache: Optional[ResponseCache], identity: dict) -> Generation:
-    key = cache_key(identity, request) if cache is not None else ""
-    gen = cache.get(key) if cache is not None else None
-    if gen is not None:
-        gen.cached = True
-        return gen
-    try:
-        gen = await backend.generate(request)
-    except BackendError:  # the backend cannot answer any request (a model file llama.cpp cannot load ...): stop the run, not each paper
-        raise
-    except Exception as exc:  # a backend bug must not lose the other papers' work
-        gen = Generation(failure=FailureClass.transport_error, error=redact_secrets(f"{type(exc).__name__}: {exc}")[:300])
-    if cache is not None:
-        cache.put(key, gen)
-    return gen
 
 
 def _write_manifest(run_dir: Path, manifest: Manifest) -> None:
@@ -66,7 +49,7 @@ def _write_manifest(run_dir: Path, manifest: Manifest) -> None:
     tmp.replace(run_dir / "manifest.json")
 
 
-class _Totals:
+class Totals:
     """Running totals over prediction lines, so the runner never holds the lines themselves."""
 
     def __init__(self, price: Any, discount: float = 1.0) -> None:
@@ -206,7 +189,7 @@ class _RunFolder:
         self.manifest = manifest
         # a price given for this run, else the table's, else one given to an earlier part of the run (a resume without --price)
         self.price = price or price_for(config.backend) or (Price.model_validate(manifest.price) if manifest.price else None)
-        self.totals = _Totals(self.price, BATCH_DISCOUNT if config.batch else 1.0)
+        self.totals = Totals(self.price, BATCH_DISCOUNT if config.batch else 1.0)
         for line in iter_predictions(self.pred_path, repair=True):
             self.totals.add(line)
         asked = set(manifest.paper_ids)
@@ -307,7 +290,7 @@ async def run_extraction(
     if run.finished:
         return run.manifest  # nothing to do: leave a finished run's manifest (and its provenance) untouched
     todo = run.todo
-    identity = config.model_dump(include={"backend", "base_url", "mode", "grammar"})
+    model = Model(backend, identity(config), cache)
     queue: asyncio.Queue[Paper] = asyncio.Queue()
     for paper in todo:  # corpus order, so a single worker reuses the prompt prefix paper after paper
         queue.put_nowait(paper)
@@ -317,14 +300,7 @@ async def run_extraction(
         async def worker() -> None:
             while not queue.empty():
                 paper = queue.get_nowait()
-                samples = []
-                for index in range(strategy.samples):
-                    request = GenerationRequest(
-                        messages=strategy.messages(paper), paper_text=paper.text, params=config.params,
-                        response_model=strategy.response_model, sample_index=index,
-                    )
-                    samples.append(await _generate(backend, request, cache, identity))
-                run.write(paper, strategy.finalize(paper, samples), on_paper)
+                run.write(paper, await model.extract(paper, strategy, config.params), on_paper)
 
         try:
             await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(todo) or 1)))))

@@ -2,7 +2,8 @@
 
 The Python API (:mod:`paperfields.api`) is re-exported here: ``paperfields.extract_record`` (one
 abstract), ``paperfields.run`` (a corpus), ``paperfields.score`` (predictions or a run) and
-``paperfields.load_scores`` (a run's per-paper scores as a pandas DataFrame). They load on first
+``paperfields.load_scores`` (a run's per-paper scores as a pandas DataFrame), with the options of a
+run as one object (``paperfields.RunOptions``, ``paperfields.ExtractOptions``). They load on first
 use, so ``import paperfields`` (and the command line) stays fast.
 """
 
@@ -12,7 +13,8 @@ from typing import Any
 
 from paperfields.core.version import __version__
 
-_API = ("extract_record", "run", "score", "load_scores", "find_run", "ExtractionFailure", "RunResult", "DEFAULT_BACKEND")
+_API = ("extract_record", "run", "score", "load_scores", "find_run", "ExtractOptions", "RunOptions", "ExtractionFailure", "RunResult",
+        "DEFAULT_BACKEND")
 __all__ = ["__version__", *_API]
 
 

@@ -7,6 +7,8 @@ Everything the command line does is a call here (the CLI parses flags, calls, pr
     record = pf.extract_record("We propose FooNet, ...", backend="rules/baseline")    # a PaperRecord, or an ExtractionFailure
     result = pf.run("mine.jsonl", backend="openai/my-model", base_url="http://127.0.0.1:8000/v1", split="all")
     result.run_dir, result.manifest, result.scores, result.note                 # scores None (note says why) without gold
+    result.summary, result.advice                                              # what the run did, what to do next (data)
+    options = pf.RunOptions(backend="rules/baseline", limit=3); pf.run(None, options)  # the same options as one object
     scores = pf.score(result.run_dir)                                          # or pf.score({paper_id: record_dict})
     frame = pf.load_scores(result.run_dir)                                     # pandas: one row per paper and field
 
@@ -25,20 +27,22 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Coroutine, Iterable, Optional, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Coroutine, Iterable, Literal, Optional, TypeVar, Union
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from paperfields.core import paths
+from paperfields.core.errors import field_error
 from paperfields.core.plural import none_has, plural
+from paperfields.options import DEFAULT_BACKEND, ExtractOptions, RunOptions
 
 if TYPE_CHECKING:  # the heavy modules load on first use, so `import paperfields` stays fast
     import pandas
 
     from paperfields.core.corpus import Paper
-    from paperfields.core.runlog import GenerationParams, Manifest, PredictionLine
+    from paperfields.core.runlog import GenerationParams, Manifest, PredictionLine, RunConfig
     from paperfields.core.schema import PaperRecord
     from paperfields.extract.backends.base import Backend
     from paperfields.extract.backends.prices import Price
@@ -46,12 +50,9 @@ if TYPE_CHECKING:  # the heavy modules load on first use, so `import paperfields
     from paperfields.scoring.score import RunScores
 
 __all__ = [
-    "DEFAULT_BACKEND", "ExtractionFailure", "RunResult", "extract_record", "run", "score", "load_scores", "find_run",
-    "check_no_dev_papers",
+    "DEFAULT_BACKEND", "ExtractOptions", "RunOptions", "ExtractionFailure", "RunResult", "Advice", "Invocation", "RunInterrupted",
+    "extract_record", "run", "score", "load_scores", "find_run", "check_no_dev_papers",
 ]
-
-DEFAULT_BACKEND = "local/qwen2.5-coder-0.5b"
-DEFAULT_MAX_TOKENS = 1536
 IN_MEMORY_SOURCE = "<python>"  # Paper.source of abstracts given as strings
 
 Corpus = Union[str, Path, Iterable["Paper"], Iterable[str], None]
@@ -68,14 +69,63 @@ class ExtractionFailure(BaseModel):
 
 
 @dataclass
+class Advice:
+    """Something the caller should know after a run: ``level`` "error" (no paper got an answer: the
+    command line exits 1 with this message) or "warning" (some papers did not), and the message,
+    which says what to do."""
+
+    level: Literal["error", "warning"]
+    message: str
+
+
+@dataclass
+class Invocation:
+    """What one :func:`run` call did (a resume does part of a run): the papers it wrote a line for,
+    the model requests it made and the answers the cache gave, and its wall seconds."""
+
+    papers: int = 0
+    model_requests: int = 0
+    cache_hits: int = 0
+    wall_seconds: float = 0.0
+
+
+@dataclass
 class RunResult:
     """What :func:`run` returns: the run folder, its manifest, and its scores (None with ``score=False``,
-    or when no paper of the run has gold: ``note`` then says so)."""
+    or when no paper of the run has gold: ``note`` then says so). ``invocation`` is what this call did,
+    ``resumed`` whether the folder held papers of earlier calls, ``summary`` one line saying both (the
+    one ``paperfields run`` prints), ``advice`` what to do about papers without an answer, in order."""
 
     run_dir: Path
     manifest: "Manifest"
     scores: Optional["RunScores"] = None
     note: Optional[str] = None
+    invocation: Invocation = field(default_factory=Invocation)
+    resumed: bool = False
+    summary: str = ""
+    advice: list[Advice] = field(default_factory=list)
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """The KeyboardInterrupt :func:`run` raises when interrupted (finished papers are saved), with
+    ``advice``: how to resume (for a batch run still pending on the OpenAI side, that it goes on there)."""
+
+    def __init__(self, advice: str) -> None:
+        super().__init__(advice)
+        self.advice = advice
+
+
+def _options(kind: type[ExtractOptions], options: Union[ExtractOptions, dict, None], given: dict[str, Any], caller: str) -> Any:
+    """``options`` (an options object or dict) with the keyword arguments ``given`` on top, validated.
+    Raises TypeError for an unknown keyword (as a Python call would) and ValueError for a bad value."""
+    base = options.model_dump(exclude_unset=True) if isinstance(options, BaseModel) else dict(options or {})
+    try:
+        return kind.model_validate({**base, **given})
+    except ValidationError as exc:
+        unknown = [str(e["loc"][0]) for e in exc.errors() if e["type"] == "extra_forbidden"]
+        if unknown:
+            raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}") from None
+        raise ValueError(f"{caller}(): {field_error(exc)}") from None
 
 
 def _sync(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -177,16 +227,16 @@ def _price(price: Union[str, tuple[float, float], "Price", None]) -> Optional["P
         raise RunError(str(exc)) from None
 
 
-def _backend(backend: str, *, base_url: Optional[str], mode: Optional[str], grammar: bool, threads: Optional[int],
-             temperature: float, max_tokens: int, reasoning_effort: Optional[str]) -> tuple["Backend", "GenerationParams"]:
+def _backend(options: ExtractOptions, strategy: "Strategy") -> tuple["Backend", "GenerationParams"]:
+    """The backend ``options`` name, with its options, and the generation parameters (the temperature:
+    the one given, else the strategy's own). Raises BackendError for a bad backend or option."""
     from paperfields.core.runlog import GenerationParams
     from paperfields.extract.backends import get_backend
     from paperfields.extract.backends.base import check_params
 
-    # Only the options given: each backend refuses those that do not apply to it, and a default must not trip that.
-    options = {"base_url": base_url, "mode": mode, "grammar": grammar or None, "n_threads": threads}
-    engine = get_backend(backend, **{k: v for k, v in options.items() if v is not None})
-    params = GenerationParams(temperature=temperature, max_tokens=max_tokens, reasoning_effort=reasoning_effort)
+    engine = get_backend(options.backend, **options.backend_options())
+    params = GenerationParams(temperature=options.temperature_for(strategy.template.temperature), max_tokens=options.max_tokens,
+                              reasoning_effort=options.reasoning_effort)
     check_params(engine, params)
     return engine, params
 
@@ -211,54 +261,30 @@ def _strategy(name: str, split: str, own_corpus: bool, papers: list["Paper"], ba
     return strat
 
 
-def extract_record(
-    abstract: str,
-    *,
-    backend: str = DEFAULT_BACKEND,
-    strategy: str = "zero_shot",
-    base_url: Optional[str] = None,
-    mode: Optional[str] = None,
-    grammar: bool = False,
-    temperature: Optional[float] = None,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
-    reasoning_effort: Optional[str] = None,
-    threads: Optional[int] = None,
-    cache: bool = True,
-) -> Union["PaperRecord", ExtractionFailure]:
-    """Extract the record of one abstract (text) with ``backend`` (``provider/model``, as ``paperfields
-    run -b``) and ``strategy`` (a ``prompts/<name>.toml``: zero_shot, few_shot, ...).
+def extract_record(abstract: str, options: Union[ExtractOptions, dict, None] = None, **given: Any) -> Union["PaperRecord", ExtractionFailure]:
+    """Extract the record of one abstract (text) with the options of :class:`ExtractOptions`, given as
+    an object, as keyword arguments (``backend="rules/baseline"``), or both (the keywords win):
+    ``backend`` (``provider/model``, as ``paperfields run -b``), ``strategy`` (a ``prompts/<name>.toml``:
+    zero_shot, few_shot, ...), ``temperature`` (None: the strategy's own, else 0), ``cache`` (answer a
+    request seen before from the response cache) and the backend options of ``paperfields run``.
 
     Returns a :class:`~paperfields.core.schema.PaperRecord`, or an :class:`ExtractionFailure` when
-    the model gave no valid record. The options are those of ``paperfields run`` (``temperature`` None:
-    the strategy's own, else 0); ``cache`` answers a request seen before from the response cache.
-    few_shot and rules/baseline refuse a benchmark dev abstract (RunError: their examples or gazetteer
-    come from it). Raises BackendError (unknown backend, an option it does not take, missing
-    weights or SDK), PromptError, RunError.
+    the model gave no valid record. few_shot and rules/baseline refuse a benchmark dev abstract
+    (RunError: their examples or gazetteer come from it). Raises TypeError (an unknown option),
+    ValueError (a bad option value), BackendError (unknown backend, an option it does not take,
+    missing weights or SDK), PromptError, RunError.
     """
     from paperfields.core.corpus import Paper, paper_id
     from paperfields.core.schema import PaperRecord
-    from paperfields.extract.backends.base import GenerationRequest
-    from paperfields.extract.runner import _generate
+    from paperfields.extract.call import Model, identity
 
+    opts = _options(ExtractOptions, options, given, "extract_record")
     paper = Paper(id=paper_id(abstract), text=abstract, source=IN_MEMORY_SOURCE, position=1, line=1)
-    strat = _strategy(strategy, "all", True, [paper], backend, "the abstract", _gold_path(None))
-    if temperature is None:
-        temperature = strat.template.temperature or 0.0
-    engine, params = _backend(backend, base_url=base_url, mode=mode, grammar=grammar, threads=threads, temperature=temperature,
-                              max_tokens=max_tokens, reasoning_effort=reasoning_effort)
-    identity = {"backend": backend, "base_url": base_url, "mode": getattr(engine, "mode", None), "grammar": grammar}
-    response_cache = _open_cache() if cache else None
-
-    async def go():
-        samples = []
-        for index in range(strat.samples):
-            request = GenerationRequest(messages=strat.messages(paper), paper_text=paper.text, params=params,
-                                        response_model=strat.response_model, sample_index=index)
-            samples.append(await _generate(engine, request, response_cache, identity))
-        return strat.finalize(paper, samples)
-
+    strat = _strategy(opts.strategy, "all", True, [paper], opts.backend, "the abstract", _gold_path(None))
+    engine, params = _backend(opts, strat)
+    response_cache = _open_cache() if opts.cache else None
     try:
-        generation = _sync(go())
+        generation = _sync(Model(engine, identity(_config(opts, strat, engine, params)), response_cache).extract(paper, strat, params))
     finally:
         if response_cache is not None:
             response_cache.close()
@@ -274,85 +300,82 @@ def _open_cache():
     return ResponseCache(default_cache_path())
 
 
+def _config(opts: ExtractOptions, strat: "Strategy", engine: "Backend", params: "GenerationParams", split: str = "all",
+            batch: bool = False, corpus_id: Optional[str] = None) -> "RunConfig":
+    """The run config (what decides the output, and the cache's backend identity) of ``opts`` with
+    the strategy, backend and parameters made from them."""
+    from paperfields.core.runlog import RunConfig
+
+    return RunConfig(
+        backend=opts.backend, base_url=opts.base_url, mode=None if batch else getattr(engine, "mode", None), grammar=opts.grammar,
+        strategy=opts.strategy, prompt_version=strat.template.version, prompt_sha256=strat.sha256, example_ids=strat.example_ids(),
+        split=split, params=params, batch=batch, corpus=corpus_id,
+    )
+
+
 def run(
     corpus: Corpus = None,
+    options: Union[RunOptions, dict, None] = None,
     *,
-    backend: str = DEFAULT_BACKEND,
-    strategy: str = "zero_shot",
-    split: str = "test",
-    limit: Optional[int] = None,
-    concurrency: int = 1,
-    base_url: Optional[str] = None,
-    mode: Optional[str] = None,
-    grammar: bool = False,
-    temperature: Optional[float] = None,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
-    reasoning_effort: Optional[str] = None,
-    threads: Optional[int] = None,
-    price: Union[str, tuple[float, float], "Price", None] = None,
-    run_id: Optional[str] = None,
-    runs_dir: Union[str, Path, None] = None,
-    cache: bool = True,
-    batch: bool = False,
-    poll_interval: float = 30.0,
-    score: bool = True,
-    on_start: Optional[Callable[[int, int], None]] = None,
+    on_start: Optional[Callable[[int, int, str], None]] = None,
     on_paper: Optional[Callable[["PredictionLine"], None]] = None,
     on_status: Optional[Callable[[Any], None]] = None,
+    **given: Any,
 ) -> RunResult:
     """Extract a record from every paper of ``corpus`` in ``split`` into a run folder, then score it.
 
     ``corpus``: None (the benchmark's 76 abstracts), a corpus JSONL path, :class:`Paper` objects or
-    abstracts as strings (a corpus of one's own has no gold split: use ``split="all"``). ``split``:
-    ``test``, ``dev`` or ``all``; ``limit``: the first N papers (a later, larger run continues the same
-    folder). The run folder is ``runs_dir/run_id`` (default ``runs/<provider>_<model>__<strategy>__<split>``);
-    running the same call again resumes it. ``price``: ``"IN,OUT"`` or ``(IN, OUT)``, USD per million
-    input and output tokens, for a model not in ``prices.toml`` (recorded in the manifest). ``batch``:
-    one OpenAI Batch API job (openai/ backends), polled every ``poll_interval`` seconds. The other
-    options are those of ``paperfields run``. ``on_start(already_done, papers)`` (once, before any
+    abstracts as strings (a corpus of one's own has no gold split: use ``split="all"``). The options
+    are those of :class:`RunOptions` (``paperfields run``'s flags), given as an object, as keyword
+    arguments (``backend="rules/baseline", limit=3``), or both (the keywords win). ``split``: ``test``,
+    ``dev`` or ``all``; ``limit``: the first N papers (a later, larger run continues the same folder).
+    The run folder is ``runs_dir/run_id`` (default ``runs/`` and :func:`~paperfields.core.runlog.default_run_id`:
+    ``<provider>_<model>__<strategy>__<split>``, plus a tag of the corpus for a corpus of one's own, the
+    mode given, ``__grammar`` and ``__batch``); running the same call again resumes it. ``price``:
+    ``"IN,OUT"`` or ``(IN, OUT)``, USD per million input and output tokens, for a model not in
+    ``prices.toml`` (recorded in the manifest). ``batch``: one OpenAI Batch API job (openai/ backends),
+    polled every ``poll_interval`` seconds. ``on_start(already_done, papers, run_id)`` (once, before any
     work), ``on_paper(line)`` (after each paper) and ``on_status(batch_state)`` report progress.
 
     The manifest records the corpus file (absolute path; papers given in Python are written to
     ``corpus.jsonl`` in the run folder), so ``show`` and ``report`` find the abstracts. With ``score``
     the run is scored against gold; a run none of whose papers has gold, or none of whose papers got an
-    answer from the model, is left unscored, ``note`` saying so. Raises RunError (split, run id, options of --batch, a dev abstract for rules/baseline or
-    few-shot, a folder holding another run), BackendError, PromptError, CorpusError, GoldError, and
-    KeyboardInterrupt unchanged (finished papers are saved: run again to resume).
+    answer from the model, is left unscored, ``note`` saying so. The result's ``summary`` and ``advice``
+    say what this call did, what the run holds, and what to do about papers without an answer.
+    Raises TypeError (an unknown option), ValueError (a bad option value), RunError (split, run id,
+    options of --batch, a dev abstract for rules/baseline or few-shot, a folder holding another run),
+    BackendError, PromptError, CorpusError, GoldError, and :class:`RunInterrupted` (a
+    KeyboardInterrupt; finished papers are saved: run again to resume).
     """
     from paperfields.core.corpus import write_corpus
-    from paperfields.core.runlog import RunConfig, RunError, corpus_identity, default_run_id, load_manifest
+    from paperfields.core.runlog import RunError, corpus_identity, default_run_id, load_manifest
     from paperfields.extract.runner import run_extraction
-    from paperfields.scoring.runs import NoGoldError, score_run
 
+    opts = _options(RunOptions, options, given, "run")
     gold_path = _gold_path(None)
-    runs_dir = Path(runs_dir) if runs_dir is not None else paths.user_runs_dir()
+    runs_dir = Path(opts.runs_dir) if opts.runs_dir is not None else paths.user_runs_dir()
     all_papers, corpus_file, own = load_papers(corpus)
     corpus_name = str(corpus_file) if corpus_file else "the papers given" if own else str(_benchmark_corpus())
-    papers = select_split(all_papers, split, gold_path, corpus_name)
+    papers = select_split(all_papers, opts.split, gold_path, corpus_name)
     # the fingerprint before the limit: a run with a larger --limit continues the same folder
     corpus_id = corpus_identity(corpus_file or Path("papers"), papers) if own else None
-    strat = _strategy(strategy, split, own, papers, backend, corpus_name, gold_path)
-    if limit is not None:
-        papers = papers[: max(0, limit)]
+    strat = _strategy(opts.strategy, opts.split, own, papers, opts.backend, corpus_name, gold_path)
+    if opts.limit is not None:
+        papers = papers[: max(0, opts.limit)]
     if papers:
         strat.messages(papers[0])  # a template error (unknown variable) stops here, before any run folder exists
-    if temperature is None:
-        temperature = strat.template.temperature or 0.0
-    if run_id is not None and not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.+=@-]*", run_id):
-        raise RunError(f"--run-id {run_id!r} must be a plain folder name: letters, digits and _ . + = @ -, not starting with '.' or '-'")
-    if batch and not backend.startswith("openai/"):
-        raise RunError(f"--batch works only with openai/ backends (it uses the OpenAI Batch API); got '{backend}'")
-    if batch and (mode or grammar):
+    if opts.run_id is not None and not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.+=@-]*", opts.run_id):
+        raise RunError(f"--run-id {opts.run_id!r} must be a plain folder name: letters, digits and _ . + = @ -, not starting with '.' or '-'")
+    if opts.batch and not opts.backend.startswith("openai/"):
+        raise RunError(f"--batch works only with openai/ backends (it uses the OpenAI Batch API); got '{opts.backend}'")
+    if opts.batch and (opts.mode or opts.grammar):
         raise RunError("--mode and --grammar do not apply to --batch: batch requests always carry the strict JSON schema")
-    price_given = _price(price)
-    engine, params = _backend(backend, base_url=base_url, mode=mode, grammar=grammar, threads=threads, temperature=temperature,
-                              max_tokens=max_tokens, reasoning_effort=reasoning_effort)
-    config = RunConfig(
-        backend=backend, base_url=base_url, mode=None if batch else getattr(engine, "mode", None), grammar=grammar, strategy=strategy,
-        prompt_version=strat.template.version, prompt_sha256=strat.sha256, example_ids=strat.example_ids(), split=split,
-        params=params, batch=batch, corpus=corpus_id,
-    )
-    run_dir = runs_dir / (run_id or default_run_id(backend, strategy, split, batch))
+    price_given = _price(opts.price)
+    engine, params = _backend(opts, strat)
+    config = _config(opts, strat, engine, params, opts.split, opts.batch, corpus_id)
+    run_id = opts.run_id or default_run_id(opts.backend, opts.strategy, opts.split, opts.batch, corpus=corpus_id,
+                                           mode=opts.mode, grammar=opts.grammar)
+    run_dir = runs_dir / run_id
     recorded = str(corpus_file.resolve()) if corpus_file else None
     if own and corpus_file is None:  # papers given in Python: the run folder keeps their abstracts
         target = run_dir / "corpus.jsonl"
@@ -361,26 +384,41 @@ def run(
         if not lines.is_file() or lines.stat().st_size == 0 or load_manifest(run_dir).config.corpus == corpus_id:
             write_corpus(all_papers, target)
         recorded = str(target.resolve())
-    started = (lambda done: on_start(done, len(papers))) if on_start else None
-    response_cache = _open_cache() if cache else None
+    resumed, wall_before = _earlier_part(run_dir)
+    invocation = _Tally()
+
+    def written(line: "PredictionLine") -> None:
+        invocation.add(line)
+        if on_paper:
+            on_paper(line)
+
+    started = (lambda done: on_start(done, len(papers), run_id)) if on_start else None
+    response_cache = _open_cache() if opts.cache else None
     try:
-        if batch:
+        if opts.batch:
             from paperfields.extract.batch import run_batch
 
-            manifest = _sync(run_batch(papers, strat, config, run_dir, engine.raw_client, response_cache, poll_interval, on_paper,
+            manifest = _sync(run_batch(papers, strat, config, run_dir, engine.raw_client, response_cache, opts.poll_interval, written,
                                        on_status, started, price=price_given, corpus_path=recorded))
         else:
-            manifest = _sync(run_extraction(papers, engine, strat, config, run_dir, concurrency, on_paper, response_cache, started,
+            manifest = _sync(run_extraction(papers, engine, strat, config, run_dir, opts.concurrency, written, response_cache, started,
                                             price=price_given, corpus_path=recorded))
+    except KeyboardInterrupt:
+        raise RunInterrupted(_interrupted_advice(run_dir, opts.batch)) from None
     finally:
         if response_cache is not None:
             response_cache.close()
-    result = RunResult(run_dir=run_dir, manifest=manifest)
+    result = RunResult(run_dir=run_dir, manifest=manifest, resumed=resumed,
+                       invocation=invocation.invocation(round(manifest.wall_seconds - wall_before, 3)))
+    result.summary = _summary(result, opts.backend)
+    result.advice = _advice(result, opts.backend)
     # the server never answered (transport errors) or refused every request as sent: nothing the model said to score
     refused = sum(n for c, n in manifest.failures_by_class.items() if c in ("request_rejected", "context_overflow"))
-    if score and manifest.papers_done - refused <= 0 and manifest.papers_total:
+    if opts.score and manifest.papers_done - refused <= 0 and manifest.papers_total:
         result.note = "not scored: no paper got an answer from the model"
-    elif score:
+    elif opts.score:
+        from paperfields.scoring.runs import NoGoldError, score_run
+
         try:
             result.scores = score_run(run_dir, gold_path)
         except NoGoldError:
@@ -388,6 +426,103 @@ def run(
             result.note = (f"not scored: {no_gold} (a corpus of your own); "
                            f"see its predictions with `paperfields show PAPER --run {run_dir.name}` or `paperfields report {run_dir.name}`")
     return result
+
+
+class _Tally:
+    """The lines one :func:`run` call writes, counted as the run's manifest counts them."""
+
+    def __init__(self) -> None:
+        from paperfields.extract.runner import Totals
+
+        self.totals = Totals(None)
+        self.papers = 0
+
+    def add(self, line: "PredictionLine") -> None:
+        self.papers += 1
+        self.totals.add(line)
+
+    def invocation(self, wall_seconds: float) -> Invocation:
+        return Invocation(papers=self.papers, model_requests=self.totals.model_requests, cache_hits=self.totals.cache_hits,
+                          wall_seconds=max(0.0, wall_seconds))
+
+
+def _earlier_part(run_dir: Path) -> tuple[bool, float]:
+    """(whether ``run_dir`` holds papers of an earlier call, the wall seconds its manifest records)."""
+    from paperfields.core.runlog import RunError, load_manifest
+
+    lines = run_dir / "predictions.jsonl"
+    if not lines.is_file() or lines.stat().st_size == 0:
+        return False, 0.0
+    try:
+        return True, load_manifest(run_dir).wall_seconds
+    except (RunError, OSError):  # no readable manifest: the runner says what is wrong with the folder
+        return True, 0.0
+
+
+def _requests(model_requests: int, cache_hits: int, backend: str) -> str:
+    # a model-free backend asks no model: "0 model requests" would read as a run that did nothing
+    if backend.startswith("rules/"):
+        return "no model requests (model-free backend)"
+    return f"{plural(model_requests, 'model request')}, {plural(cache_hits, 'cache hit')}"
+
+
+def _summary(result: RunResult, backend: str) -> str:
+    """One line: the run's papers, validity, failures, requests and wall time; after a resume, first
+    what this call did, then what the run holds in all."""
+    m, done = result.manifest, result.invocation
+    holds = f"{m.papers_done}/{plural(m.papers_total, 'paper')}, {m.papers_valid} valid, failures {m.failures_by_class or '{}'}"
+    total = f"{_requests(m.model_requests, m.cache_hits, backend)}; {m.wall_seconds:.0f} s wall"
+    if not result.resumed:
+        return f"run {m.run_id}: {holds}; {total}; folder {result.run_dir}"
+    this = ("nothing left to do" if not done.papers else
+            f"{plural(done.papers, 'paper')}, {_requests(done.model_requests, done.cache_hits, backend)}, {done.wall_seconds:.0f} s wall")
+    return f"run {m.run_id}: this time {this}; the run in all: {holds}; {total}; folder {result.run_dir}"
+
+
+def _advice(result: RunResult, backend: str) -> list[Advice]:
+    """What to do about papers without an answer: an error when no paper got one, else warnings."""
+    from paperfields.core.runlog import read_predictions
+
+    manifest, run_dir = result.manifest, result.run_dir
+    advice: list[Advice] = []
+    unanswered = manifest.failures_by_class.get("transport_error", 0)
+    if unanswered and manifest.papers_done == 0:  # papers_done leaves transport errors out
+        first = next((l.error for l in read_predictions(run_dir / "predictions.jsonl") if l.error), "")
+        return [Advice("error", f"no paper got an answer from {backend} ({first}); check the server and --base-url, then run the same "
+                                "command again: papers without an answer are asked again")]
+    if unanswered:
+        advice.append(Advice("warning", f"{plural(unanswered, 'paper')} got no answer (transport_error); run the same command again to "
+                                        f"retry {'it' if unanswered == 1 else 'them'}"))
+    refused = {c: n for c, n in manifest.failures_by_class.items() if c in ("request_rejected", "context_overflow")}
+    if refused:
+        first = next((l.error for l in read_predictions(run_dir / "predictions.jsonl") if l.failure and l.failure.value in refused), "")
+        n_refused = sum(refused.values())
+        were, them = (f"{plural(n_refused, 'paper')} was", "it") if n_refused == 1 else (f"{plural(n_refused, 'paper')} were", "them")
+        if backend.startswith("local/"):  # in-process llama.cpp: no server, and none of the server options apply
+            message = (f"{were} refused by llama.cpp as sent ({refused}; {first}); a rerun does not ask "
+                       f"{them} again: the prompt must fit the local model's context window (8192 tokens), so shorten "
+                       f"{'that abstract' if n_refused == 1 else 'those abstracts'} or use another model, which makes a new run")
+        else:
+            message = (f"{were} refused by the server as sent ({refused}; {first}); a rerun does not ask "
+                       f"{them} again: change what is sent (the model, --mode, --grammar, --max-tokens, --reasoning-effort, the server's "
+                       "context size), which makes a new run")
+        if n_refused == manifest.papers_done:
+            advice.append(Advice("error", f"no paper got an answer from {backend}: {message}"))
+        else:
+            advice.append(Advice("warning", message))
+    return advice
+
+
+def _interrupted_advice(run_dir: Path, batch: bool) -> str:
+    """What to do after an interrupted run: resume it (a batch job still pending goes on at OpenAI)."""
+    if batch:
+        from paperfields.extract.batch import TERMINAL, load_state
+
+        state = load_state(run_dir)
+        if state is not None and state.status not in TERMINAL:
+            return (f"interrupted; batch {state.batch_id} is still {state.status} on the OpenAI side: "
+                    "run the same command again to resume polling it and ingest its results")
+    return "interrupted; finished papers are saved, run the same command again to resume"
 
 
 def find_run(run: Union[str, Path], runs_dir: Union[str, Path, None] = None) -> Path:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 import sys
 import warnings
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Any, Callable, Optional
 
 import typer
 from rich.console import Console
@@ -14,6 +15,7 @@ from rich.table import Table
 
 from paperfields.core import paths
 from paperfields.core.plural import plural
+from paperfields.options import RunOptions, cli_parameters
 
 app = typer.Typer(
     help="PaperFields: a benchmark for LLM structured extraction from ML paper abstracts.\n\n"
@@ -29,8 +31,6 @@ app.add_typer(corpus_app, name="corpus")
 app.add_typer(gold_app, name="gold")
 console = Console(stderr=True, soft_wrap=True)
 out = Console(width=None if sys.stdout.isatty() else 160)
-
-DEFAULT_BACKEND = "local/qwen2.5-coder-0.5b"
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
@@ -231,30 +231,34 @@ def _print_leaderboard(board, highlight: Optional[str] = None, wide: bool = Fals
     out.print(TERMINAL_LEGEND, highlight=False, markup=False)
 
 
+def _with_options(options_type: type) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give a command the flags of every field of ``options_type`` (a pydantic options model, see
+    :mod:`paperfields.options`) after its own parameters; it is called with ``options``, the validated object."""
+
+    def decorate(func: Callable[..., None]) -> Callable[..., None]:
+        own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for name, p in inspect.signature(func, eval_str=True).parameters.items()
+               if name != "options"]
+        params = cli_parameters(options_type) + own
+
+        def command(**given: Any) -> None:
+            fields = {k: given.pop(k) for k in list(given) if k in options_type.model_fields}
+            func(options_type(**fields), **given)
+
+        command.__name__, command.__doc__ = func.__name__, func.__doc__
+        command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        command.__annotations__ = {p.name: p.annotation for p in params}
+        return command
+
+    return decorate
+
+
 @app.command()
+@_with_options(RunOptions)
 def run(
-    backend: str = typer.Option(DEFAULT_BACKEND, "--backend", "-b", help="provider/model: local/qwen2.5-coder-0.5b, local/qwen2.5-coder-1.5b, local/path/to/model.gguf, openai/<model>, anthropic/<model>, rules/baseline (model-free floor), rules/empty (the default record for every paper: what abstaining scores)."),
-    strategy: str = typer.Option("zero_shot", "--strategy", "-s", help="Prompt strategy, a prompts/<name>.toml file: zero_shot, few_shot, reasoning_first, evidence, self_consistency, confidence (per-field confidence for calibration)."),
-    split: str = typer.Option("test", help="Papers to run: test, dev or all."),
+    options: RunOptions,
     corpus_path: Optional[Path] = typer.Option(None, "--corpus", help="Corpus JSONL to extract (from 'paperfields corpus build --out') [default: gold/corpus.jsonl]. Its papers have no gold split unless they are benchmark papers: use --split all. A run none of whose papers has gold is not scored; `show` and `report` show it."),
-    limit: Optional[int] = typer.Option(None, min=1, help="Only the first N papers of the split (a later run with a larger limit continues the same run)."),
-    concurrency: int = typer.Option(1, min=1, help="Papers in flight at once (remote backends; local models run one at a time)."),
-    base_url: Optional[str] = typer.Option(None, help="OpenAI-compatible server URL for openai/ backends (vLLM, Ollama, llama.cpp server, ...)."),
-    mode: Optional[str] = typer.Option(None, help="instructor mode for openai/ backends: json, md_json, tools, json_schema (tools and json_schema send OpenAI's strict structured outputs) [default: md_json with --base-url, else json_schema]."),
-    grammar: bool = typer.Option(False, help="openai/ backends: send the JSON schema in response_format so a llama.cpp server constrains its output to it."),
-    temperature: float = typer.Option(0.0, min=0.0, max=2.0, help="Sampling temperature."),
-    threads: Optional[int] = typer.Option(None, min=1, help="local/ backends: CPU threads for llama.cpp [default: all cores]; does not change the output."),
-    reasoning_effort: Optional[Literal["low", "medium", "high"]] = typer.Option(None, help="OpenAI reasoning models only (o1, o3, o4-mini, gpt-5 families): how long the model thinks before it answers [default: the model's own]. Those models sample at their fixed temperature, so --temperature is not sent to them."),
-    max_tokens: int = typer.Option(1536, min=1, help="Maximum output tokens per reply (a longer reply is a 'truncated' failure)."),
-    price: Optional[str] = typer.Option(None, "--price", metavar="IN,OUT", help="USD per million input and output tokens (e.g. 0.2,0.8) for a model not in extract/backends/prices.toml (else $/run is '?'); recorded in the manifest."),
-    run_id: Optional[str] = typer.Option(None, help="Run folder name under --runs-dir [default: <provider>_<model>__<strategy>__<split>, plus __batch with --batch]."),
-    runs_dir: Path = typer.Option(None, help="Where the run folder goes [default: runs/, git-ignored; the published runs are in results/runs, see `paperfields publish`]."),
-    score: bool = typer.Option(True, help="Score the run and print the leaderboard when done."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no leaderboard; errors still print."),
     as_json: bool = typer.Option(False, "--json", help="Print the run's manifest (and scores) as JSON at the end, for scripts."),
-    cache: bool = typer.Option(True, help="Answer repeated requests from the response cache ($PAPERFIELDS_RESPONSE_CACHE, else responses.sqlite in ~/.cache/paperfields or $PAPERFIELDS_CACHE)."),
-    batch: bool = typer.Option(False, "--batch", help="openai/ backends: submit all papers as one OpenAI Batch API job (half price, results within 24 h); run the same command again to poll and ingest. A job holds at most 50,000 requests and 200 MB: submit more in parts with --limit."),
-    poll_interval: float = typer.Option(30.0, min=0.0, help="--batch: seconds between two polls of the batch job's status."),
 ) -> None:
     """Extract a record from every abstract of a split, score it against gold, print the leaderboard.
 
@@ -262,107 +266,43 @@ def run(
     Interrupted runs resume: run the same command again and finished papers are skipped.
     """
     from paperfields import api
-    from paperfields.core.runlog import default_run_id
+    from paperfields.progress import RunProgress
 
     if not (quiet or as_json):
-        console.print(f"loading backend {backend} ...")
+        console.print(f"loading backend {options.backend} ...")
     try:
-        from paperfields.progress import PaperTimer, run_progress
-
-        timer = PaperTimer()  # only papers this process finishes count: a resume's done papers were not instant
-        progress = run_progress(timer, console, disable=quiet or as_json)
-        # shown once the runner says how many papers are already done (a resume never flashes 0/N), so an
-        # error found before any work prints alone
-        task = progress.add_task(run_id or default_run_id(backend, strategy, split, batch), total=None, completed=0, status="")
-        failed = 0
-
-        def on_start(already_done: int, total: int) -> None:
-            progress.update(task, total=total, completed=already_done)
-            timer.start()
-            progress.start()
-
-        def on_paper(line) -> None:
-            nonlocal failed
-            failed += line.failure is not None
-            timer.finished(cached=line.cached)
-            progress.update(task, advance=1, status=f"failed {failed}")
-
-        def on_status(state) -> None:
-            counts = state.request_counts
-            progress.update(task, status=f"batch {state.batch_id} {state.status} {counts.get('completed', 0)}/{counts.get('total', '?')}")
-
-        try:
-            result = api.run(
-                corpus_path, backend=backend, strategy=strategy, split=split, limit=limit, concurrency=concurrency, base_url=base_url,
-                mode=mode, grammar=grammar, temperature=None if temperature == 0.0 else temperature, max_tokens=max_tokens,
-                reasoning_effort=reasoning_effort, threads=threads, price=price, run_id=run_id, runs_dir=runs_dir, cache=cache,
-                batch=batch, poll_interval=poll_interval, score=score, on_start=on_start, on_paper=on_paper, on_status=on_status,
-            )
-        finally:
-            progress.stop()
-        manifest, run_dir, scores = result.manifest, result.run_dir, result.scores
-        say = (lambda *a, **k: None) if quiet or as_json else console.print
-        # a model-free backend asks no model: "0 model requests" would read as a run that did nothing
-        requests = ("no model requests (model-free backend)" if backend.startswith("rules/") else
-                    f"{plural(manifest.model_requests, 'model request')}, {plural(manifest.cache_hits, 'cache hit')}")
-        say(
-            f"run {manifest.run_id}: {manifest.papers_done}/{plural(manifest.papers_total, 'paper')}, {manifest.papers_valid} valid, "
-            f"failures {manifest.failures_by_class or '{}'}; {requests}; "
-            f"{manifest.wall_seconds:.0f} s wall; folder {run_dir}"
-        )
-        unanswered = manifest.failures_by_class.get("transport_error", 0)
-        if unanswered and manifest.papers_done == 0:  # papers_done leaves transport errors out
-            from paperfields.core.runlog import read_predictions
-
-            first = next((l.error for l in read_predictions(run_dir / "predictions.jsonl") if l.error), "")
-            fail(f"no paper got an answer from {backend} ({first}); check the server and --base-url, then run the same command "
-                 "again: papers without an answer are asked again", 1)
-        if unanswered:
-            console.print(f"warning: {plural(unanswered, 'paper')} got no answer (transport_error); run the same command again to "
-                          f"retry {'it' if unanswered == 1 else 'them'}",
-                          style="yellow", highlight=False, markup=False)
-        refused = {c: n for c, n in manifest.failures_by_class.items() if c in ("request_rejected", "context_overflow")}
-        if refused:
-            from paperfields.core.runlog import read_predictions
-
-            first = next((l.error for l in read_predictions(run_dir / "predictions.jsonl") if l.failure and l.failure.value in refused), "")
-            n_refused = sum(refused.values())
-            were, them = (f"{plural(n_refused, 'paper')} was", "it") if n_refused == 1 else (f"{plural(n_refused, 'paper')} were", "them")
-            if backend.startswith("local/"):  # in-process llama.cpp: no server, and none of the server options apply
-                advice = (f"{were} refused by llama.cpp as sent ({refused}; {first}); a rerun does not ask "
-                          f"{them} again: the prompt must fit the local model's context window (8192 tokens), so shorten "
-                          f"{'that abstract' if n_refused == 1 else 'those abstracts'} or use another model, which makes a new run")
-            else:
-                advice = (f"{were} refused by the server as sent ({refused}; {first}); a rerun does not ask "
-                          f"{them} again: change what is sent (the model, --mode, --grammar, --max-tokens, --reasoning-effort, the server's "
-                          "context size), which makes a new run")
-            if sum(refused.values()) == manifest.papers_done:
-                fail(f"no paper got an answer from {backend}: {advice}", 1)
-            console.print(f"warning: {advice}", style="yellow", highlight=False, markup=False)
-        if result.note:
-            say(result.note, highlight=False, markup=False)
-        if as_json:
-            import json
-
-            print(json.dumps({"manifest": manifest.model_dump(mode="json"), "scores": scores.model_dump(mode="json") if scores else None,
-                              "note": result.note}))
-        elif scores is not None and not quiet:
-            console.print(_scores_line(scores), highlight=False, markup=False)
-            try:
-                _print_board_with(scores)
-            except _known_errors() as exc:  # another run's files: this run is saved and scored all the same
-                console.print(f"warning: no leaderboard: {exc}", style="yellow", highlight=False, markup=False)
+        with RunProgress(console, disable=quiet or as_json) as progress:
+            result = api.run(corpus_path, options, on_start=progress.on_start, on_paper=progress.on_paper, on_status=progress.on_status)
     except _known_errors() as exc:
         fail(str(exc))
-    except KeyboardInterrupt:
-        if batch:
-            from paperfields.extract.batch import TERMINAL, load_state
+    except KeyboardInterrupt as exc:
+        fail(getattr(exc, "advice", "interrupted; finished papers are saved, run the same command again to resume"), 130)
+    _print_run(result, quiet, as_json)
 
-            state = load_state((runs_dir or paths.user_runs_dir()) / (run_id or default_run_id(backend, strategy, split, batch)))
-            if state is not None and state.status not in TERMINAL:
-                fail(f"interrupted; batch {state.batch_id} is still {state.status} on the OpenAI side: "
-                     "run the same command again to resume polling it and ingest its results", 130)
-        fail("interrupted; finished papers are saved, run the same command again to resume", 130)
+
+def _print_run(result, quiet: bool, as_json: bool) -> None:
+    """After ``paperfields run``: the summary, the advice (exit 1 at an error), the note, then the
+    scores and the board (or, with ``--json``, the manifest and scores as JSON)."""
+    say = (lambda *a, **k: None) if quiet or as_json else console.print
+    say(result.summary, highlight=False, markup=False)
+    for advice in result.advice:
+        if advice.level == "error":
+            fail(advice.message, 1)
+        console.print(f"warning: {advice.message}", style="yellow", highlight=False, markup=False)
+    if result.note:
+        say(result.note, highlight=False, markup=False)
+    scores = result.scores
+    if as_json:
+        import json
+
+        print(json.dumps({"manifest": result.manifest.model_dump(mode="json"), "scores": scores.model_dump(mode="json") if scores else None,
+                          "note": result.note}))
+    elif scores is not None and not quiet:
+        console.print(_scores_line(scores), highlight=False, markup=False)
+        try:
+            _print_board_with(scores)
+        except _known_errors() as exc:  # another run's files: this run is saved and scored all the same
+            console.print(f"warning: no leaderboard: {exc}", style="yellow", highlight=False, markup=False)
 
 
 def _scores_line(scores) -> str:

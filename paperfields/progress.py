@@ -16,11 +16,15 @@ ask a terminal), and cuts what does not fit with an ellipsis, so a long run id l
 from __future__ import annotations
 
 import time
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from paperfields.core.runlog import PredictionLine
+    from paperfields.extract.batch import BatchState
 
 # Columns of the one progress line written without a terminal: no line is cut below this many characters.
 LOG_LINE_WIDTH = 10_000
@@ -127,3 +131,39 @@ def run_progress(timer: PaperTimer, console: Console, disable: bool = False) -> 
                                           highlight=False)
     return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
                     TimeElapsedColumn(), EtaColumn(timer), console=target, disable=disable)
+
+
+class RunProgress:
+    """The progress line of ``paperfields run`` with the callbacks :func:`paperfields.api.run` takes.
+
+    The line appears once the run says how many papers are already done (``on_start``: a resume never
+    flashes 0/N, and an error found before any work prints alone), named after the run id; ``on_paper``
+    advances it and counts failures, ``on_status`` shows a batch job's state. Use as a context manager:
+    the line stops when the run ends, however it ends.
+    """
+
+    def __init__(self, console: Console, disable: bool = False) -> None:
+        self.timer = PaperTimer()  # only papers this process finishes count: a resume's done papers were not instant
+        self.progress = run_progress(self.timer, console, disable=disable)
+        self.task = self.progress.add_task("", total=None, completed=0, status="", visible=False)
+        self.failed = 0
+
+    def __enter__(self) -> "RunProgress":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def on_start(self, already_done: int, total: int, run_id: str) -> None:
+        self.progress.update(self.task, description=run_id, total=total, completed=already_done, visible=True)
+        self.timer.start()
+        self.progress.start()
+
+    def on_paper(self, line: "PredictionLine") -> None:
+        self.failed += line.failure is not None
+        self.timer.finished(cached=line.cached)
+        self.progress.update(self.task, advance=1, status=f"failed {self.failed}")
+
+    def on_status(self, state: "BatchState") -> None:
+        counts = state.request_counts
+        self.progress.update(self.task, status=f"batch {state.batch_id} {state.status} {counts.get('completed', 0)}/{counts.get('total', '?')}")

@@ -49,14 +49,14 @@ def test_one_abstract_is_counted_in_the_singular_by_corpus_build_run_score_and_r
     runs = tmp_path / "runs"
     ran = _cli("run", "-b", "rules/baseline", "--corpus", str(corpus), "--split", "all", "--runs-dir", str(runs), "--no-cache")
     assert ran.exit_code == 0, ran.output
-    assert "run rules_baseline__zero_shot__all: 1/1 paper, 1 valid, " in ran.stderr
+    [run_dir] = runs.iterdir()  # a corpus of one's own: its tag in the default run id
+    assert f"run {run_dir.name}: 1/1 paper, 1 valid, " in ran.stderr and run_dir.name.startswith("rules_baseline__zero_shot__all__one-")
     assert "not scored: the run's one paper has no gold record (a corpus of your own); " in ran.stderr
-    scored = _cli("score", "rules_baseline__zero_shot__all", "--runs-dir", str(runs))
-    assert scored.exit_code == 1 and scored.stderr.startswith(f"error: {runs / 'rules_baseline__zero_shot__all'}: no gold for the run's "
-                                                              "one paper in ")
+    scored = _cli("score", run_dir.name, "--runs-dir", str(runs))
+    assert scored.exit_code == 1 and scored.stderr.startswith(f"error: {run_dir}: no gold for the run's one paper in ")
     assert len(scored.stderr.splitlines()) == 1 and "1 paper" not in scored.stderr  # one message, said once
     html = tmp_path / "r.html"
-    reported = _cli("report", "rules_baseline__zero_shot__all", "--runs-dir", str(runs), "--out", str(html))
+    reported = _cli("report", run_dir.name, "--runs-dir", str(runs), "--out", str(html))
     assert reported.exit_code == 0, reported.output
     assert "<b>all</b>, 1 paper (1 with a record)" in html.read_text()
 
@@ -140,21 +140,21 @@ def test_publishing_a_run_without_gold_says_why_and_writes_nothing(tmp_path):
     assert cli("corpus", "build", str(seeds), "--out", str(tmp_path / "mine.jsonl")).returncode == 0
     ran = cli("run", "-b", "rules/baseline", "--corpus", str(tmp_path / "mine.jsonl"), "--split", "all", "--no-cache")
     assert ran.returncode == 0, ran.stderr
-    run_dir = tmp_path / "runs" / "rules_baseline__zero_shot__all"
-    refused = cli("publish", "rules_baseline__zero_shot__all")
+    [run_dir] = (tmp_path / "runs").glob("rules_baseline__zero_shot__all__mine-*")
+    refused = cli("publish", run_dir.name)
     assert refused.returncode == 1 and refused.stdout == ""
     assert refused.stderr.startswith(
-        f"error: cannot publish rules_baseline__zero_shot__all: none of its 2 papers has a gold record in {ROOT / 'gold' / 'gold.jsonl'} "
+        f"error: cannot publish {run_dir.name}: none of its 2 papers has a gold record in {ROOT / 'gold' / 'gold.jsonl'} "
         f"(its corpus: {(tmp_path / 'mine.jsonl').resolve()}), so the run has no scores and cannot be placed on the board, ")
     assert f"nothing was written to {tmp_path / 'results' / 'runs'}" in refused.stderr
-    assert "`paperfields report rules_baseline__zero_shot__all`" in refused.stderr and "benchmark's test split" in refused.stderr
+    assert f"`paperfields report {run_dir.name}`" in refused.stderr and "benchmark's test split" in refused.stderr
     assert "not scored yet" not in refused.stderr and "Traceback" not in refused.stderr
     assert not (tmp_path / "results").exists() and (run_dir / "predictions.jsonl").is_file()
     # the API refuses alike, into any published folder
     try:
         api.publish(run_dir, published_dir=tmp_path / "published")
     except NoGoldError as exc:
-        assert str(exc).startswith("cannot publish rules_baseline__zero_shot__all: none of its 2 papers has a gold record")
+        assert str(exc).startswith(f"cannot publish {run_dir.name}: none of its 2 papers has a gold record")
     else:
         raise AssertionError("a run without gold was published")
     assert not (tmp_path / "published").exists() and run_dir.is_dir()
@@ -249,7 +249,7 @@ def test_advice_about_a_run_without_gold_or_a_limited_run_works_when_followed(tm
     for args in (("--corpus", str(corpus), "--split", "all"), ("--limit", "2")):
         ran = _cli("run", "-b", "rules/baseline", *args, "--runs-dir", str(runs), "--no-cache", "--quiet")
         assert ran.exit_code == 0, ran.output
-    own, limited = runs / "rules_baseline__zero_shot__all", runs / "rules_baseline__zero_shot__test"
+    [own], limited = runs.glob("rules_baseline__zero_shot__all__*"), runs / "rules_baseline__zero_shot__test"
     gold = ROOT / "gold" / "gold.jsonl"
     # compare: why there are no scores (no gold), not "run `paperfields score`", which would only fail again
     compared = _cli("compare", str(limited), str(own))

@@ -14,6 +14,7 @@ import pytest
 
 from paperfields.core.runlog import GenerationParams
 from paperfields.extract.backends import GenerationRequest, get_backend
+from paperfields.extract.call import Model
 from tests.openai_stub import VALID, StubServer, reply
 
 MESSAGES = [{"role": "system", "content": "Extract."}, {"role": "user", "content": "Abstract: We propose StubNet."}]
@@ -28,7 +29,8 @@ def stub():
 def _generate(stub, script, **options):
     stub.script[:] = script
     backend = get_backend("openai/stub-model", base_url=stub.url, **options)
-    return asyncio.run(backend.generate(GenerationRequest(messages=MESSAGES, params=GenerationParams(max_tokens=256))))
+    # through the call wrapper, as the runner calls a backend: timing and key masking are its own
+    return asyncio.run(Model(backend, {}).generate(GenerationRequest(messages=MESSAGES, params=GenerationParams(max_tokens=256))))
 
 
 CASES = [

@@ -17,6 +17,7 @@ from paperfields.cli import app
 from paperfields.core.runlog import GenerationParams, RunConfig, load_manifest, read_predictions
 from paperfields.core.schema import PaperRecord, all_required
 from paperfields.extract.backends import GenerationRequest, get_backend
+from paperfields.extract.call import Model
 from paperfields.extract.backends.openai_compat import is_reasoning_model, rejected_class, strict_schema
 from paperfields.extract.batch import build_requests, generation_from_output, run_batch
 from paperfields.extract.strategies import EvidenceRecord, ReasoningRecord, Strategy
@@ -36,7 +37,7 @@ def stub():
 def _generate(stub, model, params=None, response_model=PaperRecord, **options):
     backend = get_backend(f"openai/{model}", base_url=stub.url, **options)
     request = GenerationRequest(messages=MESSAGES, params=params or GenerationParams(max_tokens=256), response_model=response_model)
-    return asyncio.run(backend.generate(request))
+    return asyncio.run(Model(backend, {}).generate(request))  # as the runner calls a backend
 
 
 def _raw(stub, **body):

@@ -55,7 +55,7 @@ def test_a_run_on_a_corpus_without_gold_finishes_and_show_report_score_work(tmp_
     ran = _cli("run", "-b", "rules/baseline", "--corpus", str(corpus), "--split", "all", "--runs-dir", str(runs))
     assert ran.exit_code == 0, ran.output
     assert "not scored: none of the run's 2 papers has a gold record" in ran.stderr
-    run_dir = runs / "rules_baseline__zero_shot__all"
+    [run_dir] = runs.iterdir()
     manifest = load_manifest(run_dir)
     assert manifest.corpus_path == str(corpus.resolve()) and not (run_dir / "scores.json").exists()
     foo = next(l.paper_id for l in read_predictions(run_dir / "predictions.jsonl") if l.record["method_name"] == "FooNet")
@@ -66,13 +66,13 @@ def test_a_run_on_a_corpus_without_gold_finishes_and_show_report_score_work(tmp_
     assert "gold, missed" not in shown.stdout  # no gold: nothing is "missed"
 
     html_path = tmp_path / "report.html"
-    reported = _cli("report", "rules_baseline__zero_shot__all", "--runs-dir", str(runs), "--out", str(html_path))
+    reported = _cli("report", run_dir.name, "--runs-dir", str(runs), "--out", str(html_path))
     assert reported.exit_code == 0, reported.output
     html = html_path.read_text()
     assert "Not scored: none of the run's papers has a gold record" in html and html.count('<section class="paper"') == 2
     assert "FooNet" in html and "BazBench" in html and "per-paper F1" not in html and "headline" not in html
 
-    scored = _cli("score", "rules_baseline__zero_shot__all", "--runs-dir", str(runs))
+    scored = _cli("score", run_dir.name, "--runs-dir", str(runs))
     assert scored.exit_code == 1  # documented: nothing to score is exit 1, an error exit 2
     assert "no gold for any of the run's 2 papers" in scored.stderr and "nothing to score" in scored.stderr
 

@@ -275,35 +275,42 @@ def test_run_on_a_corpus_of_ones_own(tmp_path):
     ok = subprocess.run(_cli("run", "-b", "fake/x", "--corpus", str(corpus), "--split", "all", "--no-score", "--runs-dir", str(runs)),
                         capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
-    manifest = load_manifest(runs / "fake_x__zero_shot__all")
+    [x_dir] = runs.glob("fake_x__zero_shot__all__big-*")  # the default run id carries a tag of the corpus: its stem and 6 hex
+    manifest = load_manifest(x_dir)
     assert re.fullmatch(r"big\.jsonl papers:[0-9a-f]{12}", manifest.config.corpus) and manifest.papers_done == 2 and manifest.status == "complete"
-    # Another file of the same name with other abstracts is another corpus: it may not continue this run.
+    assert x_dir.name == "fake_x__zero_shot__all__big-" + manifest.config.corpus[-12:-6]
+    # Another file of the same name with other abstracts is another corpus: it gets a run folder of its own ...
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (elsewhere / "mine.txt").write_text("Other abstracts\n\nWe present QuxNet, a model.\n")
     assert subprocess.run(_cli("corpus", "build", str(elsewhere / "mine.txt"), "--out", str(elsewhere / "big.jsonl")), capture_output=True).returncode == 0
     other = subprocess.run(_cli("run", "-b", "fake/x", "--corpus", str(elsewhere / "big.jsonl"), "--split", "all", "--no-score", "--runs-dir", str(runs)),
                            capture_output=True, text=True)
-    assert other.returncode == 2 and "differs in: corpus" in other.stderr
+    assert other.returncode == 0, other.stderr
+    assert len(list(runs.glob("fake_x__zero_shot__all__big-*"))) == 2
+    # ... and may not continue this run under its id.
+    taken = subprocess.run(_cli("run", "-b", "fake/x", "--corpus", str(elsewhere / "big.jsonl"), "--split", "all", "--no-score", "--runs-dir",
+                                str(runs), "--run-id", x_dir.name), capture_output=True, text=True)
+    assert taken.returncode == 2 and "differs in: corpus" in taken.stderr
     # A JSONL corpus of the same name that keeps the ids but changes the texts is another corpus too.
     same_ids = [json.loads(l) for l in corpus.read_text().splitlines()]
     (elsewhere / "big.jsonl").write_text("".join(json.dumps(p | {"text": p["text"] + " Revised."}) + "\n" for p in same_ids))
     reworded = subprocess.run(_cli("run", "-b", "fake/x", "--corpus", str(elsewhere / "big.jsonl"), "--split", "all", "--no-score", "--runs-dir", str(runs)),
                               capture_output=True, text=True)
-    assert reworded.returncode == 2 and "differs in: corpus" in reworded.stderr
-    assert len(read_predictions(runs / "fake_x__zero_shot__all" / "predictions.jsonl")) == 2
+    assert reworded.returncode == 0 and len(list(runs.glob("fake_x__zero_shot__all__big-*"))) == 3
+    assert len(read_predictions(x_dir / "predictions.jsonl")) == 2
     # The same corpus run first with --limit 1, then without: one run, continued.
     limited = _cli("run", "-b", "fake/y", "--corpus", str(corpus), "--split", "all", "--no-score", "--runs-dir", str(runs))
     assert subprocess.run([*limited, "--limit", "1"], capture_output=True).returncode == 0
     assert subprocess.run(limited, capture_output=True).returncode == 0
-    assert load_manifest(runs / "fake_y__zero_shot__all").papers_done == 2
-    scored = subprocess.run(_cli("score", "fake_x__zero_shot__all", "--runs-dir", str(runs)), capture_output=True, text=True)
+    assert load_manifest(runs / x_dir.name.replace("fake_x", "fake_y")).papers_done == 2
+    scored = subprocess.run(_cli("score", x_dir.name, "--runs-dir", str(runs)), capture_output=True, text=True)
     assert scored.returncode != 0 and "nothing to score" in scored.stderr and "Traceback" not in scored.stderr
     # The rules baseline learned its gazetteer from the dev split: it runs on a corpus without dev papers ...
     rules = subprocess.run(_cli("run", "-b", "rules/baseline", "--corpus", str(corpus), "--split", "all", "--no-score", "--runs-dir", str(runs)),
                            capture_output=True, text=True)
     assert rules.returncode == 0, rules.stderr
-    first = read_predictions(runs / "rules_baseline__zero_shot__all" / "predictions.jsonl")[0]
+    first = read_predictions(runs / x_dir.name.replace("fake_x", "rules_baseline") / "predictions.jsonl")[0]
     assert first.record["method_name"] == "FooNet" and [(r["metric"], r["value"]) for r in first.record["results"]] == [("accuracy", 91.2)]
     # ... and refuses one holding a dev paper.
     gold_dir = Path(__file__).parent.parent / "gold"

@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 import os
-import time
-from typing import Any
+from typing import Any, Optional
 
 from pydantic import Field
 
-from paperfields.core.runlog import FailureClass, Generation, Usage, redact_generation, redact_secrets
+from paperfields.core.runlog import FailureClass, Generation, Usage, error_text
 from paperfields.extract.backends.base import BackendError, BackendOptions, GenerationRequest, parse_reply, register_provider
 from paperfields.extract.backends.openai_compat import rejected_class
 
@@ -34,7 +33,6 @@ class AnthropicBackend:
     async def generate(self, request: GenerationRequest) -> Generation:
         from instructor.core import exceptions as errors
 
-        start = time.perf_counter()
         system = "\n\n".join(m["content"] for m in request.messages if m["role"] == "system")
         messages = [m for m in request.messages if m["role"] != "system"]
         try:
@@ -49,7 +47,7 @@ class AnthropicBackend:
             gen = Generation(failure=FailureClass.truncated, error="reply cut off at max_tokens")
         except self._anthropic.APIError as exc:
             # A 401 body may echo the key, and the runner writes errors to predictions.jsonl.
-            detail = redact_secrets(f"{type(exc).__name__}: {exc}", os.environ.get("ANTHROPIC_API_KEY"))[:300]
+            detail = error_text(f"{type(exc).__name__}: {exc}", *self.secrets)
             # A 400 ("prompt is too long", a bad parameter) can never succeed unchanged: not a transport error.
             failure = rejected_class(getattr(exc, "status_code", None), str(exc)) or FailureClass.transport_error
             gen = Generation(failure=failure, error=detail)
@@ -59,8 +57,12 @@ class AnthropicBackend:
             gen = parse_reply(text or None, None, request.response_model)
             if gen.failure is None:
                 gen.failure, gen.record = FailureClass.schema_invalid, None
-        gen.latency_s = time.perf_counter() - start
-        return redact_generation(gen, os.environ.get("ANTHROPIC_API_KEY"))
+        return gen
+
+    @property
+    def secrets(self) -> tuple[Optional[str], ...]:
+        """The API key (masked in every generation by the call wrapper, ``extract/call.py``)."""
+        return (os.environ.get("ANTHROPIC_API_KEY"),)
 
 
 class AnthropicOptions(BackendOptions):

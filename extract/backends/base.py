@@ -2,8 +2,10 @@
 
 A backend turns a :class:`GenerationRequest` (the strategy's chat messages plus the response
 schema) into a :class:`Generation`: either a schema-valid record or a classified failure, always
-with the raw text, token usage, latency and attempt count. Backends never raise for a bad model
-reply; they raise only for misconfiguration (:class:`BackendError`).
+with the raw text, token usage and attempt count. Backends never raise for a bad model reply; they
+raise only for misconfiguration (:class:`BackendError`). Nobody calls :meth:`Backend.generate`
+directly: the call wrapper (``extract/call.py``, :class:`~paperfields.extract.call.Model`) adds the
+response cache, timing, redaction of the backend's ``secrets`` and the catch-all, once for all.
 """
 
 from __future__ import annotations
@@ -46,7 +48,10 @@ class GenerationRequest(BaseModel):
 
 
 class Backend(Protocol):
-    """The contract every backend implements."""
+    """The contract every backend implements. A backend with API keys lists them in a ``secrets``
+    attribute (a tuple of strings): the call wrapper masks them in everything the backend returns.
+    ``latency_s`` is the wrapper's to set, unless the backend measures its own work apart from a
+    wait of its own (the local backend: the queue for its one model)."""
 
     name: str
 

@@ -8,7 +8,6 @@ first (for interruption tests); any other name answers at once.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import deque
 from typing import Iterable, Optional, Union
 
@@ -34,7 +33,6 @@ class FakeBackend:
         self.keep_requests = keep_requests
 
     async def generate(self, request: GenerationRequest) -> Generation:
-        start = time.perf_counter()
         if self.keep_requests:
             self.requests.append(request)
         if self.delay_s:
@@ -43,7 +41,6 @@ class FakeBackend:
         gen = parse_reply(text, finish, request.response_model)
         prompt_chars = sum(len(m["content"]) for m in request.messages)
         gen.usage = Usage(input_tokens=prompt_chars // 4, output_tokens=len(text) // 4)
-        gen.latency_s = time.perf_counter() - start
         return gen
 
 

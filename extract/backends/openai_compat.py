@@ -34,12 +34,13 @@ import functools
 import json
 import os
 import re
-import time
+import urllib.parse
+import urllib.request
 from typing import Any, Callable, Literal, Optional
 
 from pydantic import Field
 
-from paperfields.core.runlog import FailureClass, Generation, GenerationParams, Usage, redact_generation, redact_secrets
+from paperfields.core.runlog import FailureClass, Generation, GenerationParams, Usage, error_text
 from paperfields.core.schema import all_required
 from paperfields.extract.backends.base import (
     BackendError,
@@ -228,13 +229,13 @@ def _is_chat_completion(response: Any) -> bool:
     return isinstance(choices, list) and bool(choices) and getattr(choices[0], "message", None) is not None
 
 
-def _describe(response: Any, redact: Callable[[str], str]) -> str:
-    """A short account of a reply that is not a chat completion, for the error text (``redact`` runs
-    before the body is cut, so a key across the cut cannot leave its head behind)."""
+def _describe(response: Any, secrets: tuple[str, ...]) -> str:
+    """A short account of a reply that is not a chat completion, for the error text (``secrets``
+    masked before the body is cut)."""
     if response is None:
         return "no usable body"
     if isinstance(response, str):
-        return f"body {redact(response.strip())[:120]!r}" if response.strip() else "an empty body"
+        return f"body {error_text(response.strip(), *secrets, limit=120)!r}" if response.strip() else "an empty body"
     choices = getattr(response, "choices", None)
     return "no choices" if not choices else "a choice without a message"
 
@@ -326,6 +327,7 @@ class OpenAIBackend:
         self.reasks = reasks
         self.grammar = grammar
         self._server = f"server {base_url or 'https://api.openai.com/v1'}"  # named in transport errors
+        self._answered = base_url is None  # until the server first answers, a refused connection is told at once
 
     def _connect(self) -> None:
         """Build the SDK client and its instructor wrapper over ``self.transport``.
@@ -353,8 +355,11 @@ class OpenAIBackend:
         self.raw_client = client  # the plain AsyncOpenAI client (files and batches for --batch); holds the key, never stored
         self.client = instructor.from_openai(client, mode=getattr(instructor.Mode, self.mode.upper()))
 
-    def _redact(self, text: Optional[str]) -> Optional[str]:
-        return redact_secrets(text, self.raw_client.api_key)
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The API key the client sends: servers echo it in 401 bodies, and the call wrapper
+        (``extract/call.py``) masks it in every generation before anything is written."""
+        return (self.raw_client.api_key,)
 
     def _transport_failure(self, exc: BaseException) -> Generation:
         """The Generation of an API error: ``request_rejected`` or ``context_overflow`` for a request
@@ -365,20 +370,41 @@ class OpenAIBackend:
             message = getattr(exc, "message", None) or str(exc)
             what = ("the prompt does not fit the model's context window" if rejected is FailureClass.context_overflow
                     else "the server rejected the request")
-            # Masked before the cut, so a key split at the cut cannot leave its head behind.
-            detail = self._redact(f"{what} (HTTP {status}): {message}")[:300]
+            detail = error_text(f"{what} (HTTP {status}): {message}", *self.secrets)
             return Generation(failure=rejected, error=f"{detail} ({self._server}); it cannot succeed unchanged")
-        detail = self._redact(f"{type(exc).__name__}: {exc}")[:300]
+        detail = error_text(f"{type(exc).__name__}: {exc}", *self.secrets)
         return Generation(failure=FailureClass.transport_error, error=f"{detail} ({self._server})")
+
+    async def _nothing_listening(self) -> Optional[Generation]:
+        """A ``transport_error`` saying nothing listens at the base URL when a TCP connection to it is
+        refused, else None. The SDK would retry a refused connection for seconds and report a timeout
+        (its aiohttp client) or "Connection error."; a refusal is told at once instead. Asked only
+        until the server first answers, and not when an HTTP proxy carries the requests."""
+        url = urllib.parse.urlsplit(self.base_url or "")
+        host, port = url.hostname, url.port or (443 if url.scheme == "https" else 80)
+        if not host or (urllib.request.getproxies().get(url.scheme) and not urllib.request.proxy_bypass(host)):
+            return None
+        try:
+            _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout=self._client_args["timeout"])
+        except ConnectionRefusedError:
+            return Generation(failure=FailureClass.transport_error,
+                              error=f"nothing is listening at {self.base_url} (connection to {host}:{port} refused): "
+                                    "start the server, or check the base URL")
+        except (OSError, asyncio.TimeoutError):  # unreachable, unknown host, silent: the SDK's own error says it
+            return None
+        writer.close()
+        return None
 
     async def generate(self, request: GenerationRequest) -> Generation:
         """Ask the server once (plus the SDK's transport retries and instructor's re-asks) and
-        classify the outcome; API keys are masked in the returned error and raw text."""
+        classify the outcome. Error texts are cut with the key masked; the call wrapper masks the rest."""
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
             if self._loop is not None:
                 self._connect()  # the session belongs to an earlier event loop (closed with it): a new one for this loop
             self._loop = loop
+        if not self._answered and (refused := await self._nothing_listening()) is not None:
+            return refused
         responses: list[Any] = []
         usages: list[Usage] = []
         http_requests: list[str] = []
@@ -394,7 +420,6 @@ class OpenAIBackend:
 
         hooks = self._hooks_cls()
         hooks.on("completion:response", on_response)
-        start = time.perf_counter()
         failure: Optional[Generation] = None
         record = None
         strict = self.mode in STRICT_MODES
@@ -431,7 +456,7 @@ class OpenAIBackend:
             elif not _is_chat_completion(last):
                 # The model never answered (a proxy's error page with status 200, "choices": []): a
                 # transport error, so it is neither cached nor counted as done, and a rerun asks again.
-                what = "a body that is not valid JSON" if _transport_cause(exc, json.JSONDecodeError) else _describe(last, self._redact)
+                what = "a body that is not valid JSON" if _transport_cause(exc, json.JSONDecodeError) else _describe(last, self.secrets)
                 failure = Generation(failure=FailureClass.transport_error,
                                      error=f"the server's reply was not a chat completion: {what} ({self._server})")
             # Re-asks exhausted: the last reply's own classification. A tools-mode reply without a tool
@@ -442,7 +467,7 @@ class OpenAIBackend:
                     failure = None
         finally:
             _CURRENT_REPLY.reset(reading)  # later validation in this task is plain pydantic again
-        latency = time.perf_counter() - start
+        self._answered = self._answered or bool(responses)  # a server that only ever errs is probed again: one connection, harmless
         usage = sum(usages, Usage())
         text, finish = _reply_text(responses[-1], tools) if responses else (None, None)
         if failure is None:
@@ -454,10 +479,7 @@ class OpenAIBackend:
             gen = failure
             gen.raw_text = gen.raw_text if gen.raw_text is not None else replace_surrogates(text)
             gen.finish_reason = gen.finish_reason or finish
-        # Servers echo the key in 401 bodies, and the runner writes the whole generation to disk.
-        gen = redact_generation(gen, self.raw_client.api_key)
         gen.usage = usage
-        gen.latency_s = latency
         gen.attempts = max(1, len(responses))
         gen.transport_retries = max(0, len(http_requests) - max(1, len(responses)))
         return gen

@@ -89,7 +89,6 @@ Runs in well under a second per paper.
 from __future__ import annotations
 
 import re
-import time
 from functools import lru_cache
 from typing import Any, Optional
 
@@ -392,13 +391,10 @@ class RulesBackend:
         self.model = model
 
     async def generate(self, request: GenerationRequest) -> Generation:
-        start = time.perf_counter()
         if request.paper_text is None:
             raise BackendError(f"{self.name} needs the paper text in the request")
         record = PaperRecord().model_dump(mode="json") if self.model == "empty" else extract_record(request.paper_text)
-        gen = Generation(record=record, raw_text=None, finish_reason="stop", usage=Usage(), attempts=0)  # no model was asked
-        gen.latency_s = time.perf_counter() - start
-        return gen
+        return Generation(record=record, raw_text=None, finish_reason="stop", usage=Usage(), attempts=0)  # no model was asked
 
 
 @register_provider("rules")  # no options: get_backend refuses any (--base-url, --threads, ...) before this runs

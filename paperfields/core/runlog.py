@@ -49,6 +49,15 @@ def redact_secrets(text: Optional[str], *keys: Optional[str]) -> Optional[str]:
     return _SECRET_KEY.sub(MASK, text)
 
 
+ERROR_CHARS = 300  # an error message in a prediction line is cut to this many characters
+
+
+def error_text(text: str, *keys: Optional[str], limit: int = ERROR_CHARS) -> str:
+    """An error message for a prediction line: :func:`redact_secrets` first, then cut to ``limit``
+    characters (masked before the cut, so a key split by the cut cannot leave its head behind)."""
+    return (redact_secrets(text, *keys) or "")[:limit]
+
+
 class FailureClass(str, Enum):
     """Why a paper has no parsed record. Each is reported apart in the validity layer.
 
@@ -263,10 +272,26 @@ def corpus_identity(path: Path, papers: list[Paper]) -> str:
     return f"{path.name} papers:{digest}"
 
 
-def default_run_id(backend: str, strategy: str, split: str, batch: bool = False) -> str:
-    """``<provider>_<model>__<strategy>__<split>`` (``__batch`` appended for a Batch API run, whose
-    config differs) with path-unsafe characters replaced."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", f"{backend.replace('/', '_')}__{strategy}__{split}{'__batch' if batch else ''}").strip("_")
+def corpus_tag(corpus: str) -> str:
+    """A short name for a corpus of one's own in a run id, from its :func:`corpus_identity`
+    (``'mine.jsonl papers:0123456789ab'`` -> ``mine-012345``): the file's stem and 6 hex of its papers."""
+    name, _, digest = corpus.partition(" papers:")
+    return f"{Path(name).stem}-{digest[:6]}" if digest else Path(name).stem
+
+
+def default_run_id(backend: str, strategy: str, split: str, batch: bool = False, *, corpus: Optional[str] = None,
+                   mode: Optional[str] = None, grammar: bool = False) -> str:
+    """``<provider>_<model>__<strategy>__<split>``, then what else makes runs of that command differ:
+    ``__<corpus tag>`` for a corpus of one's own (``corpus``: its :func:`corpus_identity`, see
+    :func:`corpus_tag`), ``__<mode>`` for a mode given, ``__grammar``, ``__batch`` for a Batch API
+    run; path-unsafe characters replaced. A run of the benchmark corpus with none of these options
+    keeps the bare id (the published run ids)."""
+    parts = [backend.replace("/", "_"), strategy, split]
+    parts += [corpus_tag(corpus)] if corpus else []
+    parts += [mode] if mode else []
+    parts += ["grammar"] if grammar else []
+    parts += ["batch"] if batch else []
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", "__".join(parts)).strip("_")
 
 
 def now() -> str:
