@@ -20,7 +20,7 @@ from paperfields.options import RunOptions, cli_parameters
 app = typer.Typer(
     help="PaperFields: a benchmark for LLM structured extraction from ML paper abstracts.\n\n"
     "Main job: `paperfields run` extracts records with the offline local model, scores them against "
-    "hand-labeled gold and prints the leaderboard.",
+    "the gold labels (written from the abstracts under gold/GUIDELINES.md by AI agent sessions) and prints the leaderboard.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # help text holds literal brackets: "[default: ...]", ".[anthropic]"
@@ -191,7 +191,7 @@ def gold_agreement(
         fail(str(exc))
     target = out_path or gold_dir / "AGREEMENT.md"
     _write_text(target, text)
-    out.print("\n".join(line for line in text.splitlines() if line.startswith(("Overall agreement", "Single-label", "Scorer-human"))))
+    out.print("\n".join(line for line in text.splitlines() if line.startswith(("Overall agreement", "Single-label", "Scorer-judge"))))
     console.print(f"wrote {target}")
 
 
@@ -627,8 +627,8 @@ def leaderboard(
 ) -> None:
     """Regenerate results/leaderboard.md, .csv and the PNG plots from the published runs, and print the board.
 
-    Ranked by the headline (micro F1 per field, macro over fields); references (rules/*, human labels)
-    and partial or unfinished runs are listed apart with no rank."""
+    Ranked by the headline (micro F1 per field, macro over fields); references (rules/*, a blind second
+    labeling under annotator/*) and partial or unfinished runs are listed apart with no rank."""
     from paperfields.scoring.board import Board, MixedVersionsError
     from paperfields.scoring.runs import collect_scores
 

@@ -271,7 +271,8 @@ def run_cost_section(facts: Sequence["RunFacts"]) -> str:
     from paperfields.report import run_table, run_table_text
     from paperfields.scoring.board import section_of
 
-    titles = {"contender": "Contenders", "reference": "References (not ranked): model-free floors and a second annotator's labels",
+    titles = {"contender": "Contenders",
+              "reference": "References (not ranked): model-free floors and a blind second labeling by an AI agent session (not a human ceiling)",
               "partial": "Partial and unfinished runs (not ranked)"}
     parts = []
     for key, title in titles.items():
@@ -434,12 +435,16 @@ def card_extras(gold_dir: Path, results_dir: Path) -> dict[str, str]:
     """Text for the card from the project's own files: guideline summary, ``gold/AGREEMENT.md`` and
     ``results/leaderboard.md`` (their level-1 and level-2 sections' paragraphs and tables; an absent
     file gives an empty string)."""
-    # Who the annotators were is stated once, in AGREEMENT.md (copied below it in the card), not guessed here.
+    # Who annotated is said here as gold/AGREEMENT.md and the README say it; the details per sample are in
+    # AGREEMENT.md (copied below it in the card).
     guidelines = (
-        "Each gold record was written by an annotator reading the abstract under `gold/GUIDELINES.md` (definition, "
-        "inclusions, exclusions, canonical form and worked examples per field), never by keeping an extraction "
-        "model's output. Rulings added after each labeling round were applied to every affected record. Who the "
-        "annotators were, and how blind the second labelings were, is stated with the agreement figures below."
+        "Each gold record was written by an AI agent session (a large language model working as an annotator, not a "
+        "person) reading the abstract under `gold/GUIDELINES.md` (definition, inclusions, exclusions, canonical form and "
+        "worked examples per field), never by keeping an extraction model's output. Rulings added after each labeling "
+        "round were applied to every affected record. The current second labeling was written blind by a separate AI "
+        "agent session, so the agreement figures below measure how consistently two independent annotators of that kind "
+        "apply the guidelines; they are not a human ceiling. Who labeled each sample, and how blind each second labeling "
+        "was, is stated with the agreement figures below."
     )
     agreement = gold_dir / "AGREEMENT.md"
     board = results_dir / "leaderboard.md"

@@ -17,11 +17,13 @@ Samples (files in ``gold/``; a labeling file is never edited once compared, see 
 
 - the first sample: ``second_annotation_blind_2026.jsonl`` (28 papers) against the first labeling
   as it stood then, ``first_labeling_v1.1_sample1.jsonl``; both byte-identical to commit 665db69.
-  ``second_annotation_adjudicated.jsonl`` is a copy edited after adjudication: it is reported only
-  as a labeled secondary figure, never as agreement.
+  ``second_annotation_adjudicated.jsonl`` is a copy edited after adjudication (and under later
+  rulings): it is reported only as a labeled secondary figure, never as agreement.
 - the current sample: ``second_annotation_2.jsonl``, a fresh blind labeling of test papers outside the
   first sample, against ``first_labeling_v1.3_sample2.jsonl``, the first labeling (gold v1.3) frozen
   before the comparison; ``second_annotation_2_who.txt`` says who labeled it and what they had seen.
+  ``second_annotation_2_relabeled.jsonl`` is its copy relabeled under later rulings, reported like the
+  first sample's edited copy (``RELABELED_COPIES``).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import numpy as np
 from scipy import stats
 
 from paperfields.core.gold import GoldError, GoldRecord, load_gold
+from paperfields.core.plural import plural
 from paperfields.scoring.board import fmt
 from paperfields.scoring.metrics.bootstrap import index_bootstrap_ci
 from paperfields.scoring.metrics.f1 import f1
@@ -63,13 +66,14 @@ FIRST_SAMPLE = Sample(
     reference="first_labeling_v1.1_sample1.jsonl",
     provenance=(
         "28 papers drawn at random, 7 per source file (2 dev, 5 test). The first labeling is gold v1.1, "
-        "made by the project's annotators from the abstracts (the first pass of `GUIDELINES.md`). The "
+        "made by the project's annotators, AI agent sessions, from the abstracts (the first pass of `GUIDELINES.md`). The "
         "second labeling was made from `GUIDELINES.md` v1.1 and the abstracts without the first labeling, as "
         "commit 665db69 (\"second blind annotation of 28 papers\") states; the repository records neither who "
-        "the second annotator was nor anything that would verify the blindness beyond that statement. Both "
+        "the second annotator was nor anything that would verify the blindness beyond that statement (nothing "
+        "says it was a person, so this is not a human ceiling either). Both "
         "files here are byte-identical to that commit and were never edited. After this comparison the first "
         "labeling was adjudicated (gold v1.2, then v1.3), and a copy of the second labeling was edited to "
-        "follow the v1.2 rulings; that copy is not agreement (see below). When first made, this comparison was "
+        "follow the v1.2 rulings, and later the v1.4 rulings; that copy is not agreement (see below). When first made, this comparison was "
         "reported as 0.977 overall (macro of per-paper F1) and 0.883 on tasks, by scorer 2, which counted a field "
         "both labelings leave empty as full agreement; the figures below are recomputed with today's scorer."
     ),
@@ -81,14 +85,37 @@ CURRENT_SAMPLE = Sample(
     reference="first_labeling_v1.3_sample2.jsonl",
     provenance=(
         "Test papers outside the first sample, labeled from `GUIDELINES.md` v1.3 and the abstracts by an annotator "
-        "who has seen neither gold nor any model output for them; the labeling is never edited after the comparison. "
+        "who has seen neither gold nor any model output for them; the labeling is never edited after the comparison "
+        "(a copy relabeled under later rulings is shown apart, as not agreement). "
         "The first labeling is gold v1.3 frozen in `first_labeling_v1.3_sample2.jsonl` before the comparison, so later "
         "gold fixes cannot raise the figure (the same labeling against today's gold is shown apart when the two differ)."
     ),
     who_file="second_annotation_2_who.txt",
 )
-ADJUDICATED_COPY = "second_annotation_adjudicated.jsonl"
 SAMPLES = (FIRST_SAMPLE, CURRENT_SAMPLE)
+
+
+@dataclass(frozen=True)
+class RelabeledCopy:
+    """A copy of a sample's blind second labeling edited after the comparison to follow later rulings
+    (the blind file itself is never edited); reported against today's gold, never as agreement."""
+
+    copy: str
+    sample: Sample
+    what: str
+
+
+RELABELED_COPIES = (
+    RelabeledCopy(
+        copy="second_annotation_adjudicated.jsonl", sample=FIRST_SAMPLE,
+        what=("the first sample's second labeling after it was edited to follow the v1.2 rulings (commit 684c90d) and the "
+              "v1.4 rulings (the v1.3 rulings were not applied to it)"),
+    ),
+    RelabeledCopy(
+        copy="second_annotation_2_relabeled.jsonl", sample=CURRENT_SAMPLE,
+        what="the current sample's second labeling with the v1.4 rulings applied (made in v1.4)",
+    ),
+)
 
 
 @dataclass
@@ -272,11 +299,12 @@ def sample_section(sample: Sample, gold_dir: Path, gold: list[GoldRecord], secon
                   else f"Who labeled, and how: not recorded; write it in `{sample.who_file}` (annotator, date, what they had seen).", ""]
     lines += _summary(f"{sample.key} sample, blind", report) + [""] + _table(report) + [""]
     by_gold = {g.id: g for g in gold}
-    changed = _differs(reference, by_gold)
+    labeled = {g.id for g in second}  # the frozen file may hold papers this labeling left out
+    changed = _differs([g for g in reference if g.id in labeled], by_gold)
     if changed:
         today = agreement(gold, second)
         lines += [f"Secondary: the same blind labeling against today's gold (which differs from the frozen first labeling on "
-                  f"{len(changed)} of these papers, partly by adjudication after this comparison, so this figure is not blind "
+                  f"{len(changed)} of these papers, by adjudication or rulings after this comparison, so this figure is not blind "
                   f"agreement): pooled {today.overall_pooled:.3f} {_ci(today.overall_pooled_ci95)}, per paper {today.overall_per_paper:.3f}; "
                   f"tasks pooled {_num(today.fields['tasks'].pooled)}.", ""]
     lines += ["### Disagreements", "", "Per paper and field, first labeling vs second (only fields that differ).", ""]
@@ -284,26 +312,34 @@ def sample_section(sample: Sample, gold_dir: Path, gold: list[GoldRecord], secon
     return lines
 
 
-def _adjudicated_section(gold_dir: Path, gold: list[GoldRecord]) -> list[str]:
-    path = gold_dir / ADJUDICATED_COPY
-    blind_path = gold_dir / FIRST_SAMPLE.second
-    if not path.is_file() or not blind_path.is_file():
-        return []
-    edited, blind = load_gold(path), {g.id: g for g in load_gold(blind_path)}
-    changed = _differs(edited, blind)
-    fields_changed = sum(getattr(g.record, f) != getattr(blind[g.id].record, f) for g in edited if g.id in blind for f in HEADLINE_FIELDS)
+def _relabeled_section(gold_dir: Path, gold: list[GoldRecord]) -> list[str]:
+    """Markdown for the copies of the blind labelings relabeled after their comparison (:data:`RELABELED_COPIES`):
+    how far each was edited from its blind file and what it scores against today's gold, stated as not agreement."""
     by_gold = {g.id: g for g in gold}
-    equal_now = sum(getattr(g.record, f) == getattr(by_gold[g.id].record, f) != getattr(blind[g.id].record, f)
-                    for g in edited if g.id in blind and g.id in by_gold for f in HEADLINE_FIELDS)
-    report = agreement(gold, edited)
-    return [
-        "## Not agreement: the copy edited after adjudication", "",
-        f"`{ADJUDICATED_COPY}` is the first sample's second labeling after it was edited to follow the v1.2 rulings "
-        f"(commit 684c90d): {len(changed)} of {len(edited)} records changed, {fields_changed} field values; {equal_now} of those "
-        "edited values now equal today's gold. Against today's gold it scores pooled "
-        f"{report.overall_pooled:.3f} (per paper {report.overall_per_paper:.3f}). That number measures how well the edit followed the "
-        "rulings, not how far two independent annotators agree; it is not a headline and must not be quoted as agreement.", "",
-    ]
+    paragraphs = []
+    for entry in RELABELED_COPIES:
+        path, blind_path = gold_dir / entry.copy, gold_dir / entry.sample.second
+        if not path.is_file() or not blind_path.is_file():
+            continue
+        edited, blind = load_gold(path), {g.id: g for g in load_gold(blind_path)}
+        changed = _differs(edited, blind)
+        fields_changed = sum(getattr(g.record, f) != getattr(blind[g.id].record, f) for g in edited if g.id in blind for f in HEADLINE_FIELDS)
+        equal_now = sum(getattr(g.record, f) == getattr(by_gold[g.id].record, f) != getattr(blind[g.id].record, f)
+                        for g in edited if g.id in blind and g.id in by_gold for f in HEADLINE_FIELDS)
+        report = agreement(gold, edited)
+        paragraphs += [
+            f"`{entry.copy}` is {entry.what}: {len(changed)} of {plural(len(edited), 'record')} changed, "
+            f"{plural(fields_changed, 'field value')}; {equal_now} of those edited values {'equals' if equal_now == 1 else 'equal'} "
+            "today's gold. Against today's gold it scores pooled "
+            f"{report.overall_pooled:.3f} (per paper {report.overall_per_paper:.3f}).", "",
+        ]
+    if not paragraphs:
+        return []
+    return ["## Not agreement: the copies relabeled after the comparison", "",
+            "A ruling made after a comparison is applied to a copy of the blind labeling, never to the blind file, so the "
+            "blind figures above stay what they were."] + [""] + paragraphs + [
+            "These numbers measure how well the edits followed the rulings, not how far two independent annotators agree; "
+            "none is a headline and none may be quoted as agreement.", ""]
 
 
 HELDOUT_JUDGMENTS = "scorer_heldout_judgments.jsonl"
@@ -365,10 +401,10 @@ def _validity_section(gold_path: Path, gold: list[GoldRecord]) -> list[str]:
                f"{'met' if k / n >= TARGET_OVERALL else 'not met'} overall; "
                + (f"below {TARGET_FIELD:.2f}: {', '.join(below)} (each disagreement is listed below with the judge's reason)." if below else "every field at or above it.")),
             f"Both same {c['both_same']}, both different {c['both_different']}, scorer same but judge different "
-            f"{c['scorer_same_human_different']}, scorer different but judge same {c['scorer_different_human_same']}.", "",
+            f"{c['scorer_same_judge_different']}, scorer different but judge same {c['scorer_different_judge_same']}.", "",
         ] + _judged_rows(report)
         small = [f"{f} ({m} pairs)" for f, (a, m) in sorted(report["per_field"].items()) if m < 20]
-        stricter = c["scorer_different_human_same"]
+        stricter = c["scorer_different_judge_same"]
         if report["disagreements"]:
             lines += ["", f"In {stricter} of the {len(report['disagreements'])} disagreements the scorer is stricter than the judge, so the "
                       "scores it gives err low rather than high."]
@@ -396,7 +432,7 @@ def _validity_section(gold_path: Path, gold: list[GoldRecord]) -> list[str]:
 
 def agreement_markdown(gold_dir: Path, current_path: Optional[Path] = None, gold_path: Optional[Path] = None) -> str:
     """``gold/AGREEMENT.md``: the current blind sample (when its labeling exists), the first blind
-    sample, the edited copy as a labeled non-agreement figure, and scorer validity.
+    sample, the relabeled copies as labeled non-agreement figures, and scorer validity.
 
     ``current_path`` overrides the current sample's labeling (default ``gold_dir/second_annotation_2.jsonl``);
     ``gold_path`` the gold file (default ``gold_dir/gold.jsonl``). Raises GoldError naming the file: a bad
@@ -422,6 +458,6 @@ def agreement_markdown(gold_dir: Path, current_path: Optional[Path] = None, gold
         lines += [f"## {CURRENT_SAMPLE.title}", "", f"Not yet available: `{current.name}` does not exist. {CURRENT_SAMPLE.provenance}", ""]
     if (gold_dir / FIRST_SAMPLE.second).is_file():
         lines += sample_section(FIRST_SAMPLE, gold_dir, gold)
-        lines += _adjudicated_section(gold_dir, gold)
+    lines += _relabeled_section(gold_dir, gold)
     lines += _validity_section(gold_path, gold)
     return "\n".join(lines) + "\n"

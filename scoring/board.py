@@ -290,7 +290,7 @@ def _markdown(board: Board) -> str:
         "",
     ]
     sections = (("contender", "Contenders (ranked by headline)"),
-                ("reference", "References (not ranked): model-free floors and a second annotator's labels, for scale"),
+                ("reference", "References (not ranked): model-free floors and a blind second labeling by a separate AI agent session (not a human ceiling), for scale"),
                 ("partial", "Partial and unfinished runs (not ranked, no CI): fewer papers than the split, not comparable"))
     for key, title in sections:
         chosen = [r for r in rows if r["section"] == key]

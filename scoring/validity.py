@@ -1,11 +1,12 @@
-"""Scorer validity: does the scorer's "same item" verdict agree with a person's?
+"""Scorer validity: does the scorer's "same item" verdict agree with a judge's?
 
 ``sample_pairs`` draws (prediction item, nearest gold item) pairs from real runs: for every predicted
 name in a list field (and ``method_name``), the gold item of the same paper it is most similar to.
-Identical pairs after normalization are skipped (trivially right). A person then judges each pair
-"same thing or not" without seeing the scorer's verdict, and ``validity_report`` compares the scorer's
-verdict, recomputed with the current matching rules (and the paper's abstract, as the scorer reads it),
-to the human verdict.
+Identical pairs after normalization are skipped (trivially right). A judge then says of each pair
+"same thing or not" without seeing the scorer's verdict (for the held-out and validation sets in
+``gold/`` a separate AI agent session, not a person: ``gold/AGREEMENT.md``), and ``validity_report``
+compares the scorer's verdict, recomputed with the current matching rules (and the paper's abstract, as
+the scorer reads it), to the judge's.
 
 The judged sets in ``TUNING_SETS`` (``gold/scorer_judgments.jsonl``, 170 pairs; and
 ``gold/scorer_validation_judgments.jsonl``, 200 pairs first judged blind to measure scorer 3.0) have
@@ -100,7 +101,7 @@ def sample_pairs(run_dirs: list[Path], gold: list[GoldRecord], n: int, seed: int
 
 def validity_report(judgments: list[dict[str, Any]], gold: list[GoldRecord],
                     abstracts: Optional[dict[str, str]] = None) -> dict[str, Any]:
-    """Agreement of the scorer's verdicts with the human ``same`` verdicts, overall and per field,
+    """Agreement of the scorer's verdicts with the judge's ``same`` verdicts, overall and per field,
     with every disagreement listed. ``abstracts`` (paper id -> abstract) lets the verdict read what the
     scorer reads (acronyms the abstract defines, modifiers it contrasts); without it, gold alternates
     only. Returns pairs, agreement (a fraction), per_field ({field: [agreeing, pairs]}), confusion and
@@ -122,8 +123,8 @@ def validity_report(judgments: list[dict[str, Any]], gold: list[GoldRecord],
     confusion = {
         "both_same": sum(r["scorer"] and r["same"] for r in rows),
         "both_different": sum(not r["scorer"] and not r["same"] for r in rows),
-        "scorer_same_human_different": sum(r["scorer"] and not r["same"] for r in rows),
-        "scorer_different_human_same": sum(not r["scorer"] and r["same"] for r in rows),
+        "scorer_same_judge_different": sum(r["scorer"] and not r["same"] for r in rows),
+        "scorer_different_judge_same": sum(not r["scorer"] and r["same"] for r in rows),
     }
     return {"pairs": len(rows), "agreement": len(agree) / len(rows) if rows else 0.0, "per_field": per_field,
             "confusion": confusion, "disagreements": [r for r in rows if r["scorer"] != r["same"]]}

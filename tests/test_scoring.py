@@ -126,7 +126,7 @@ def test_scorer_agrees_with_hand_judged_pairs_and_known_disagreements_are_explai
     tuning, validation = reports["scorer_judgments.jsonl"], reports["scorer_validation_judgments.jsonl"]
     assert (tuning["pairs"], validation["pairs"]) == (170, 200)
     assert tuning["agreement"] >= 165 / 170 and validation["agreement"] >= 193 / 200
-    assert tuning["confusion"]["scorer_same_human_different"] <= 2 and validation["confusion"]["scorer_same_human_different"] <= 2
+    assert tuning["confusion"]["scorer_same_judge_different"] <= 2 and validation["confusion"]["scorer_same_judge_different"] <= 2
     found = {(d["field"], d["prediction"], d["gold"]) for r in reports.values() for d in r["disagreements"]}
     assert found == set(KNOWN_DISAGREEMENTS)
 

@@ -18,7 +18,7 @@ from paperfields.core.locate import locate, locate_number, locate_url
 from paperfields.core.normalize import normalize
 from paperfields.core.schema import LIST_FIELDS, STRING_FIELDS, PaperRecord
 
-GOLD_VERSION = "1.3"
+GOLD_VERSION = "1.4"
 
 
 
@@ -27,11 +27,11 @@ class GoldError(InputError):
 
 
 class GoldRecord(BaseModel):
-    """One hand-labeled paper: the record, its split, accepted alternative forms, and notes.
+    """One labeled paper: the record, its split, accepted alternative forms, and notes.
 
-    Gold is hand-written, so :func:`load_gold` is stricter than the lenient :class:`PaperRecord` a
-    model's reply goes through: no unknown key (top level or in ``record``), ``training_free`` a
-    JSON boolean or null, result values JSON numbers (not ``"12.5"``).
+    Gold is written by an annotator, not parsed from a reply, so :func:`load_gold` is stricter than
+    the lenient :class:`PaperRecord` a model's reply goes through: no unknown key (top level or in
+    ``record``), ``training_free`` a JSON boolean or null, result values JSON numbers (not ``"12.5"``).
     """
 
     model_config = ConfigDict(extra="forbid")
