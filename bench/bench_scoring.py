@@ -15,12 +15,13 @@ import time
 
 from paperfields.core.gold import load_gold
 from paperfields.core.paths import gold_dir
+from paperfields.core.schema import LIST_FIELDS
 from paperfields.scoring.score import score_predictions
 
 
 def noisy(record: dict, rng: random.Random) -> dict:
     out = copy.deepcopy(record)
-    for field in ("tasks", "datasets", "models", "metrics", "baselines"):
+    for field in LIST_FIELDS:
         out[field] = [x for x in out[field] if rng.random() > 0.3] + (["Invented Thing %d" % rng.randint(0, 9)] if rng.random() < 0.3 else [])
     out["results"] = [r for r in out["results"] if rng.random() > 0.3]
     return out

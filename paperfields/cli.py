@@ -226,7 +226,8 @@ def gold_sample_pairs(
 def _print_leaderboard(scores: list, highlight: Optional[str] = None, wide: bool = False, gold_path: Optional[Path] = None) -> None:
     """The board in the terminal: ranked contenders, then references and partial runs (no rank). The
     default columns fit 100 columns; ``wide`` adds per-field scores, failures and tokens."""
-    from paperfields.scoring.runs import DASH, board_rows, fmt, fmt_ci, mean_invented
+    from paperfields.scoring.runs import DASH, SHORT, board_rows, fmt, fmt_ci, mean_invented
+    from paperfields.scoring.score import HEADLINE_FIELDS
 
     rows = board_rows(scores, gold_path)
     by_id = {s.run_id: s for s in scores}
@@ -235,7 +236,7 @@ def _print_leaderboard(scores: list, highlight: Optional[str] = None, wide: bool
                   title_justify="left", box=None, pad_edge=False, padding=(0, 1), collapse_padding=True, header_style="bold")
     cols = ["#", "model", "strategy", "papers", "valid", "headline [95% CI]", "P/R", "s/paper"]
     if wide:
-        cols += ["invented", "$", "s/correct", "contamination", "per-paper F1", "name", "area", "datasets", "models", "metrics", "results"]
+        cols += ["invented", "$", "s/correct", "contamination", "per-paper F1"] + [SHORT[f] for f in HEADLINE_FIELDS]
     for col in cols:
         table.add_column(col, no_wrap=col != "model", overflow="fold", justify="right" if col in ("#", "papers", "valid", "s/paper", "$") else "left")
     section = None
@@ -256,7 +257,7 @@ def _print_leaderboard(scores: list, highlight: Optional[str] = None, wide: bool
                  f"{fmt(s.precision, 2)}/{fmt(s.recall, 2)}", f"{s.seconds_per_paper:.1f}"]
         if wide:
             cells += [DASH if mean_invented(s) is None else f"{mean_invented(s):.0%}", "?" if s.dollars_total is None else f"{s.dollars_total:.2f}",
-                      fmt(s.seconds_per_correct, 2), r["contamination"], fmt(s.per_paper_f1)] + [fmt(s.fields[f].score) for f in ("method_name", "research_area", "datasets", "models", "metrics", "results")]
+                      fmt(s.seconds_per_correct, 2), r["contamination"], fmt(s.per_paper_f1)] + [fmt(s.fields[f].score) for f in HEADLINE_FIELDS]
         table.add_row(*cells, style="bold" if s.run_id == highlight else None)
     (Console(width=None if sys.stdout.isatty() else 240) if wide else out).print(table)
     out.print("#: rank among complete contenders. ref: reference (rules/*, annotator/*), not ranked.\n"
@@ -723,7 +724,7 @@ def leaderboard(
     out_path: Path = typer.Option(None, "--out", help="Markdown file to write [default: results/leaderboard.md]; the .csv and PNG plots go beside it."),
     plots: bool = typer.Option(True, help="Also write the PNG plots next to the board."),
     write: bool = typer.Option(True, help="Write the board files; --no-write only prints."),
-    wide: bool = typer.Option(False, "--wide", help="More columns in the terminal: invented rate, dollars, seconds per correct item, contamination, per-paper F1 and six fields' scores (all 12 are in results/leaderboard.md)."),
+    wide: bool = typer.Option(False, "--wide", help="More columns in the terminal: invented rate, dollars, seconds per correct item, contamination, per-paper F1 and every headline field's score."),
     as_json: bool = typer.Option(False, "--json", help="Print the board as a JSON array, one object per run (rank, headline, headline_ci95, reference, papers, ...), instead of a table."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ) -> None:

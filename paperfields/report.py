@@ -25,6 +25,7 @@ from paperfields.core.corpus import Paper
 from paperfields.core.gold import GoldRecord
 from paperfields.core.locate import Grounding, ground_record, marks
 from paperfields.core.runlog import Manifest, PredictionLine
+from paperfields.core.schema import Result
 from paperfields.scoring.contamination import OWN_CORPUS_SOURCE, Contamination, load_cutoffs, run_contamination
 from paperfields.scoring.score import HEADLINE_FIELDS, RunScores, paper_f1, score_paper
 
@@ -284,8 +285,7 @@ def _show(value: Any) -> str:
     if isinstance(value, list):
         return "; ".join(_show(v) for v in value)
     if isinstance(value, dict):  # a result tuple
-        keys = ("metric", "value", "value_upper", "unit", "kind", "qualifier", "dataset", "model", "baseline")
-        return "(" + ", ".join(f"{k}={value[k]}" for k in keys if value.get(k) not in (None, "")) + ")"
+        return "(" + ", ".join(f"{k}={value[k]}" for k in Result.model_fields if value.get(k) not in (None, "")) + ")"
     return str(value)
 
 
@@ -327,13 +327,13 @@ def render_report(manifest: Manifest, scores: Optional[RunScores], lines: list[P
         })
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     from paperfields.core.plural import plural
-    from paperfields.scoring.runs import fmt
+    from paperfields.scoring.runs import BOARD_COLUMNS, fmt
 
     env.globals["num"] = fmt  # an undefined score shows as a dash, never as 1.000
     env.globals["plural"] = plural
     facts = run_facts(manifest, scores, papers)
     run_head, run_rows = run_table([facts])
-    return env.from_string(_TEMPLATE).render(manifest=manifest, scores=scores, fields=HEADLINE_FIELDS + ("results_value", "results_full"),
+    return env.from_string(_TEMPLATE).render(manifest=manifest, scores=scores, fields=BOARD_COLUMNS,
                                             plot=_field_bar_png(scores) if scores else "", papers=items, facts=facts,
                                             run_head=run_head, run_rows=run_rows, run_text=run_table_text())
 
