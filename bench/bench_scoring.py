@@ -38,6 +38,7 @@ DEFAULT_OLD = "babf47c"
 
 def noisy(record: dict, rng: random.Random) -> dict:
     out = copy.deepcopy(record)
+    # spelled out, not read from the field facts: the same noisy records must be built for an old checkout
     for field in ("tasks", "datasets", "models", "metrics", "baselines"):
         out[field] = [x for x in out[field] if rng.random() > 0.3] + (["Invented Thing %d" % rng.randint(0, 9)] if rng.random() < 0.3 else [])
     out["results"] = [r for r in out["results"] if rng.random() > 0.3]
@@ -83,9 +84,8 @@ def child(root: Path, gold_path: Path) -> None:
         from paperfields.core.gold import load_gold
     except ImportError:  # before paperfields/core: gold lived in scoring/
         from paperfields.scoring.gold import load_gold
-    from paperfields.scoring.score import score_predictions
-
     import paperfields.scoring.score as scorer
+    from paperfields.scoring.score import score_predictions
 
     assert Path(scorer.__file__).resolve().is_relative_to(root), scorer.__file__
     gold = load_gold(gold_path)

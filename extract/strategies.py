@@ -45,10 +45,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from paperfields.core.corpus import Paper, decode_utf8
 from paperfields.core.errors import InputError, field_error
+from paperfields.core.fields import record_fields
 from paperfields.core.locate import locate, value_item
 from paperfields.core.paths import gold_dir, prompts_dir
 from paperfields.core.runlog import FailureClass, Generation, Usage
-from paperfields.core.schema import LIST_FIELDS, PaperRecord, Result
+from paperfields.core.schema import PaperRecord, Result
 
 
 class PromptError(InputError):
@@ -111,12 +112,15 @@ class QuotedResult(Result):
     quote: str = Field(description="The exact span of the abstract that states this number.")
 
 
+# The evidence strategy quotes every item of a list the abstract grounds (strings and results).
+QUOTED_FIELDS = {f.name: f for f in record_fields(PaperRecord) if f.is_list and f.facts.grounded}
+
 EvidenceRecord = create_model(
     "EvidenceRecord",
     __config__=_RECORD_CONFIG,
-    **{name: (f.annotation, f) for name, f in PaperRecord.model_fields.items() if name not in LIST_FIELDS + ("results",)},
-    **{name: (list[Quoted], Field(default_factory=list, description=PaperRecord.model_fields[name].description)) for name in LIST_FIELDS},
-    results=(list[QuotedResult], Field(default_factory=list, description=PaperRecord.model_fields["results"].description)),
+    **{name: (f.annotation, f) for name, f in PaperRecord.model_fields.items() if name not in QUOTED_FIELDS},
+    **{name: (list[QuotedResult] if f.is_record_list else list[Quoted], Field(default_factory=list, description=PaperRecord.model_fields[name].description))
+       for name, f in QUOTED_FIELDS.items()},
 )
 
 
@@ -148,16 +152,17 @@ def majority_vote(records: list[dict[str, Any]]) -> dict[str, Any]:
     records = [PaperRecord.model_validate(r).model_dump(mode="json") for r in records]
     n = len(records)
     out: dict[str, Any] = {}
-    for field in PaperRecord.model_fields:
+    for record_field in record_fields(PaperRecord):
+        field = record_field.name
         values = [r.get(field) for r in records]
-        if field in LIST_FIELDS or field == "contribution_types":
+        if record_field.is_list and not record_field.is_record_list:
             counts = Counter(normalize(str(v)) for vals in values for v in {normalize(str(x)): x for x in vals or []}.values())
             seen: dict[str, Any] = {}
             for vals in values:
                 for v in vals or []:
                     seen.setdefault(normalize(str(v)), v)
             out[field] = [seen[k] for k in seen if counts[k] * 2 > n]
-        elif field == "results":
+        elif record_field.is_record_list:  # result tuples, by value and metric
             key = lambda r: (round(float(r["value"]), 6), normalize(r.get("metric") or ""))  # noqa: E731
             counts = Counter(k for rs in values for k in {key(r) for r in rs or []})
             seen = {}
@@ -301,16 +306,16 @@ class Strategy:
             total.notes["confidence"] = record.pop("confidence")
         if self.kind == "evidence":
             quotes, unquoted = [], []
-            for field in LIST_FIELDS + ("results",):
+            for field, record_field in QUOTED_FIELDS.items():
                 kept = []
                 for item in record.get(field) or []:
                     if isinstance(item, str):  # a model-free backend answers plain items: the item is its own quote
                         item = {"value": item, "quote": item}
                     # the quote is kept beside its item (the runner locates it into the line's grounding; report and show highlight it)
-                    key = item["value"] if field != "results" else value_item(item["value"])
+                    key = value_item(item["value"]) if record_field.is_record_list else item["value"]
                     entry = {"field": field, "item": key, "quote": item.get("quote") or ""}
                     if _quote_found(entry["quote"], paper.text):
-                        kept.append(item["value"] if field != "results" else {k: v for k, v in item.items() if k != "quote"})
+                        kept.append({k: v for k, v in item.items() if k != "quote"} if record_field.is_record_list else item["value"])
                         quotes.append(entry)
                     else:
                         unquoted.append(entry)

@@ -621,7 +621,7 @@ def leaderboard(
     out_path: Path = typer.Option(None, "--out", help="Markdown file to write [default: results/leaderboard.md]; the .csv and PNG plots go beside it."),
     plots: bool = typer.Option(True, help="Also write the PNG plots next to the board."),
     write: bool = typer.Option(True, help="Write the board files; --no-write only prints."),
-    wide: bool = typer.Option(False, "--wide", help="More columns in the terminal: invented rate, dollars, seconds per correct item, contamination, per-paper F1 and six fields' scores (all 12 are in results/leaderboard.md)."),
+    wide: bool = typer.Option(False, "--wide", help="More columns in the terminal: invented rate, dollars, seconds per correct item, contamination, per-paper F1 and every headline field's score."),
     as_json: bool = typer.Option(False, "--json", help="Print the board as a JSON array, one object per run (rank, headline, headline_ci95, reference, papers, ...), instead of a table."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ) -> None:

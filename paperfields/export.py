@@ -21,6 +21,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
+from paperfields.core.fields import RecordField, record_fields, unwrap
 from paperfields.core.gold import GOLD_VERSION, gold_fingerprint, load_gold
 from paperfields.core.plural import plural
 from paperfields.core.schema import SCHEMA_VERSION, PaperRecord, Result
@@ -41,12 +42,18 @@ def features():
     from datasets import Features, Sequence, Value
 
     string = Value("string")
-    result = {name: (Value("float64") if name in ("value", "value_upper") else string) for name in Result.model_fields}
+
+    def value(item: Any) -> Any:  # a scalar's Arrow type: numbers, booleans, and strings for text and enum labels
+        return Value("float64") if item is float else Value("bool") if item is bool else string
+
+    def column(field: RecordField) -> Any:
+        if field.is_record_list:
+            return [{name: value(unwrap(info.annotation)[2]) for name, info in field.item.model_fields.items()}]
+        return Sequence(value(field.item)) if field.is_list else value(field.item)
+
     return Features({
         "id": string, "split": string, "source": string, "position": Value("int32"), "text": string,
-        "method_name": string, "method_full_name": string, "contribution_types": Sequence(string), "research_area": string,
-        "tasks": Sequence(string), "datasets": Sequence(string), "models": Sequence(string), "metrics": Sequence(string),
-        "baselines": Sequence(string), "results": [result], "code_url": string, "training_free": Value("bool"),
+        **{f.name: column(f) for f in record_fields(PaperRecord)},
         "alternates": [{"canonical": string, "forms": Sequence(string)}], "normalized": Sequence(string),
     })
 

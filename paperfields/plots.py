@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from paperfields.scoring.board import UNDEFINED, Board  # noqa: E402
-from paperfields.scoring.score import HEADLINE_FIELDS, RunScores  # noqa: E402
+from paperfields.scoring.score import ACCURACY_FIELDS, HEADLINE_FIELDS, RunScores  # noqa: E402
 
 _META = {"Software": None}  # no version stamp: the same scores give the same bytes
 HEADLINE_LABEL = "headline: micro F1 per field, macro over 12 fields (higher is better)"
@@ -76,7 +76,7 @@ def plot_overall(board: Board, path: Path) -> Path:
 
 
 def plot_fields(board: Board, path: Path) -> Path:
-    """Heatmap of per-field scores (micro F1; accuracy for research_area and training_free): runs x
+    """Heatmap of per-field scores (micro F1; accuracy for ACCURACY_FIELDS): runs x
     fields; undefined cells gray with a dash; references and partial runs marked in the row label."""
     contenders, references, partial = _split(board)
     rows = contenders + references + partial
@@ -85,7 +85,7 @@ def plot_fields(board: Board, path: Path) -> Path:
     cmap = matplotlib.colormaps["viridis"].copy()
     cmap.set_bad("#dddddd")
     image = ax.imshow(np.ma.masked_invalid(data), vmin=0, vmax=1, cmap=cmap, aspect="auto")
-    labels = [f"{f} (acc)" if f in ("research_area", "training_free") else f for f in HEADLINE_FIELDS]
+    labels = [f"{f} (acc)" if f in ACCURACY_FIELDS else f for f in HEADLINE_FIELDS]
     ax.set_xticks(range(len(HEADLINE_FIELDS)), labels, rotation=40, ha="right")
     tags = {id(s): " [reference]" for s in references} | {id(s): " [partial]" for s in partial}
     ax.set_yticks(range(len(rows)), [s.run_id + tags.get(id(s), "") for s in rows])

@@ -25,7 +25,8 @@ from paperfields.core.corpus import Paper
 from paperfields.core.gold import GoldRecord
 from paperfields.core.locate import Grounding, ground_record, marks
 from paperfields.core.runlog import Manifest, PredictionLine
-from paperfields.scoring.board import UNDEFINED, fmt
+from paperfields.core.schema import Result
+from paperfields.scoring.board import BOARD_COLUMNS, UNDEFINED, fmt
 from paperfields.scoring.contamination import OWN_CORPUS_SOURCE, Contamination, load_cutoffs, run_contamination
 from paperfields.scoring.score import HEADLINE_FIELDS, RunScores, paper_f1, score_paper
 
@@ -280,8 +281,7 @@ def _show(value: Any) -> str:
     if isinstance(value, list):
         return "; ".join(_show(v) for v in value)
     if isinstance(value, dict):  # a result tuple
-        keys = ("metric", "value", "value_upper", "unit", "kind", "qualifier", "dataset", "model", "baseline")
-        return "(" + ", ".join(f"{k}={value[k]}" for k in keys if value.get(k) not in (None, "")) + ")"
+        return "(" + ", ".join(f"{k}={value[k]}" for k in Result.model_fields if value.get(k) not in (None, "")) + ")"
     return str(value)
 
 
@@ -328,7 +328,7 @@ def render_report(manifest: Manifest, scores: Optional[RunScores], lines: list[P
     env.globals["plural"] = plural
     facts = run_facts(manifest, scores, papers)
     run_head, run_rows = run_table([facts])
-    return env.from_string(_TEMPLATE).render(manifest=manifest, scores=scores, fields=HEADLINE_FIELDS + ("results_value", "results_full"),
+    return env.from_string(_TEMPLATE).render(manifest=manifest, scores=scores, fields=BOARD_COLUMNS,
                                             plot=_field_bar_png(scores) if scores else "", papers=items, facts=facts,
                                             run_head=run_head, run_rows=run_rows, run_text=run_table_text())
 

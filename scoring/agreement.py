@@ -35,13 +35,17 @@ from typing import Optional
 import numpy as np
 from scipy import stats
 
+from paperfields.core.fields import record_fields
 from paperfields.core.gold import GoldError, GoldRecord, load_gold
 from paperfields.core.plural import plural
+from paperfields.core.schema import PaperRecord
 from paperfields.scoring.board import fmt
 from paperfields.scoring.metrics.bootstrap import index_bootstrap_ci
 from paperfields.scoring.metrics.f1 import f1
 from paperfields.scoring.metrics.kappa import cohen_kappa
-from paperfields.scoring.score import HEADLINE_FIELDS, REPORTED_FIELDS, score_paper
+from paperfields.scoring.score import ACCURACY_FIELDS, HEADLINE_FIELDS, REPORTED_FIELDS, score_paper
+
+_RESULT_LISTS = {f.name for f in record_fields(PaperRecord) if f.is_record_list}  # shown by (value, metric) in disagreements
 
 LOW_AGREEMENT = 0.90
 
@@ -194,7 +198,7 @@ def agreement(first: list[GoldRecord], second: list[GoldRecord]) -> AgreementRep
     counts = {name: np.array([p[name] for p in per_paper], dtype=int).reshape(-1, 3) for name in REPORTED_FIELDS}
     n = len(second)
     kappa = {}
-    for name in ("research_area", "training_free"):
+    for name in ACCURACY_FIELDS:
         pairs = [(getattr(by_first[g.id].record, name), getattr(g.record, name)) for g in second]
         kappa[name] = (round(sum(a == b for a, b in pairs) / n, 4), cohen_kappa(pairs))
     return AgreementReport(
@@ -262,7 +266,7 @@ def _disagreements(report: AgreementReport, first: dict[str, GoldRecord], second
             _, fp, fn = report.counts[name][i]
             if fp or fn:
                 a, b = getattr(first[pid].record, name), getattr(second[pid].record, name)
-                if name == "results":
+                if name in _RESULT_LISTS:  # result tuples, by what the headline matches on
                     a, b = [(r.value, r.metric) for r in a], [(r.value, r.metric) for r in b]
                 diffs.append(f"- `{name}`: {a!r} vs {b!r}")
         if diffs:

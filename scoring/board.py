@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from paperfields.core.errors import InputError
+from paperfields.core.fields import scores_of
 from paperfields.core.gold import gold_fingerprint
-from paperfields.core.schema import SCHEMA_VERSION
+from paperfields.core.schema import SCHEMA_VERSION, PaperRecord
 from paperfields.scoring.calibration import SOURCES as CALIBRATION_SOURCES
 from paperfields.scoring.score import GROUNDED_FIELDS, HEADLINE_FIELDS, SCORER_VERSION, RunScores
 
@@ -85,11 +86,11 @@ def check_versions(scores: list[RunScores], gold_path: Path | None = None) -> No
 
 
 
-SHORT = {
-    "method_name": "name", "method_full_name": "full name", "contribution_types": "contrib", "research_area": "area (acc)",
-    "tasks": "tasks", "datasets": "datasets", "models": "models", "metrics": "metrics", "baselines": "baselines",
-    "results": "results", "code_url": "url", "training_free": "train-free (acc)",
-}
+# From the schema's field facts: each score's board name, the scores that are board columns (the
+# headline fields, then more scores such as results: value), and the rows of the per-field table with CIs.
+SHORT = {s.name: s.short for s in scores_of(PaperRecord)}
+BOARD_COLUMNS = tuple(s.name for s in scores_of(PaperRecord) if s.board == "column")
+BOARD_TABLE = tuple(s.name for s in scores_of(PaperRecord) if s.board in ("column", "table"))
 
 
 def fmt(value: Optional[float], digits: int = 3) -> str:
@@ -136,7 +137,7 @@ def _row(s: RunScores, rank: Optional[int]) -> dict[str, Any]:
         "valid_rate": s.valid_rate, "failures_by_class": s.failures_by_class,
         "precision": s.precision, "recall": s.recall, "invented_rate": _round4(mean_invented(s)),
         "per_paper_f1": s.per_paper_f1, "undefined_fields": s.undefined_fields,
-        "fields": {f: s.fields[f].score for f in HEADLINE_FIELDS + ("results_value", "results_full")},
+        "fields": {f: s.fields[f].score for f in BOARD_COLUMNS},
         "mode": s.mode, "grammar": s.grammar, "output_constraint": output_constraint(s),
         "seconds_per_paper": s.seconds_per_paper, "tokens_per_paper": s.tokens_per_paper,
         "input_tokens_per_paper": s.input_tokens_per_paper, "dollars_total": s.dollars_total,
@@ -255,8 +256,8 @@ def _markdown(board: Board) -> str:
     rows, scores = board.rows, board.runs
     by_id = {s.run_id: s for s in scores}
     head = ["rank", "run", "backend", "strategy", "mode", "papers", "valid", "failures", "headline [95% CI]", "P", "R", "per-paper F1"]
-    head += [SHORT[f] for f in HEADLINE_FIELDS]
-    head += ["results: value", "results: full", "invented", "grounded", "s/paper", "tokens/paper", "prompt tokens/paper", "$/run", "correct items",
+    head += [SHORT[f] for f in BOARD_COLUMNS]
+    head += ["invented", "grounded", "s/paper", "tokens/paper", "prompt tokens/paper", "$/run", "correct items",
              "s/correct", "$/correct", "contamination", "Brier asked / logprob", "ECE asked / logprob"]
     lines = [
         "# PaperFields leaderboard",
@@ -303,9 +304,8 @@ def _markdown(board: Board) -> str:
             row = [UNDEFINED if r["rank"] is None else str(r["rank"]), s.run_id, s.backend, s.strategy, r["output_constraint"], papers_cell(s),
                    f"{s.valid_rate:.0%}",
                    failures, fmt_ci(s.headline, r["headline_ci95"]), fmt(s.precision), fmt(s.recall), fmt(s.per_paper_f1)]
-            row += [fmt(s.fields[f].score) for f in HEADLINE_FIELDS]
-            row += [fmt(s.fields["results_value"].score), fmt(s.fields["results_full"].score),
-                    UNDEFINED if r["invented_rate"] is None else f"{r['invented_rate']:.0%}", _pooled_grounding(s)]
+            row += [fmt(s.fields[f].score) for f in BOARD_COLUMNS]
+            row += [UNDEFINED if r["invented_rate"] is None else f"{r['invented_rate']:.0%}", _pooled_grounding(s)]
             row += [f"{s.seconds_per_paper:.1f}", f"{s.tokens_per_paper:.0f}", "?" if s.input_tokens_per_paper is None else f"{s.input_tokens_per_paper:.0f}",
                     "?" if s.dollars_total is None else f"{s.dollars_total:.4f}"]
             row += [str(s.correct_items), fmt(s.seconds_per_correct, 2),
@@ -318,7 +318,7 @@ def _markdown(board: Board) -> str:
         lines += ["## Per-field scores with 95% bootstrap CI", "",
                   "Micro F1 (accuracy for `research_area` and `training_free`); `–` where undefined.", "",
                   "| field | " + " | ".join(s.run_id for s in ordered) + " |", "|---|" + "---|" * len(ordered)]
-        for field in HEADLINE_FIELDS + ("method_name_soft", "results_value", "results_full"):
+        for field in BOARD_TABLE:
             cells = [fmt_ci(s.fields[field].score, s.fields[field].ci95, 2) for s in ordered]
             lines.append(f"| {field} | " + " | ".join(cells) + " |")
     s0 = scores[0]
@@ -360,7 +360,7 @@ def _terminal(board: Board, highlight: Optional[str], wide: bool) -> "Table":
                   title_justify="left", box=None, pad_edge=False, padding=(0, 1), collapse_padding=True, header_style="bold")
     cols = ["#", "model", "strategy", "papers", "valid", "headline [95% CI]", "P/R", "s/paper"]
     if wide:
-        cols += ["invented", "$", "s/correct", "contamination", "per-paper F1", "name", "area", "datasets", "models", "metrics", "results"]
+        cols += ["invented", "$", "s/correct", "contamination", "per-paper F1"] + [SHORT[f] for f in HEADLINE_FIELDS]
     for col in cols:
         table.add_column(col, no_wrap=col != "model", overflow="fold", justify="right" if col in ("#", "papers", "valid", "s/paper", "$") else "left")
     section = None
@@ -382,7 +382,7 @@ def _terminal(board: Board, highlight: Optional[str], wide: bool) -> "Table":
             invented = mean_invented(s)
             cells += [UNDEFINED if invented is None else f"{invented:.0%}", "?" if s.dollars_total is None else f"{s.dollars_total:.2f}",
                       fmt(s.seconds_per_correct, 2), r["contamination"], fmt(s.per_paper_f1)]
-            cells += [fmt(s.fields[f].score) for f in ("method_name", "research_area", "datasets", "models", "metrics", "results")]
+            cells += [fmt(s.fields[f].score) for f in HEADLINE_FIELDS]
         table.add_row(*cells, style="bold" if s.run_id == highlight else None)
     return table
 

@@ -1,4 +1,4 @@
-"""Matching rules, one per field (``FIELD_RULES``). Every rule is a pure function of prediction, gold
+"""Matching rules, by the name each field's facts give (``MATCH_RULES``). Every rule is a pure function of prediction, gold
 and the abstract, and symmetric: swapping the two swaps precision and recall (gold ``alternates``,
 written by hand for gold strings, are the one exception).
 
@@ -23,15 +23,17 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 from rapidfuzz import fuzz
 from scipy.optimize import linear_sum_assignment
 
+from paperfields.core.fields import record_fields
 from paperfields.core.normalize import normalize, normalize_url, number_precision, numbers_agree, strip_markup
+from paperfields.core.schema import PaperRecord
 
 _DIGITS = re.compile(r"\d+(?:\.\d+)*")
 _MARKS = re.compile(r"\++|#")
@@ -93,8 +95,18 @@ METRICS = replace(PHRASE, compounds=True, heads=frozenset({"metric", "metrics"})
                   abbreviations=METRIC_ABBREVIATIONS)
 DATASETS = replace(NAME, heads=frozenset({"benchmark", "benchmarks", "dataset", "datasets"}))
 BASELINES = replace(NAME, heads=frozenset({"baseline", "baselines"}))
-# The rule of each list field; the result tuple's metric, dataset, model and baseline use the same.
-FIELD_RULES = {"tasks": TASKS, "metrics": METRICS, "datasets": DATASETS, "models": NAME, "baselines": BASELINES}
+# The similarity rules by the name a field's facts give (paperfields.core.fields.FieldFacts.match);
+# a result tuple's metric, dataset, model and baseline use the rule of the list field of their kind.
+MATCH_RULES = {"name": NAME, "phrase": PHRASE, "task": TASKS, "metric": METRICS, "dataset": DATASETS, "baseline": BASELINES}
+RESULT_NAME_RULES = {"metric": METRICS, "dataset": DATASETS, "model": NAME, "baseline": BASELINES}
+# The rule of each record field that names one (the list fields), read from the schema's facts.
+FIELD_RULES = {f.name: MATCH_RULES[f.facts.match] for f in record_fields(PaperRecord) if f.facts.match in MATCH_RULES}
+
+
+def describe_rule(rule: MatchRule) -> dict[str, Any]:
+    """A rule's settings as plain JSON data (sets as sorted lists), for ``scores.json``'s rule table."""
+    return {k: sorted(v) if isinstance(v, frozenset) else [list(p) for p in v] if isinstance(v, tuple) else v
+            for k, v in asdict(rule).items()}
 
 
 def accepted_forms(gold: str, alternates: dict[str, list[str]]) -> list[str]:
@@ -456,8 +468,7 @@ RESULT_LEVELS: dict[str, Callable[[dict, dict, dict, Optional[str]], bool]] = {
     "value": lambda p, g, alt, text: same_value(p, g, text),
     "value_metric": lambda p, g, alt, text: same_value(p, g, text) and same_name(p.get("metric"), g.get("metric"), alt, METRICS),
     "full": lambda p, g, alt, text: same_value(p, g, text)
-    and same_name(p.get("metric"), g.get("metric"), alt, METRICS)
-    and all(same_name(p.get(k), g.get(k), alt, FIELD_RULES[f"{k}s"]) for k in ("dataset", "model", "baseline"))
+    and all(same_name(p.get(k), g.get(k), alt, rule) for k, rule in RESULT_NAME_RULES.items())
     and p.get("kind") == g.get("kind")
     and _same_qualifier(p, g)
     and unit_agrees(p, g, text),
@@ -470,10 +481,8 @@ RESULT_ATTRIBUTES = ("metric", "unit", "kind", "qualifier", "dataset", "model", 
 def attribute_agrees(pred: dict, gold: dict, attribute: str, alternates: dict[str, list[str]], text: Optional[str] = None) -> bool:
     """One attribute of a matched result pair agrees (names by :func:`same_name`, the unit by
     :func:`unit_agrees`, a missing qualifier read as ``exact``, other enums exactly)."""
-    if attribute == "metric":
-        return same_name(pred.get("metric"), gold.get("metric"), alternates, METRICS)
-    if attribute in ("dataset", "model", "baseline"):
-        return same_name(pred.get(attribute), gold.get(attribute), alternates, FIELD_RULES[f"{attribute}s"])
+    if attribute in RESULT_NAME_RULES:
+        return same_name(pred.get(attribute), gold.get(attribute), alternates, RESULT_NAME_RULES[attribute])
     if attribute == "unit":
         return unit_agrees(pred, gold, text)
     if attribute == "qualifier":

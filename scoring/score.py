@@ -26,46 +26,56 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 from pydantic import BaseModel, Field
 
 from paperfields.core.errors import field_error
+from paperfields.core.fields import RecordField, record_fields, scores_of
 from paperfields.core.gold import GoldRecord
-from paperfields.core.locate import GROUNDED_FIELDS, Grounding, ground_record
+from paperfields.core.locate import Grounding, ground_record
 from paperfields.core.normalize import normalize
-from paperfields.core.schema import LIST_FIELDS, SCHEMA_VERSION, ContributionType, ResearchArea
+from paperfields.core.schema import SCHEMA_VERSION, PaperRecord
 from paperfields.scoring.calibration import Calibration
-from paperfields.scoring.metrics.accuracy import accuracy_pooled
-from paperfields.scoring.metrics.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_ci, percentile_interval, pooled_bootstrap_ci, pooled_distribution
-from paperfields.scoring.metrics.f1 import f1, f1_pooled, prf
 from paperfields.scoring.match import (
     FIELD_RULES,
+    MATCH_RULES,
     PHRASE,
     RESULT_ATTRIBUTES,
+    MatchRule,
     align_results,
     align_strings,
     attribute_agrees,
+    describe_rule,
     forms,
     same_url,
     similarity,
     with_abstract_aliases,
 )
+from paperfields.scoring.metrics.accuracy import accuracy_pooled
+from paperfields.scoring.metrics.bootstrap import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    bootstrap_ci,
+    percentile_interval,
+    pooled_bootstrap_ci,
+    pooled_distribution,
+)
+from paperfields.scoring.metrics.f1 import f1, f1_pooled, prf
 
 SCORER_VERSION = "3.0"  # 3.0: the headline is pooled (micro) F1 per field, macro over defined fields; accuracy for the two label fields
-SOFT_THRESHOLD = 0.85
+SOFT_THRESHOLD = PHRASE.threshold  # the soft name score: the phrase rule on a name
 
-LIST_RULES = {field: FIELD_RULES[field] for field in LIST_FIELDS}  # each list field's matching rule (scoring/match.py)
-# Fields in the headline (macro over fields); results enter at the value+metric level.
-HEADLINE_FIELDS = (
-    "method_name", "method_full_name", "contribution_types", "research_area", "tasks", "datasets",
-    "models", "metrics", "baselines", "results", "code_url", "training_free",
-)
-# Single-label fields scored by classification accuracy (null is a class of its own for training_free).
-ACCURACY_FIELDS = ("research_area", "training_free")
-REPORTED_FIELDS = HEADLINE_FIELDS + ("method_name_soft", "method_full_name_soft", "results_value", "results_full")
+# Derived from the schema's field facts (paperfields.core.fields); each names the fields in schema order.
+LIST_RULES = {field: FIELD_RULES[field] for field in FIELD_RULES}  # each list field's matching rule (scoring/match.py)
+HEADLINE_FIELDS = tuple(s.name for s in scores_of(PaperRecord) if s.headline)  # in the headline (macro over fields)
+# Single-label fields scored by classification accuracy (null is a class of its own where the field is nullable).
+ACCURACY_FIELDS = tuple(s.name for s in scores_of(PaperRecord) if s.metric == "accuracy")
+REPORTED_FIELDS = tuple(s.name for s in scores_of(PaperRecord))
+GROUNDED_FIELDS = tuple(f.name for f in record_fields(PaperRecord) if f.facts.grounded)
 
 # Every reported number knows its direction.
 HIGHER_IS_BETTER = {
@@ -77,8 +87,11 @@ HIGHER_IS_BETTER = {
     "brier": False, "ece": False,
 }
 
+Counts = tuple[int, int, int]
+Alternates = dict[str, list[str]]
 
-def _single(pred: Any, gold: Any, agree: bool) -> tuple[int, int, int]:
+
+def _single(pred: Any, gold: Any, agree: bool) -> Counts:
     if pred in (None, "") and gold in (None, ""):
         return 0, 0, 0
     if agree:
@@ -86,39 +99,112 @@ def _single(pred: Any, gold: Any, agree: bool) -> tuple[int, int, int]:
     return (0, int(pred not in (None, "")), int(gold not in (None, "")))
 
 
-def _name_agrees(pred: Optional[str], gold: Optional[str], alternates: dict[str, list[str]], soft: bool) -> bool:
+def _name_agrees(pred: Optional[str], gold: Optional[str], alternates: Alternates, rule: Optional[MatchRule]) -> bool:
+    """Optional names agree: both missing, or equal after normalization (one of gold's accepted forms)
+    when ``rule`` is None, else similar under ``rule`` (no abstract read) to one of them."""
     if not pred or not gold:
         return not pred and not gold
-    if soft:
-        return similarity(pred, forms(gold, alternates), PHRASE) >= SOFT_THRESHOLD
+    if rule is not None:
+        return similarity(pred, forms(gold, alternates), rule) >= rule.threshold
     return normalize(pred) in forms(gold, alternates)
 
 
-def score_paper(prediction: Optional[dict[str, Any]], gold: GoldRecord, abstract: str = "") -> dict[str, tuple[int, int, int]]:
-    """Per-field (tp, fp, fn) of one prediction (a PaperRecord dict, or None for a failed paper)."""
+@dataclass(frozen=True)
+class Matcher:
+    """How a score of a field counts one paper: ``count(field, pred, gold, alternates, abstract,
+    answered)`` gives (tp, fp, fn) for the predicted and gold values (``answered`` False: a failed
+    paper, its values None); a list matcher's ``align(pred, gold, alternates, abstract)`` gives the
+    de-duplicated predictions and the matched (pred, gold) index pairs. ``about`` says it in words
+    and ``settings`` gives a similarity rule's parameters, for ``scores.json``'s rule table."""
+
+    about: str
+    count: Callable[[RecordField, Any, Any, Alternates, str, bool], Counts]
+    align: Optional[Callable[[list, list, Alternates, str], tuple[list, list[tuple[int, int]]]]] = None
+    settings: Optional[dict[str, Any]] = None
+
+
+def _label(field: RecordField, pred: Any, gold: Any, alternates: Alternates, abstract: str, answered: bool) -> Counts:
+    if not answered:
+        return 0, 0, 1
+    if pred == gold:
+        return 1, 0, 0
+    return 0, int(pred is not None or field.nullable), 1
+
+
+def _label_set(field: RecordField, pred: Any, gold: Any, alternates: Alternates, abstract: str, answered: bool) -> Counts:
+    p, g = set(pred or []), set(gold or [])
+    return len(p & g), len(p - g), len(g - p)
+
+
+def _similar(rule: MatchRule) -> Matcher:
+    """A similarity rule of match.py: on a list field, one-to-one alignment (``align_strings``, reading
+    the abstract); on a scalar, the best similarity to gold's accepted forms (no abstract)."""
+    def align(pred: list, gold: list, alternates: Alternates, abstract: str) -> tuple[list, list[tuple[int, int]]]:
+        kept, _, pairs = align_strings(pred, gold, alternates, rule, abstract)
+        return kept, pairs
+
+    def count(field: RecordField, pred: Any, gold: Any, alternates: Alternates, abstract: str, answered: bool) -> Counts:
+        if field.is_list:
+            kept, gl, pairs = align_strings(pred or [], gold or [], alternates, rule, abstract)
+            return len(pairs), len(kept) - len(pairs), len(gl) - len(pairs)
+        return _single(pred, gold, _name_agrees(pred, gold, alternates, rule))
+
+    return Matcher("similarity of strings (scoring/match.py MatchRule): aligned one to one on a list, reading the abstract", count, align,
+                   describe_rule(rule))
+
+
+def _results(level: str) -> Matcher:
+    def align(pred: list, gold: list, alternates: Alternates, abstract: str) -> tuple[list, list[tuple[int, int]]]:
+        return pred, align_results(pred, gold, alternates, level, abstract)
+
+    def count(field: RecordField, pred: Any, gold: Any, alternates: Alternates, abstract: str, answered: bool) -> Counts:
+        pred, gold = pred or [], gold or []
+        tp = len(align_results(pred, gold, alternates, level, abstract))
+        return tp, len(pred) - tp, len(gold) - tp
+
+    return Matcher(f"result tuples aligned one to one, agreeing at the '{level}' level (scoring/match.py RESULT_LEVELS)", count, align)
+
+
+# Every matcher by the name a field's facts give: the similarity rules of match.py and the rules
+# that are not about strings. The one table that resolves FieldFacts.match (and Level.match).
+MATCHERS: dict[str, Matcher] = {
+    "exact": Matcher("equal after normalization to gold or one of its accepted forms; a correct null counts nothing",
+                     lambda field, p, g, alt, text, ok: _single(p, g, _name_agrees(p, g, alt, None))),
+    "url": Matcher("equal after URL normalization (scheme, www., .git, fragment, trailing punctuation)",
+                   lambda field, p, g, alt, text, ok: _single(p, g, same_url(p, g))),
+    "label": Matcher("one label, right or wrong (null a class of its own on a nullable field; a failed paper is wrong)", _label),
+    "label_set": Matcher("a set of labels: shared labels are true positives", _label_set),
+    **{name: _similar(rule) for name, rule in MATCH_RULES.items()},
+    **{f"results_{level}": _results(level) for level in ("value", "value_metric", "full")},
+}
+# A located number is judged right on its value alone; any other located item by its field's own rule.
+_GROUNDING_MATCH = {"number": "results_value"}
+
+
+def match_table(model: type[BaseModel] = PaperRecord) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """The rule table of a record model, for ``scores.json``: (field -> its facts, as
+    :meth:`~paperfields.core.fields.RecordField.table`; matcher name -> what it does and a similarity
+    rule's settings) for the matchers the fields use. Raises KeyError naming a matcher that no table holds."""
+    fields = {f.name: f.table() for f in record_fields(model)}
+    used = [s.match for s in scores_of(model)]
+    unknown = [m for m in used if m not in MATCHERS]
+    if unknown:
+        raise KeyError(f"matching rule '{unknown[0]}' is not one of {', '.join(MATCHERS)}")
+    return fields, {name: {"about": MATCHERS[name].about, **({"rule": MATCHERS[name].settings} if MATCHERS[name].settings else {})}
+                    for name in dict.fromkeys(used)}
+
+
+def score_paper(prediction: Optional[dict[str, Any]], gold: GoldRecord, abstract: str = "") -> dict[str, Counts]:
+    """Per-score (tp, fp, fn) of one prediction (a record dict, or None for a failed paper), for every
+    score of the gold record's model (:func:`~paperfields.core.fields.scores_of`), each counted by the
+    matcher its field's facts name (:data:`MATCHERS`)."""
     p = prediction or {}
     g = gold.record.model_dump(mode="json")
     alt = with_abstract_aliases(gold.alternates, abstract)
-    out: dict[str, tuple[int, int, int]] = {}
-    for field in ("method_name", "method_full_name"):
-        out[field] = _single(p.get(field), g[field], _name_agrees(p.get(field), g[field], alt, soft=False))
-        out[f"{field}_soft"] = _single(p.get(field), g[field], _name_agrees(p.get(field), g[field], alt, soft=True))
-    out["code_url"] = _single(p.get("code_url"), g["code_url"], same_url(p.get("code_url"), g["code_url"]))
-    area = p.get("research_area")
-    out["research_area"] = (1, 0, 0) if area == g["research_area"] else (0, int(area is not None), 1)
-    if prediction is None:
-        out["training_free"] = (0, 0, 1)
-    else:
-        out["training_free"] = (1, 0, 0) if p.get("training_free") == g["training_free"] else (0, 1, 1)
-    pred_types, gold_types = set(p.get("contribution_types") or []), set(g["contribution_types"])
-    out["contribution_types"] = (len(pred_types & gold_types), len(pred_types - gold_types), len(gold_types - pred_types))
-    for field in LIST_FIELDS:
-        pred, gl, pairs = align_strings(p.get(field) or [], g[field], alt, LIST_RULES[field], abstract)
-        out[field] = (len(pairs), len(pred) - len(pairs), len(gl) - len(pairs))
-    results = p.get("results") or []
-    for name, level in (("results_value", "value"), ("results", "value_metric"), ("results_full", "full")):
-        tp = len(align_results(results, g["results"], alt, level, abstract))
-        out[name] = (tp, len(results) - tp, len(g["results"]) - tp)
+    out: dict[str, Counts] = {}
+    for field in record_fields(type(gold.record)):
+        for score in field.scores():
+            out[score.name] = MATCHERS[score.match].count(field, p.get(field.name), g[field.name], alt, abstract, prediction is not None)
     return out
 
 
@@ -126,11 +212,12 @@ def diagnose_paper(prediction: Optional[dict[str, Any]], gold: GoldRecord, abstr
                    grounding: Optional[Grounding] = None) -> dict[str, Any]:
     """Everything about one paper beyond counts (pure):
 
-    - ``labels``: predicted and gold ``research_area``, ``contribution_types``, ``training_free``;
-    - ``invented``: per field, 1 when gold is null/empty and the prediction is not (0 otherwise;
-      None when gold is not empty, so the rate is over papers whose gold is empty);
-    - ``grounding``: per field, [grounded, grounded_and_correct, predicted] item counts, an item
-      being grounded when :mod:`~paperfields.core.locate` finds it written in the abstract (exact
+    - ``labels``: per label field (an enum or a boolean), predicted and gold (a failed paper's
+      prediction is ``"(failed)"`` where null is a class, else null);
+    - ``invented``: per field gold may leave empty, 1 when gold is null/empty and the prediction is
+      not (0 otherwise; None when gold is not empty, so the rate is over papers whose gold is empty);
+    - ``grounding``: per grounded field, [grounded, grounded_and_correct, predicted] item counts, an
+      item being grounded when :mod:`~paperfields.core.locate` finds it written in the abstract (exact
       or normalized; results: its value as a number and its metric as a string; a URL whole). The
       prediction line's stored ``grounding`` is read when given and still fits, else it is located here;
     - ``result_attributes``: per attribute, [agree, pairs] over result pairs matched on value.
@@ -138,40 +225,43 @@ def diagnose_paper(prediction: Optional[dict[str, Any]], gold: GoldRecord, abstr
     p = prediction or {}
     g = gold.record.model_dump(mode="json")
     alt = with_abstract_aliases(gold.alternates, abstract)
-    labels = {
-        "research_area": [p.get("research_area"), g["research_area"]],
-        "contribution_types": [sorted(set(p.get("contribution_types") or [])), g["contribution_types"]],
-        "training_free": [p.get("training_free") if prediction is not None else "(failed)", g["training_free"]],
-    }
-    invented: dict[str, Optional[int]] = {}
-    for field in ("method_name", "method_full_name", "code_url", "training_free") + LIST_FIELDS + ("results", "contribution_types"):
-        gold_empty = g[field] in (None, [], "")
-        pred_empty = p.get(field) in (None, [], "")
-        invented[field] = (int(not pred_empty) if gold_empty else None)
-    if grounding is None or not grounding.fits(prediction, abstract):
-        grounding = ground_record(prediction, abstract)
-    located = {field: grounding.of(field) for field in GROUNDED_FIELDS if field != "results"}
+    model = type(gold.record)
+    fields = record_fields(model)
+    labels = {}
+    for field in (f for f in fields if f.is_label):
+        value = p.get(field.name)
+        if field.is_list:
+            value = sorted(set(value or []))
+        elif prediction is None and field.nullable:
+            value = "(failed)"
+        labels[field.name] = [value, g[field.name]]
+    invented = {f.name: (int(p.get(f.name) not in (None, [], "")) if g[f.name] in (None, [], "") else None) for f in fields if f.can_be_empty}
+    if grounding is None or not grounding.fits(prediction, abstract, model):
+        grounding = ground_record(prediction, abstract, model=model)
     counts: dict[str, list[int]] = {}
-    for field in ("method_name", "method_full_name", "code_url"):
-        value = p.get(field)
-        if value:
-            ok = value in located[field] and located[field][value].grounded
-            correct = _name_agrees(value, g[field], alt, soft=False) if field != "code_url" else same_url(value, g[field])
-            counts[field] = [int(ok), int(ok and correct), 1]
-        else:
-            counts[field] = [0, 0, 0]
-    for field in LIST_FIELDS:
-        pred, _, pairs = align_strings(p.get(field) or [], g[field], alt, LIST_RULES[field], abstract)
+    for field in (f for f in fields if f.facts.grounded):
+        matcher = MATCHERS[_GROUNDING_MATCH.get(field.facts.grounded, field.facts.match)]
+        value = p.get(field.name)
+        if not field.is_list:
+            located = grounding.of(field.name)
+            ok = bool(value) and value in located and located[value].grounded
+            correct = matcher.count(field, value, g[field.name], alt, abstract, True)[0] == 1
+            counts[field.name] = [int(ok), int(ok and correct), 1] if value else [0, 0, 0]
+            continue
+        kept, pairs = matcher.align(value or [], g[field.name], alt, abstract)
         matched = {i for i, _ in pairs}
-        ok = [item in located[field] and located[field][item].grounded for item in pred]
-        counts[field] = [sum(ok), sum(1 for i, o in enumerate(ok) if o and i in matched), len(pred)]
-    results = p.get("results") or []
-    pairs = align_results(results, g["results"], alt, "value", abstract)
-    matched = {i for i, _ in pairs}
-    result_locations = grounding.fields.get("results", [])  # one per result, in order (every result has a value)
-    ok = [i < len(result_locations) and result_locations[i].grounded for i in range(len(results))]
-    counts["results"] = [sum(ok), sum(1 for i, o in enumerate(ok) if o and i in matched), len(results)]
-    attributes = {a: [sum(attribute_agrees(results[i], g["results"][j], a, alt, abstract) for i, j in pairs), len(pairs)] for a in RESULT_ATTRIBUTES}
+        if field.facts.grounded == "number":  # one location per item, in order (every result has a value)
+            locations = grounding.fields.get(field.name, [])
+            ok = [i < len(locations) and locations[i].grounded for i in range(len(kept))]
+        else:
+            located = grounding.of(field.name)
+            ok = [item in located and located[item].grounded for item in kept]
+        counts[field.name] = [sum(ok), sum(1 for i, o in enumerate(ok) if o and i in matched), len(kept)]
+    attributes: dict[str, list[int]] = {}
+    for field in (f for f in fields if f.is_record_list):
+        results, gold_results = p.get(field.name) or [], g[field.name]
+        pairs = align_results(results, gold_results, alt, "value", abstract)
+        attributes = {a: [sum(attribute_agrees(results[i], gold_results[j], a, alt, abstract) for i, j in pairs), len(pairs)] for a in RESULT_ATTRIBUTES}
     return {"labels": labels, "invented": invented, "grounding": counts, "result_attributes": attributes}
 
 
@@ -241,6 +331,10 @@ class RunScores(BaseModel):
     per_paper_f1_ci95: Optional[tuple[float, float]] = Field(description="95% percentile bootstrap CI of per_paper_f1")
     bootstrap: dict[str, Any] = Field(default_factory=lambda: {"seed": BOOTSTRAP_SEED, "resamples": BOOTSTRAP_RESAMPLES, "method": "percentile"})
     fields: dict[str, FieldAggregate]
+    field_rules: dict[str, dict[str, Any]] = Field(default_factory=dict, description="the rule table: each record field's facts as "
+                                                   "the schema declares them (paperfields.core.fields): list, nullable, matching rule, "
+                                                   "headline, metric, grounding, board name, more scores; empty in scores written before it")
+    match_rules: dict[str, dict[str, Any]] = Field(default_factory=dict, description="what each matching rule the fields name does (scoring.score.MATCHERS)")
     classes: dict[str, ClassScores] = Field(default_factory=dict)
     result_attribute_accuracy: dict[str, Optional[float]] = Field(default_factory=dict)
     grounding: dict[str, dict[str, Optional[float]]] = Field(default_factory=dict, description="field -> grounded_rate, grounded_correct_rate over predicted items")
@@ -311,23 +405,30 @@ def paper_f1(counts: tuple[int, int, int], answered: bool = True) -> float:
     return 1.0 if value is None else value
 
 
-def paper_overall(counts: dict[str, tuple[int, int, int]], answered: bool = True) -> float:
-    """One paper's per-paper F1: mean of :func:`paper_f1` over HEADLINE_FIELDS (0.0 without an answer)."""
-    return float(np.mean([paper_f1(counts[f], answered) for f in HEADLINE_FIELDS]))
+def headline_fields(model: type[BaseModel] = PaperRecord) -> tuple[str, ...]:
+    """The scores of a record model that enter its headline (HEADLINE_FIELDS for PaperRecord)."""
+    return tuple(s.name for s in scores_of(model) if s.headline)
 
 
-def field_scores(totals: np.ndarray, papers: int, fields: tuple[str, ...]) -> np.ndarray:
+def paper_overall(counts: dict[str, tuple[int, int, int]], answered: bool = True, model: type[BaseModel] = PaperRecord) -> float:
+    """One paper's per-paper F1: mean of :func:`paper_f1` over the headline fields of ``model`` (0.0 without an answer)."""
+    return float(np.mean([paper_f1(counts[f], answered) for f in headline_fields(model)]))
+
+
+def field_scores(totals: np.ndarray, papers: int, fields: tuple[str, ...], model: type[BaseModel] = PaperRecord) -> np.ndarray:
     """Each field's score from pooled counts: ``totals`` of shape (..., len(fields), 3) holding
-    (tp, fp, fn) summed over ``papers`` papers. Micro F1, or accuracy (tp / papers) for
-    ACCURACY_FIELDS; NaN where a micro-F1 field is undefined (tp + fp + fn = 0). Shape (..., len(fields))."""
-    is_accuracy = np.array([f in ACCURACY_FIELDS for f in fields])
+    (tp, fp, fn) summed over ``papers`` papers. Micro F1, or accuracy (tp / papers) for the scores
+    of ``model`` whose facts say accuracy (ACCURACY_FIELDS for PaperRecord); NaN where a micro-F1
+    field is undefined (tp + fp + fn = 0). Shape (..., len(fields))."""
+    accuracy_fields = {s.name for s in scores_of(model) if s.metric == "accuracy"}
+    is_accuracy = np.array([f in accuracy_fields for f in fields])
     return np.where(is_accuracy, accuracy_pooled(totals[..., 0], papers), f1_pooled(totals))
 
 
-def headline_of(totals: np.ndarray, papers: int) -> np.ndarray:
-    """The headline from pooled counts of HEADLINE_FIELDS, shape (..., 12, 3) -> (...): the mean of
-    the defined field scores (NaN when none is defined)."""
-    scores = field_scores(totals, papers, HEADLINE_FIELDS)
+def headline_of(totals: np.ndarray, papers: int, model: type[BaseModel] = PaperRecord) -> np.ndarray:
+    """The headline from pooled counts of the headline fields of ``model`` (HEADLINE_FIELDS), shape
+    (..., 12, 3) -> (...): the mean of the defined field scores (NaN when none is defined)."""
+    scores = field_scores(totals, papers, headline_fields(model), model)
     defined = ~np.isnan(scores)
     with np.errstate(invalid="ignore"):
         return np.where(defined.any(axis=-1), np.nansum(scores, axis=-1) / np.maximum(defined.sum(axis=-1), 1), np.nan)
@@ -338,23 +439,27 @@ def _round(value: Any) -> Optional[float]:
 
 
 def aggregate(per_paper: list[dict[str, tuple[int, int, int]]], diagnostics: Optional[list[dict[str, Any]]] = None,
-              answered: Optional[list[bool]] = None) -> dict[str, FieldAggregate]:
-    """Pool per-paper counts into per-field aggregates: the field score (micro F1, or accuracy for
-    ACCURACY_FIELDS) with its bootstrap CI, micro P/R/F1, the secondary per-paper F1, and the
-    invented-value rate when diagnostics are given. ``answered[i]`` False marks paper i as a failure
-    (per-paper F1 0, see :func:`paper_f1`); all answered by default."""
+              answered: Optional[list[bool]] = None, model: type[BaseModel] = PaperRecord) -> dict[str, FieldAggregate]:
+    """Pool per-paper counts into per-field aggregates, one per score of ``model`` (REPORTED_FIELDS):
+    the field score (micro F1, or accuracy where the field's facts say so) with its bootstrap CI,
+    micro P/R/F1, the secondary per-paper F1, and the invented-value rate when diagnostics are given.
+    ``answered[i]`` False marks paper i as a failure (per-paper F1 0, see :func:`paper_f1`); all
+    answered by default."""
     answered = answered if answered is not None else [True] * len(per_paper)
     n = len(per_paper)
-    every = np.array([[paper[field] for field in REPORTED_FIELDS] for paper in per_paper], dtype=np.int64).reshape(n, len(REPORTED_FIELDS), 3)
+    reported_scores = scores_of(model)
+    names = tuple(s.name for s in reported_scores)
+    every = np.array([[paper[field] for field in names] for paper in per_paper], dtype=np.int64).reshape(n, len(names), 3)
     # one draw of resampled papers serves every field (each field's CI used the same seeded draw)
-    resampled = pooled_distribution(every, lambda t: field_scores(t, n, REPORTED_FIELDS)) if n >= 2 else None
+    resampled = pooled_distribution(every, lambda t: field_scores(t, n, names, model)) if n >= 2 else None
     fields: dict[str, FieldAggregate] = {}
-    for column, field in enumerate(REPORTED_FIELDS):
+    for column, reported in enumerate(reported_scores):
+        field = reported.name
         counts = every[:, column, :]
         tp, fp, fn = (int(x) for x in counts.sum(axis=0))
         precision, recall, micro = prf(tp, fp, fn)
-        is_accuracy = field in ACCURACY_FIELDS
-        score = field_scores(counts.sum(axis=0)[None, :], n, (field,))[0]
+        is_accuracy = reported.metric == "accuracy"
+        score = field_scores(counts.sum(axis=0)[None, :], n, (field,), model)[0]
         ci = percentile_interval(resampled[:, column]) if resampled is not None and not np.isnan(score) else None
         per = [paper_f1(tuple(c), ok) for c, ok in zip(counts, answered)]
         invented = None
@@ -370,17 +475,20 @@ def aggregate(per_paper: list[dict[str, tuple[int, int, int]]], diagnostics: Opt
     return fields
 
 
-def headline(per_paper: list[dict[str, tuple[int, int, int]]]) -> tuple[Optional[float], Optional[tuple[float, float]], list[str]]:
-    """(headline, its 95% bootstrap CI, undefined fields) of per-paper counts: the macro mean over
-    HEADLINE_FIELDS of pooled micro F1 (accuracy for ACCURACY_FIELDS), leaving out fields with
-    tp + fp + fn = 0 over the papers (SciREX, Jain et al. 2020, and AxCell, Kardas et al. 2020, pool
-    counts over documents the same way). The CI recomputes the pooled counts per resample."""
+def headline(per_paper: list[dict[str, tuple[int, int, int]]],
+             model: type[BaseModel] = PaperRecord) -> tuple[Optional[float], Optional[tuple[float, float]], list[str]]:
+    """(headline, its 95% bootstrap CI, undefined fields) of per-paper counts: the macro mean over the
+    headline fields of ``model`` (HEADLINE_FIELDS) of pooled micro F1 (accuracy where the field's facts
+    say so), leaving out fields with tp + fp + fn = 0 over the papers (SciREX, Jain et al. 2020, and
+    AxCell, Kardas et al. 2020, pool counts over documents the same way). The CI recomputes the
+    pooled counts per resample."""
     n = len(per_paper)
-    counts = np.array([[paper[f] for f in HEADLINE_FIELDS] for paper in per_paper], dtype=np.int64).reshape(n, len(HEADLINE_FIELDS), 3)
+    names = headline_fields(model)
+    counts = np.array([[paper[f] for f in names] for paper in per_paper], dtype=np.int64).reshape(n, len(names), 3)
     totals = counts.sum(axis=0)
-    value = headline_of(totals, n)
-    undefined = [f for f, s in zip(HEADLINE_FIELDS, field_scores(totals, n, HEADLINE_FIELDS)) if np.isnan(s)]
-    return _round(value), pooled_bootstrap_ci(counts, lambda t: headline_of(t, n)), undefined
+    value = headline_of(totals, n, model)
+    undefined = [f for f, s in zip(names, field_scores(totals, n, names, model)) if np.isnan(s)]
+    return _round(value), pooled_bootstrap_ci(counts, lambda t: headline_of(t, n, model)), undefined
 
 
 def class_scores(pairs: list[tuple[Any, Any]], classes: list[str], multi: bool) -> ClassScores:
@@ -402,14 +510,13 @@ def class_scores(pairs: list[tuple[Any, Any]], classes: list[str], multi: bool) 
     return ClassScores(accuracy=accuracy, macro_f1=round(float(np.mean(supported)), 4) if supported else None, per_class=per_class)
 
 
-def validate_predictions(predictions: dict[str, Optional[dict[str, Any]]]) -> dict[str, Optional[dict[str, Any]]]:
-    """``predictions`` with every record checked and normalized as a :class:`PaperRecord` (``"12.5"``
+def validate_predictions(predictions: dict[str, Optional[dict[str, Any]]],
+                         model: type[BaseModel] = PaperRecord) -> dict[str, Optional[dict[str, Any]]]:
+    """``predictions`` with every record checked and normalized as a ``model`` (:class:`PaperRecord`: ``"12.5"``
     read as 12.5; None stays None). Raises ValueError naming the paper and the field for a record that
     is not an object, a key that is not a field of the record (``method_nam``: never scored as an
     empty ``method_name``) or a value the schema refuses (a ``research_area`` outside its enum)."""
     from pydantic import ValidationError
-
-    from paperfields.core.schema import PaperRecord
 
     checked: dict[str, Optional[dict[str, Any]]] = {}
     for paper_id, record in predictions.items():
@@ -418,11 +525,11 @@ def validate_predictions(predictions: dict[str, Optional[dict[str, Any]]]) -> di
             continue
         if not isinstance(record, dict):
             raise ValueError(f"paper {paper_id}: the record must be a dict (a PaperRecord's fields) or None, got {type(record).__name__}")
-        unknown = sorted(set(record) - set(PaperRecord.model_fields))
+        unknown = sorted(set(record) - set(model.model_fields))
         if unknown:
-            raise ValueError(f"paper {paper_id}: field '{unknown[0]}': not a field of the record (fields: {', '.join(PaperRecord.model_fields)})")
+            raise ValueError(f"paper {paper_id}: field '{unknown[0]}': not a field of the record (fields: {', '.join(model.model_fields)})")
         try:
-            checked[paper_id] = PaperRecord.model_validate(record).model_dump(mode="json")
+            checked[paper_id] = model.model_validate(record).model_dump(mode="json")
         except ValidationError as exc:
             raise ValueError(f"paper {paper_id}: {field_error(exc)}") from None
     return checked
@@ -456,36 +563,37 @@ def score_predictions(
     set to the papers scored, which :func:`score_run` refines) and one detail row per paper. Raises
     ValueError if ``split`` has no gold papers.
     """
-    predictions = validate_predictions(predictions)
     failures = failures or {}
     papers = [g for g in gold if split == "all" or g.split == split]
     if not papers:
         raise ValueError(f"no gold papers in split '{split}'")
+    model = type(papers[0].record)
+    predictions = validate_predictions(predictions, model)
     abstracts = abstracts or {}
     per_paper = [score_paper(predictions.get(g.id), g, abstracts.get(g.id, "")) for g in papers]
     answered = [predictions.get(g.id) is not None for g in papers]
     groundings = groundings or {}
     diagnostics = [diagnose_paper(predictions.get(g.id), g, abstracts.get(g.id, ""), groundings.get(g.id)) for g in papers]
     detail = [
-        {"paper_id": g.id, "per_paper_f1": round(paper_overall(c, ok), 4), "answered": ok, "failure": failures.get(g.id),
+        {"paper_id": g.id, "per_paper_f1": round(paper_overall(c, ok, model), 4), "answered": ok, "failure": failures.get(g.id),
          "fields": {k: list(v) for k, v in c.items()}, **d}
         for g, c, ok, d in zip(papers, per_paper, answered, diagnostics)
     ]
-    fields = aggregate(per_paper, diagnostics, answered)
+    fields = aggregate(per_paper, diagnostics, answered, model)
     valid = sum(1 for g in papers if predictions.get(g.id) is not None)
+    rules, matchers = match_table(model)
     ids = {g.id for g in papers}
     grounding: dict[str, dict[str, Optional[float]]] = {}
     if abstracts:
-        for field in GROUNDED_FIELDS:
+        for field in (f.name for f in record_fields(model) if f.facts.grounded):
             grounded, correct, total = (sum(d["grounding"][field][k] for d in diagnostics) for k in range(3))
             grounding[field] = {"grounded_rate": round(grounded / total, 4) if total else None,
                                 "grounded_correct_rate": round(correct / total, 4) if total else None, "predicted": total}
     attr = {a: [sum(d["result_attributes"][a][k] for d in diagnostics) for k in range(2)] for a in RESULT_ATTRIBUTES}
-    value, ci, undefined = headline(per_paper)
-    pooled = np.array([fields[f].tp for f in HEADLINE_FIELDS]).sum(), np.array([fields[f].fp for f in HEADLINE_FIELDS]).sum(), \
-        np.array([fields[f].fn for f in HEADLINE_FIELDS]).sum()
-    precision, recall, _ = prf(*(int(x) for x in pooled))
-    per_paper_values = [paper_overall(c, ok) for c, ok in zip(per_paper, answered)]
+    value, ci, undefined = headline(per_paper, model)
+    names = headline_fields(model)
+    precision, recall, _ = prf(*(sum(getattr(fields[f], k) for f in names) for k in ("tp", "fp", "fn")))
+    per_paper_values = [paper_overall(c, ok, model) for c, ok in zip(per_paper, answered)]
     scores = RunScores(
         run_id=run_id, split=split, gold_version=gold_version, papers=len(papers), papers_in_split=len(papers), papers_done=len(papers),
         valid_rate=round(valid / len(papers), 4),
@@ -493,12 +601,9 @@ def score_predictions(
         repairs=dict(sorted((repairs or {}).items())),
         headline=value, headline_ci95=ci, undefined_fields=undefined, precision=_round(precision), recall=_round(recall),
         per_paper_f1=round(float(np.mean(per_paper_values)), 4), per_paper_f1_ci95=bootstrap_ci(per_paper_values),
-        fields=fields,
-        classes={
-            "research_area": class_scores([tuple(d["labels"]["research_area"]) for d in diagnostics], [a.value for a in ResearchArea], multi=False),
-            "contribution_types": class_scores([tuple(d["labels"]["contribution_types"]) for d in diagnostics], [c.value for c in ContributionType], multi=True),
-            "training_free": class_scores([tuple(d["labels"]["training_free"]) for d in diagnostics], [True, False, None], multi=False),
-        },
+        fields=fields, field_rules=rules, match_rules=matchers,
+        classes={f.name: class_scores([tuple(d["labels"][f.name]) for d in diagnostics], f.classes, multi=f.is_list)
+                 for f in record_fields(model) if f.is_label},
         result_attribute_accuracy={a: (round(k / n, 4) if n else None) for a, (k, n) in attr.items()},
         grounding=grounding,
     )

@@ -24,13 +24,26 @@ from typing import Any, Optional
 from rapidfuzz import fuzz
 
 from paperfields.core.corpus import decode_utf8, load_corpus
+from paperfields.core.fields import RecordField, record_fields
 from paperfields.core.gold import GoldError, GoldRecord
 from paperfields.core.normalize import normalize
 from paperfields.core.runlog import read_predictions
-from paperfields.scoring.match import FIELD_RULES, accepted_forms, similarity, with_abstract_aliases
+from paperfields.core.schema import PaperRecord
+from paperfields.scoring.match import MATCH_RULES, MatchRule, accepted_forms, similarity, with_abstract_aliases
 from paperfields.scoring.score import _name_agrees
 
-PAIR_FIELDS = ("method_name", "tasks", "datasets", "models", "metrics", "baselines")
+
+def _pair_rule(field: RecordField) -> Optional[MatchRule]:
+    """The similarity rule a person's "same thing" is checked against on a string field: its own
+    rule, else its first level's (a name's soft score: the strict one asks for the exact surface form);
+    None for a field with no similarity rule (labels, URLs, results)."""
+    names = [field.facts.match] + [level.match for level in field.facts.levels]
+    return next((MATCH_RULES[n] for n in names if n in MATCH_RULES), None) if field.item is str else None
+
+
+# The string fields whose (prediction, nearest gold) pairs are judged: those with a similarity rule.
+PAIR_RULES = {f.name: (f, rule) for f in record_fields(PaperRecord) if (rule := _pair_rule(f)) is not None}
+PAIR_FIELDS = tuple(PAIR_RULES)
 # Judged pairs the matching rules were tuned on (scorer 3.1), in gold/.
 TUNING_SETS = ("scorer_judgments.jsonl", "scorer_validation_judgments.jsonl")
 
@@ -55,13 +68,14 @@ KNOWN_DISAGREEMENTS = {
 
 
 def scorer_verdict(field: str, predicted: str, gold: str, alternates: dict[str, list[str]], abstract: str = "") -> bool:
-    """The current scorer's verdict on one pair: the field's rule (``FIELD_RULES``, reading the
-    abstract where the rule does); for ``method_name`` the soft score, since "same thing" is a soft
-    notion (the strict score asks for the exact surface form). ``alternates`` should already hold the
-    abstract's acronyms (:func:`with_abstract_aliases`), as the scorer's do."""
-    if field == "method_name":
-        return _name_agrees(predicted, gold, alternates, soft=True)
-    rule = FIELD_RULES[field]
+    """The current scorer's verdict on one pair: the field's similarity rule (``PAIR_RULES``; a list
+    field's as it aligns items, reading the abstract where the rule does; a name's soft score, since
+    "same thing" is a soft notion and the strict score asks for the exact surface form).
+    ``alternates`` should already hold the abstract's acronyms (:func:`with_abstract_aliases`), as the
+    scorer's do. Raises KeyError for a field not in ``PAIR_FIELDS``."""
+    record_field, rule = PAIR_RULES[field]
+    if not record_field.is_list:
+        return _name_agrees(predicted, gold, alternates, rule)
     return similarity(predicted, accepted_forms(gold, alternates), rule, abstract) >= rule.threshold
 
 

@@ -95,7 +95,7 @@ from typing import Any, Optional
 from paperfields.core.normalize import strip_markup
 from paperfields.core.paths import gold_dir
 from paperfields.core.runlog import Generation, Usage
-from paperfields.core.schema import PaperRecord
+from paperfields.core.schema import LIST_FIELDS, PaperRecord
 from paperfields.extract.backends.base import BackendError, GenerationRequest, register_provider
 
 _INTRO = re.compile(r"\b(?:we|We|this paper|This paper)\s+(?:propose|introduce|present|develop)s?\s+(?:a\s+|an\s+|the\s+)?(?:new\s+|novel\s+)?(\*{0,2}[A-Z][A-Za-z0-9]*(?:[-+.][A-Za-z0-9]+)*\+*\*{0,2})")
@@ -162,7 +162,7 @@ def dev_gazetteer() -> dict[str, tuple[str, ...]]:
     path = gold_dir() / "gold.jsonl"
     if not path.is_file():
         raise BackendError(f"rules/baseline builds its gazetteer from {path}, which does not exist")
-    names: dict[str, set[str]] = {f: set() for f in ("tasks", "datasets", "models", "metrics", "baselines")}
+    names: dict[str, set[str]] = {f: set() for f in LIST_FIELDS}  # a gazetteer per list of names
     for g in load_gold(path):
         if g.split != "dev":
             continue

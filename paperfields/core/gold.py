@@ -14,9 +14,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from paperfields.core.corpus import Paper, decode_utf8
 from paperfields.core.errors import InputError, field_error
+from paperfields.core.fields import record_fields
 from paperfields.core.locate import locate, locate_number, locate_url
 from paperfields.core.normalize import normalize
-from paperfields.core.schema import LIST_FIELDS, STRING_FIELDS, PaperRecord
+from paperfields.core.schema import PaperRecord
 
 GOLD_VERSION = "1.4"
 
@@ -116,16 +117,28 @@ def _gold_line(line: str, path: Path, number: int) -> GoldRecord:
         raise GoldError(f"{path}:{number}: {field_error(exc)}") from None
 
 
-def gold_strings(record: PaperRecord) -> list[tuple[str, str]]:
-    """Every string of a gold record with its field path, e.g. ``("results[0].metric", "pass rate")``."""
-    out = [(f, getattr(record, f)) for f in STRING_FIELDS if getattr(record, f)]
-    for field in LIST_FIELDS:
-        out += [(f"{field}[{i}]", s) for i, s in enumerate(getattr(record, field))]
-    for i, r in enumerate(record.results):
-        out += [(f"results[{i}].{k}", getattr(r, k)) for k in ("metric", "dataset", "model", "baseline") if getattr(r, k)]
-    if record.code_url:
-        out.append(("code_url", record.code_url))
+def gold_strings(record: BaseModel) -> list[tuple[str, str]]:
+    """Every string of a gold record's grounded fields (as its schema's facts say) with its field path,
+    in schema order, e.g. ``("tasks[0]", "code generation")``, ``("results[0].metric", "pass rate")``
+    (a result's string attributes), ``("code_url", "https://...")``."""
+    out: list[tuple[str, str]] = []
+    for field in record_fields(type(record)):
+        if field.facts.grounded is None:
+            continue
+        value = getattr(record, field.name)
+        if not field.is_list:
+            out += [(field.name, value)] if value else []
+        elif field.is_record_list:
+            for i, item in enumerate(value):
+                out += [(f"{field.name}[{i}].{k}", getattr(item, k)) for k in _strings(type(item)) if getattr(item, k)]
+        else:
+            out += [(f"{field.name}[{i}]", s) for i, s in enumerate(value)]
     return out
+
+
+def _strings(model: type[BaseModel]) -> tuple[str, ...]:
+    """The free-text attributes of a sub-record (``Result``: metric, dataset, model, baseline): str, nullable or not."""
+    return tuple(name for name, info in model.model_fields.items() if info.annotation in (str, Optional[str]))
 
 
 def url_in_text(url: str, abstract: str) -> bool:
@@ -162,8 +175,9 @@ def check_gold(gold: list[GoldRecord], papers: list[Paper], path: Path) -> list[
             continue
         listed = {normalize(s) for s in g.normalized}
         strings = gold_strings(g.record)
+        located_as = {f.name: f.facts.grounded for f in record_fields(type(g.record))}
         for field, value in strings:
-            if field == "code_url":
+            if located_as.get(field) == "url":
                 if not url_in_text(value, paper.text) and normalize(value) not in listed:
                     problems.append(f"{where}: {field}: '{value}' is not in the abstract")
             elif not findable(value, paper.text) and normalize(value) not in listed:

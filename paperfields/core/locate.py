@@ -43,14 +43,14 @@ from typing import Any, Literal, Optional, Sequence
 from pydantic import BaseModel, Field
 from rapidfuzz import fuzz
 
+from paperfields.core.fields import record_fields
 from paperfields.core.normalize import normalize, normalize_url, same_number, strip_markup, written_numbers
+from paperfields.core.schema import PaperRecord
 
 LOCATOR_VERSION = "1"  # stored with each grounding: a line located by another version is located again when read
 FUZZY_THRESHOLD = 90.0  # rapidfuzz partial_ratio (0-100) of the normalized forms: about one edit in ten characters
 FUZZY_MIN_CHARS = 8  # shorter items are not fuzzy-located: one edit in a short name is another name (AIME24, AIME25)
-GROUNDED_FIELDS = ("method_name", "method_full_name", "tasks", "datasets", "models", "metrics", "baselines", "results", "code_url")
-STRING_ITEM_FIELDS = ("method_name", "method_full_name")
-LIST_ITEM_FIELDS = ("tasks", "datasets", "models", "metrics", "baselines")
+GROUNDED_FIELDS = tuple(f.name for f in record_fields(PaperRecord) if f.facts.grounded)  # as the schema's facts say
 GROUNDED_STATUSES = ("exact", "normalized")
 
 Status = Literal["exact", "normalized", "fuzzy", "not_found"]
@@ -103,11 +103,11 @@ class Grounding(BaseModel):
     abstract_sha256: str = Field(description="first 12 hex of the sha256 of the abstract located in")
     fields: dict[str, list[Location]] = Field(default_factory=dict)
 
-    def fits(self, record: Optional[dict[str, Any]], abstract: str) -> bool:
+    def fits(self, record: Optional[dict[str, Any]], abstract: str, model: type[BaseModel] = PaperRecord) -> bool:
         """True when this grounding was made by this locator, for ``abstract``, and lists exactly the
-        items of ``record`` (a hand-edited line, or a changed corpus, is located again)."""
+        items of ``record`` (a ``model`` dict; a hand-edited line, or a changed corpus, is located again)."""
         return (self.locator == LOCATOR_VERSION and self.abstract_sha256 == abstract_digest(abstract)
-                and {f: [loc.item for loc in locs] for f, locs in self.fields.items()} == _items(record or {}))
+                and {f: [loc.item for loc in locs] for f, locs in self.fields.items()} == _items(record or {}, model))
 
     def of(self, field: str) -> dict[str, Location]:
         """``field``'s locations by item (the first, for an item listed twice)."""
@@ -318,24 +318,38 @@ def locate_result(result: dict[str, Any], abstract: str) -> Location:
     return where
 
 
-def _items(record: dict[str, Any]) -> dict[str, list[str]]:
-    """Field -> item strings of a record, as :class:`Grounding` keys them (empty fields left out)."""
-    out: dict[str, list[str]] = {}
-    for field in STRING_ITEM_FIELDS + ("code_url",):
-        if record.get(field):
-            out[field] = [record[field]]
-    for field in LIST_ITEM_FIELDS:
-        items = [v for v in record.get(field) or [] if isinstance(v, str)]
-        if items:
-            out[field] = items
-    results = [value_item(r["value"]) for r in record.get("results") or [] if isinstance(r, dict) and r.get("value") is not None]
-    if results:
-        out["results"] = results
+def _located_values(record: dict[str, Any], model: type[BaseModel]) -> dict[str, tuple[str, list[Any]]]:
+    """Grounded field -> (how it is located, its values to locate) of a record, for the fields the
+    facts of ``model`` mark grounded, in schema order (empty fields left out): the string, the strings
+    of a list, a URL, the results with a value."""
+    out: dict[str, tuple[str, list[Any]]] = {}
+    for field in record_fields(model):
+        how, value = field.facts.grounded, record.get(field.name)
+        if how is None:
+            continue
+        values = (value or []) if field.is_list else ([value] if value else [])
+        if how == "number":
+            values = [r for r in values if isinstance(r, dict) and r.get("value") is not None]
+        else:
+            values = [v for v in values if isinstance(v, str)]
+        if values:
+            out[field.name] = (how, values)
     return out
 
 
-def ground_record(record: Optional[dict[str, Any]], abstract: str, quotes: Sequence[dict[str, Any]] = ()) -> Grounding:
-    """Locate every item of a record (a PaperRecord dict; None for a failed paper) in ``abstract``.
+def _items(record: dict[str, Any], model: type[BaseModel] = PaperRecord) -> dict[str, list[str]]:
+    """Field -> item strings of a record, as :class:`Grounding` keys them (empty fields left out)."""
+    return {field: [value_item(v["value"]) if how == "number" else v for v in values]
+            for field, (how, values) in _located_values(record, model).items()}
+
+
+_LOCATORS = {"text": locate, "url": locate_url, "number": locate_result}
+
+
+def ground_record(record: Optional[dict[str, Any]], abstract: str, quotes: Sequence[dict[str, Any]] = (),
+                  model: type[BaseModel] = PaperRecord) -> Grounding:
+    """Locate every item of a record (a ``model`` dict, PaperRecord by default; None for a failed
+    paper) in ``abstract``, each grounded field as its facts say (text, a URL, a result's number).
 
     ``quotes`` (an evidence run's ``notes["quotes"]``: ``{"field", "item", "quote"}`` per kept item)
     are located too, each under its item's ``quote``."""
@@ -345,14 +359,8 @@ def ground_record(record: Optional[dict[str, Any]], abstract: str, quotes: Seque
         if isinstance(q, dict):
             by_item.setdefault((q.get("field"), q.get("item")), q.get("quote"))
     fields: dict[str, list[Location]] = {}
-    for field, items in _items(record).items():
-        if field == "results":
-            results = [r for r in record.get("results") or [] if isinstance(r, dict) and r.get("value") is not None]
-            fields[field] = [locate_result(r, abstract) for r in results]
-        elif field == "code_url":
-            fields[field] = [locate_url(items[0], abstract)]
-        else:
-            fields[field] = [locate(item, abstract) for item in items]
+    for field, (how, values) in _located_values(record, model).items():
+        fields[field] = [_LOCATORS[how](value, abstract) for value in values]
         for loc in fields[field]:
             quote = by_item.get((field, loc.item))
             if quote:

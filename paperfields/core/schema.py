@@ -21,6 +21,8 @@ from typing import Annotated, Any, Optional
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, model_validator
 
+from paperfields.core.fields import FieldFacts, Level, record_fields
+
 SCHEMA_VERSION = "1.0"
 
 
@@ -351,23 +353,28 @@ class PaperRecord(BaseModel):
 
     model_config = ConfigDict(extra="ignore", use_enum_values=True)
 
-    method_name: OptionalText = Field(default=None, description="Name the paper gives its main contribution (a coined name or acronym), as written; null when the contribution is unnamed.")
-    method_full_name: OptionalText = Field(default=None, description="Spelled-out form of method_name when the abstract gives one, else null.")
-    contribution_types: Annotated[list[ContributionType], _enum_items(ContributionType)] = Field(default_factory=list, description="The kinds of contribution the abstract claims (usually one or two): method, model, benchmark, dataset, system, theory, analysis.")
-    research_area: Annotated[ResearchArea, _enum(ResearchArea, "other")] = Field(default="other", description="Exactly one area from the fixed list.")
-    tasks: TextList = Field(default_factory=list, description="Tasks the paper addresses or evaluates on, as short noun phrases written in the abstract.")
-    datasets: TextList = Field(default_factory=list, description="Named datasets and benchmarks written in the abstract; not descriptions like 'math benchmarks'.")
-    models: TextList = Field(default_factory=list, description="Specific named models the abstract uses or evaluates, as written; not generic kinds like 'LLMs'.")
-    metrics: TextList = Field(default_factory=list, description="Evaluation metrics the abstract names, as written.")
-    baselines: TextList = Field(default_factory=list, description="Named methods or models the abstract says it compares against, as written.")
-    results: Annotated[list[Result], BeforeValidator(_items)] = Field(default_factory=list, description="Quantitative claims, one entry per number stated.")
-    code_url: OptionalText = Field(default=None, description="First-party code or project URL given in the abstract, else null.")
-    training_free: Annotated[Optional[bool], BeforeValidator(_bool)] = Field(default=None, description="true if the abstract says the method needs no training, false if it trains or fine-tunes a model, null when not applicable.")
+    method_name: Annotated[OptionalText, FieldFacts(match="exact", short="name", grounded="text", levels=(Level("soft", match="phrase", short="name (soft)", board="table"),))] = Field(default=None, description="Name the paper gives its main contribution (a coined name or acronym), as written; null when the contribution is unnamed.")
+    method_full_name: Annotated[OptionalText, FieldFacts(match="exact", short="full name", grounded="text", levels=(Level("soft", match="phrase", short="full name (soft)"),))] = Field(default=None, description="Spelled-out form of method_name when the abstract gives one, else null.")
+    contribution_types: Annotated[list[ContributionType], _enum_items(ContributionType), FieldFacts(match="label_set", short="contrib")] = Field(default_factory=list, description="The kinds of contribution the abstract claims (usually one or two): method, model, benchmark, dataset, system, theory, analysis.")
+    research_area: Annotated[ResearchArea, _enum(ResearchArea, "other"), FieldFacts(match="label", short="area (acc)", metric="accuracy")] = Field(default="other", description="Exactly one area from the fixed list.")
+    tasks: Annotated[TextList, FieldFacts(match="task", short="tasks", grounded="text")] = Field(default_factory=list, description="Tasks the paper addresses or evaluates on, as short noun phrases written in the abstract.")
+    datasets: Annotated[TextList, FieldFacts(match="dataset", short="datasets", grounded="text")] = Field(default_factory=list, description="Named datasets and benchmarks written in the abstract; not descriptions like 'math benchmarks'.")
+    models: Annotated[TextList, FieldFacts(match="name", short="models", grounded="text")] = Field(default_factory=list, description="Specific named models the abstract uses or evaluates, as written; not generic kinds like 'LLMs'.")
+    metrics: Annotated[TextList, FieldFacts(match="metric", short="metrics", grounded="text")] = Field(default_factory=list, description="Evaluation metrics the abstract names, as written.")
+    baselines: Annotated[TextList, FieldFacts(match="baseline", short="baselines", grounded="text")] = Field(default_factory=list, description="Named methods or models the abstract says it compares against, as written.")
+    results: Annotated[list[Result], BeforeValidator(_items), FieldFacts(match="results_value_metric", short="results", grounded="number", levels=(
+        Level("value", match="results_value", short="results: value", board="column"),
+        Level("full", match="results_full", short="results: full", board="column"),
+    ))] = Field(default_factory=list, description="Quantitative claims, one entry per number stated.")
+    code_url: Annotated[OptionalText, FieldFacts(match="url", short="url", grounded="url")] = Field(default=None, description="First-party code or project URL given in the abstract, else null.")
+    training_free: Annotated[Optional[bool], BeforeValidator(_bool), FieldFacts(match="label", short="train-free (acc)", metric="accuracy")] = Field(default=None, description="true if the abstract says the method needs no training, false if it trains or fine-tunes a model, null when not applicable.")
 
 
-LIST_FIELDS = ("tasks", "datasets", "models", "metrics", "baselines")
-STRING_FIELDS = ("method_name", "method_full_name")
 FIELDS = tuple(PaperRecord.model_fields)
+# Derived from the fields' facts and types (paperfields.core.fields): lists of strings found in the
+# abstract as text, and names (nullable strings found as text).
+LIST_FIELDS = tuple(f.name for f in record_fields(PaperRecord) if f.is_list and f.item is str)
+STRING_FIELDS = tuple(f.name for f in record_fields(PaperRecord) if not f.is_list and f.item is str and f.facts.grounded == "text")
 
 
 def all_required(schema: dict[str, Any], strict: bool = False) -> dict[str, Any]:
