@@ -178,13 +178,15 @@ def _price(price: Union[str, tuple[float, float], "Price", None]) -> Optional["P
 
 
 def _backend(backend: str, *, base_url: Optional[str], mode: Optional[str], grammar: bool, threads: Optional[int],
-             temperature: float, max_tokens: int, reasoning_effort: Optional[str]) -> tuple["Backend", "GenerationParams"]:
+             temperature: float, max_tokens: int, reasoning_effort: Optional[str], timeout: Optional[float] = None,
+             retries: Optional[int] = None) -> tuple["Backend", "GenerationParams"]:
     from paperfields.core.runlog import GenerationParams
     from paperfields.extract.backends import get_backend
     from paperfields.extract.backends.base import check_params
 
     # Only the options given: each backend refuses those that do not apply to it, and a default must not trip that.
-    options = {"base_url": base_url, "mode": mode, "grammar": grammar or None, "n_threads": threads}
+    options = {"base_url": base_url, "mode": mode, "grammar": grammar or None, "n_threads": threads, "timeout_s": timeout,
+               "transport_retries": retries}
     engine = get_backend(backend, **{k: v for k, v in options.items() if v is not None})
     params = GenerationParams(temperature=temperature, max_tokens=max_tokens, reasoning_effort=reasoning_effort)
     check_params(engine, params)
@@ -245,7 +247,7 @@ def extract_record(
     if temperature is None:
         temperature = strat.template.temperature or 0.0
     engine, params = _backend(backend, base_url=base_url, mode=mode, grammar=grammar, threads=threads, temperature=temperature,
-                              max_tokens=max_tokens, reasoning_effort=reasoning_effort)
+                              max_tokens=max_tokens, reasoning_effort=reasoning_effort, timeout=timeout, retries=retries)
     identity = {"backend": backend, "base_url": base_url, "mode": getattr(engine, "mode", None), "grammar": grammar}
     response_cache = _open_cache() if cache else None
 
@@ -295,6 +297,8 @@ def run(
     cache: bool = True,
     batch: bool = False,
     poll_interval: float = 30.0,
+    timeout: Optional[float] = None,
+    retries: Optional[int] = None,
     score: bool = True,
     on_start: Optional[Callable[[int, int], None]] = None,
     on_paper: Optional[Callable[["PredictionLine"], None]] = None,
@@ -308,7 +312,9 @@ def run(
     folder). The run folder is ``runs_dir/run_id`` (default ``runs/<provider>_<model>__<strategy>__<split>``);
     running the same call again resumes it. ``price``: ``"IN,OUT"`` or ``(IN, OUT)``, USD per million
     input and output tokens, for a model not in ``prices.toml`` (recorded in the manifest). ``batch``:
-    one OpenAI Batch API job (openai/ backends), polled every ``poll_interval`` seconds. The other
+    one OpenAI Batch API job (openai/ backends), polled every ``poll_interval`` seconds. ``timeout``
+    (seconds per HTTP request, default 120) and ``retries`` (HTTP retries after a 429, a 5xx or a timeout,
+    default 4): openai/ backends only, recorded in the manifest's ``request_options``. The other
     options are those of ``paperfields run``. ``on_start(already_done, papers)`` (once, before any
     work), ``on_paper(line)`` (after each paper) and ``on_status(batch_state)`` report progress.
 
@@ -346,7 +352,7 @@ def run(
         raise RunError("--mode and --grammar do not apply to --batch: batch requests always carry the strict JSON schema")
     price_given = _price(price)
     engine, params = _backend(backend, base_url=base_url, mode=mode, grammar=grammar, threads=threads, temperature=temperature,
-                              max_tokens=max_tokens, reasoning_effort=reasoning_effort)
+                              max_tokens=max_tokens, reasoning_effort=reasoning_effort, timeout=timeout, retries=retries)
     config = RunConfig(
         backend=backend, base_url=base_url, mode=None if batch else getattr(engine, "mode", None), grammar=grammar, strategy=strategy,
         prompt_version=strat.template.version, prompt_sha256=strat.sha256, example_ids=strat.example_ids(), split=split,

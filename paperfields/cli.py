@@ -288,6 +288,8 @@ def run(
     cache: bool = typer.Option(True, help="Answer repeated requests from the response cache ($PAPERFIELDS_RESPONSE_CACHE, else responses.sqlite in ~/.cache/paperfields or $PAPERFIELDS_CACHE)."),
     batch: bool = typer.Option(False, "--batch", help="openai/ backends: submit all papers as one OpenAI Batch API job (half price, results within 24 h); run the same command again to poll and ingest. A job holds at most 50,000 requests and 200 MB: submit more in parts with --limit."),
     poll_interval: float = typer.Option(30.0, min=0.0, help="--batch: seconds between two polls of the batch job's status."),
+    timeout: Optional[float] = typer.Option(None, min=0.001, help="openai/ backends: seconds one HTTP request may take before it is retried [default: 120]; recorded in the manifest."),
+    retries: Optional[int] = typer.Option(None, min=0, help="openai/ backends: HTTP retries after a 429, a 5xx or a timeout, with backoff (Retry-After honored) [default: 4]; recorded in the manifest."),
 ) -> None:
     """Extract a record from every abstract of a split, score it against gold, print the leaderboard.
 
@@ -329,7 +331,8 @@ def run(
                 corpus_path, backend=backend, strategy=strategy, split=split, limit=limit, concurrency=concurrency, base_url=base_url,
                 mode=mode, grammar=grammar, temperature=None if temperature == 0.0 else temperature, max_tokens=max_tokens,
                 reasoning_effort=reasoning_effort, threads=threads, price=price, run_id=run_id, runs_dir=runs_dir, cache=cache,
-                batch=batch, poll_interval=poll_interval, score=score, on_start=on_start, on_paper=on_paper, on_status=on_status,
+                batch=batch, poll_interval=poll_interval, timeout=timeout, retries=retries, score=score, on_start=on_start,
+                on_paper=on_paper, on_status=on_status,
             )
         finally:
             progress.stop()

@@ -23,24 +23,25 @@ VALID = json.dumps({"method_name": "StubNet", "research_area": "reasoning", "con
 
 def reply(content: Optional[str] = VALID, finish_reason: str = "stop", status: int = 200, headers: Optional[dict] = None,
           delay: float = 0.0, prompt_tokens: int = 100, completion_tokens: int = 20, body: Optional[str] = None,
-          content_type: str = "application/json", tool_call: Optional[bool] = None) -> dict[str, Any]:
+          content_type: str = "application/json", tool_call: Optional[bool] = None, message: Optional[dict] = None) -> dict[str, Any]:
     """One scripted answer. ``tool_call``: the content is sent as the arguments of a call to the
     request's forced tool (None: when the request forces one, as servers that honor ``tool_choice``
     do; False: as plain content, as servers that ignore tools do). ``body`` replaces the whole HTTP
     body verbatim (for a server, or a proxy in front of it, that answers something other than a chat
-    completion or the usual error JSON)."""
+    completion or the usual error JSON). ``message``: more keys of the reply's message
+    (``{"reasoning_content": ...}`` as vLLM sends, ``{"refusal": ...}`` as OpenAI does)."""
     return {"content": content, "finish_reason": finish_reason, "status": status, "headers": headers or {}, "delay": delay,
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
-            "body": body, "content_type": content_type, "tool_call": tool_call}
+            "body": body, "content_type": content_type, "tool_call": tool_call, "message": message or {}}
 
 
 def _message(spec: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
     forced = request.get("tool_choice")
     name = forced.get("function", {}).get("name") if isinstance(forced, dict) else None
     if spec.get("tool_call") is False or (name is None and not spec.get("tool_call")):
-        return {"role": "assistant", "content": spec["content"]}
+        return {"role": "assistant", "content": spec["content"], **spec.get("message", {})}
     call = {"id": "call_1", "type": "function", "function": {"name": name or "tool", "arguments": spec["content"]}}
-    return {"role": "assistant", "content": None, "tool_calls": [call]}
+    return {"role": "assistant", "content": None, "tool_calls": [call], **spec.get("message", {})}
 
 
 def with_reasoning(spec: dict[str, Any], reasoning_tokens: int) -> dict[str, Any]:

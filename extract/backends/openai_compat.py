@@ -71,25 +71,59 @@ _CURRENT_REPLY: contextvars.ContextVar["_CurrentReply"] = contextvars.ContextVar
 
 
 class _CurrentReply:
-    """The replies of one generate() call so far, and :func:`parse_reply` of the latest, kept so the
-    reply instructor's attempt passed is not parsed a second time for the Generation."""
+    """The replies of one generate() call so far, and :func:`read_completion` of the latest, kept so
+    the reply instructor's attempt passed is not parsed a second time for the Generation."""
 
     def __init__(self, responses: list[Any], tools: bool) -> None:
         self.responses = responses
         self.tools = tools
-        self._parsed: Optional[tuple[Optional[str], Optional[str], type, Generation]] = None
+        self._parsed: Optional[tuple[Any, type, Generation]] = None
 
     def latest(self, response_model: type) -> Generation:
-        """:meth:`parse` of the latest reply's text and finish reason."""
-        return self.parse(*_reply_text(self.responses[-1], self.tools), response_model)
+        """:meth:`read` of the latest reply."""
+        return self.read(self.responses[-1], response_model)
 
-    def parse(self, text: Optional[str], finish_reason: Optional[str], response_model: type) -> Generation:
-        """``parse_reply(text, finish_reason, response_model)``: the same Generation while the three
-        are the same (a caller that changes it must be the last to ask)."""
+    def read(self, completion: Any, response_model: type) -> Generation:
+        """``read_completion(completion, tools, response_model)``: the same Generation while both are
+        the same (a caller that changes it must be the last to ask)."""
         kept = self._parsed
-        if kept is None or kept[2] is not response_model or kept[0] != text or kept[1] != finish_reason:
-            kept = self._parsed = (text, finish_reason, response_model, parse_reply(text, finish_reason, response_model))
-        return kept[3]
+        if kept is None or kept[1] is not response_model or kept[0] is not completion:
+            kept = self._parsed = (completion, response_model, read_completion(completion, self.tools, response_model))
+        return kept[2]
+
+
+def read_completion(completion: Any, tools: bool, response_model: type) -> Generation:
+    """The Generation of one chat completion's first choice (usage and timing left at zero).
+
+    ``message.refusal`` set is a ``refusal`` whatever its wording (OpenAI's explicit refusal field).
+    Else the reply text (:func:`_reply_text`) goes through :func:`parse_reply`; when that text is
+    empty and the message carries the answer in ``reasoning_content`` or ``reasoning`` (vLLM, SGLang
+    and others with a reasoning parser put a reasoning model's whole output there), the record is read
+    from that field instead, named ``reasoning_field``; a reasoning text with no record in it leaves the
+    reply ``empty_reply``."""
+    text, finish = _reply_text(completion, tools)
+    message = _message(completion)
+    refusal = getattr(message, "refusal", None)
+    if isinstance(refusal, str) and refusal.strip():
+        return Generation(failure=FailureClass.refusal, error=f"the model refused (message.refusal): {refusal.strip()[:200]}",
+                          raw_text=replace_surrogates(refusal), finish_reason=finish)
+    gen = parse_reply(text, finish, response_model)
+    if gen.failure is FailureClass.empty_reply and message is not None:
+        reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
+        if isinstance(reasoning, str) and reasoning.strip():
+            from_reasoning = parse_reply(reasoning, finish, response_model)
+            if from_reasoning.record is not None:
+                from_reasoning.repairs.insert(0, "reasoning_field")
+                return from_reasoning
+            gen.error = "empty reply (the content is empty and the reasoning field holds no record)"
+    return gen
+
+
+def _message(completion: Any) -> Any:
+    try:
+        return completion.choices[0].message
+    except (AttributeError, IndexError, TypeError):
+        return None
 
 
 async def _count_request(request: Any) -> None:
@@ -235,6 +269,10 @@ def _describe(response: Any, redact: Callable[[str], str]) -> str:
         return "no usable body"
     if isinstance(response, str):
         return f"body {redact(response.strip())[:120]!r}" if response.strip() else "an empty body"
+    error = getattr(response, "error", None)  # an error object in a 200 body (a server out of memory, a proxy)
+    if error is not None:
+        message = error.get("message") if isinstance(error, dict) else getattr(error, "message", None)
+        return f"the server's error: {redact(str(message if message is not None else error))[:200]!r}"
     choices = getattr(response, "choices", None)
     return "no choices" if not choices else "a choice without a message"
 
@@ -314,6 +352,8 @@ class OpenAIBackend:
             raise BackendError(f"unknown transport '{transport}'; choose aiohttp or httpx")
         self.transport = transport or "aiohttp"
         self._client_args = {"api_key": api_key or "no-key", "base_url": base_url, "timeout": timeout_s, "max_retries": transport_retries}
+        # How each request is sent (not what it asks): recorded in the manifest, not in the run config.
+        self.request_options = {"timeout_s": timeout_s, "transport_retries": transport_retries}
         self._loop: Optional[asyncio.AbstractEventLoop] = None  # the event loop generate() last ran on
         self._closers: set[asyncio.Task] = set()  # held here: an event loop keeps only weak references to its tasks
         try:
@@ -437,7 +477,7 @@ class OpenAIBackend:
             # Re-asks exhausted: the last reply's own classification. A tools-mode reply without a tool
             # call never reached our parser (instructor re-asks for the call), so it may still hold a record.
             else:
-                failure = parse_reply(*_reply_text(last, tools), request.response_model)
+                failure = current.read(last, request.response_model)
                 if failure.failure is None:
                     failure = None
         finally:
@@ -447,7 +487,7 @@ class OpenAIBackend:
         text, finish = _reply_text(responses[-1], tools) if responses else (None, None)
         if failure is None:
             # The parse instructor's attempt passed (see _instructor_model), with its repairs: kept, not redone.
-            gen = current.parse(text, finish, request.response_model)
+            gen = current.latest(request.response_model)
             if tools and not getattr(responses[-1].choices[0].message, "tool_calls", None):
                 gen.repairs.append("no_tool_call")
         else:
@@ -473,8 +513,8 @@ class OpenAIOptions(BackendOptions):
     base_url: Optional[str] = None
     mode: Optional[str] = None
     grammar: bool = False
-    timeout_s: float = Field(default=120.0, gt=0)
-    transport_retries: int = Field(default=4, ge=0)
+    timeout_s: float = Field(default=120.0, gt=0, json_schema_extra={"flag": "--timeout"})
+    transport_retries: int = Field(default=4, ge=0, json_schema_extra={"flag": "--retries"})
     reasks: int = Field(default=1, ge=0)
     transport: Optional[Literal["aiohttp", "httpx"]] = None
 
