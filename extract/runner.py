@@ -356,8 +356,11 @@ async def run_extraction(
                     samples.append(await _generate(backend, request, cache, identity))
                 run.write(paper, strategy.finalize(paper, samples), on_paper)
 
+        limit = getattr(backend, "limit", None)  # openai/: requests in flight adapted to 429s, which it counts
+        rate_limited_before = getattr(limit, "rate_limited", 0)
         try:
             await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(todo) or 1)))))
         finally:  # interrupted too (Ctrl-C cancels us): the manifest gets the totals so far, status incomplete
+            run.manifest.rate_limited += getattr(limit, "rate_limited", 0) - rate_limited_before
             manifest = run.finish()
     return manifest

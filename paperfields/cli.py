@@ -33,7 +33,14 @@ out = Console(width=None if sys.stdout.isatty() else 160)
 DEFAULT_BACKEND = "local/qwen2.5-coder-0.5b"
 
 
+_WARNED: set[str] = set()
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+    # Once per text: two readers of one file (score reads predictions.jsonl twice) must not say the same thing twice.
+    if str(message) in _WARNED:
+        return
+    _WARNED.add(str(message))
     console.print(f"warning: {message}", style="yellow", highlight=False, markup=False)
 
 
@@ -355,7 +362,7 @@ def run(
                  "again: papers without an answer are asked again", 1)
         if unanswered:
             console.print(f"warning: {plural(unanswered, 'paper')} got no answer (transport_error); run the same command again to "
-                          f"retry {'it' if unanswered == 1 else 'them'}",
+                          f"retry {'it' if unanswered == 1 else 'them'} (exit status 1: the run is incomplete)",
                           style="yellow", highlight=False, markup=False)
         refused = {c: n for c, n in manifest.failures_by_class.items() if c in ("request_rejected", "context_overflow")}
         if refused:
@@ -388,6 +395,8 @@ def run(
                 _print_board_with(scores)
             except _known_errors() as exc:  # another run's files: this run is saved and scored all the same
                 console.print(f"warning: no leaderboard: {exc}", style="yellow", highlight=False, markup=False)
+        if unanswered:  # scripts must notice a run that is not finished (the warning above says why)
+            raise typer.Exit(1)
     except _known_errors() as exc:
         fail(str(exc))
     except KeyboardInterrupt:

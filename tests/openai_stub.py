@@ -147,6 +147,9 @@ class StubServer:
         self.strict_schemas = False
         self.context_window: Optional[int] = None
         self.context_style = "openai"
+        self.capacity: Optional[int] = None  # requests served at once; more get 429 with Retry-After (a rate-limited server)
+        self.retry_after = "1"
+        self.busy = 0
         self._lock = threading.Lock()
         stub = self
 
@@ -168,9 +171,22 @@ class StubServer:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 with stub._lock:
                     stub.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
-                    spec = _refusal(stub, body) or (stub.script.pop(0) if stub.script else stub.default)
-                if spec["delay"]:
-                    time.sleep(spec["delay"])
+                    full = stub.capacity is not None and stub.busy >= stub.capacity
+                    if full:
+                        spec = reply(status=429, headers={"Retry-After": stub.retry_after})
+                    else:
+                        spec = _refusal(stub, body) or (stub.script.pop(0) if stub.script else stub.default)
+                        stub.busy += 1
+                try:
+                    if spec["delay"]:
+                        time.sleep(spec["delay"])
+                    self._answer(spec, body)
+                finally:
+                    if not full:
+                        with stub._lock:
+                            stub.busy -= 1
+
+            def _answer(self, spec: dict[str, Any], body: dict[str, Any]) -> None:
                 if spec.get("body") is not None:
                     payload = spec["body"].encode()
                 elif spec["status"] != 200:

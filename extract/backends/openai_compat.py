@@ -29,9 +29,11 @@ one that closes them).
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextvars
 import functools
 import json
+import math
 import os
 import re
 import time
@@ -124,6 +126,75 @@ def _message(completion: Any) -> Any:
         return completion.choices[0].message
     except (AttributeError, IndexError, TypeError):
         return None
+
+
+class AdaptiveLimit:
+    """How many HTTP requests may be in flight to one server, adapted to its 429 answers: additive
+    increase, multiplicative decrease (AIMD, as TCP congestion control; Jacobson 1988).
+
+    Unlimited until the first 429; then halved (from the requests in flight) once per window: a 429
+    to a request sent before the last cut does not cut again, so one burst of 429s costs one halving.
+    Each success adds ``1/limit`` (one more request per window of answers), up to the most ever in
+    flight. A request waits for a slot before it is sent, so a retry after ``Retry-After`` queues
+    instead of spending another of its attempts on a server that is already full. ``rate_limited``
+    counts the 429 answers seen.
+    """
+
+    def __init__(self) -> None:
+        self.limit = math.inf
+        self.in_flight = 0
+        self.peak = 0
+        self.rate_limited = 0
+        self._window = 0
+        self._waiters: collections.deque[asyncio.Future] = collections.deque()
+
+    async def acquire(self) -> int:
+        """Wait for a slot; returns the window the request is sent in (give it to :meth:`release`)."""
+        while self.in_flight >= self.limit:
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            finally:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+        return self._window
+
+    def release(self, window: int, status: Optional[int]) -> None:
+        """Free the slot of a request sent in ``window`` whose answer had HTTP ``status`` (None: no answer)."""
+        self.in_flight -= 1
+        if status == 429:
+            self.rate_limited += 1
+            if window == self._window:
+                self.limit = max(1, (min(self.limit, self.in_flight + 1)) // 2)
+                self._window += 1
+        elif status is not None and status < 400 and self.limit != math.inf:
+            self.limit = min(self.limit + 1 / self.limit, max(self.peak, 1))
+        free = self.limit - self.in_flight
+        while self._waiters and free > 0:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                free -= 1
+
+
+def _limited(client_class: type, limit: AdaptiveLimit) -> type:
+    """A subclass of the SDK's HTTP client class whose every request waits for a slot of ``limit``."""
+
+    class LimitedClient(client_class):  # type: ignore[misc, valid-type]
+        async def send(self, request: Any, **kwargs: Any) -> Any:
+            window = await limit.acquire()
+            status = None
+            try:
+                response = await super().send(request, **kwargs)
+                status = response.status_code
+                return response
+            finally:
+                limit.release(window, status)
+
+    return LimitedClient
 
 
 async def _count_request(request: Any) -> None:
@@ -354,6 +425,7 @@ class OpenAIBackend:
         self._client_args = {"api_key": api_key or "no-key", "base_url": base_url, "timeout": timeout_s, "max_retries": transport_retries}
         # How each request is sent (not what it asks): recorded in the manifest, not in the run config.
         self.request_options = {"timeout_s": timeout_s, "transport_retries": transport_retries}
+        self.limit = AdaptiveLimit()  # requests in flight, adapted to the server's 429s; shared by every event loop's client
         self._loop: Optional[asyncio.AbstractEventLoop] = None  # the event loop generate() last ran on
         self._closers: set[asyncio.Task] = set()  # held here: an event loop keeps only weak references to its tasks
         try:
@@ -388,7 +460,8 @@ class OpenAIBackend:
                     task.add_done_callback(self._closers.discard)
 
             hooks.append(close_with_loop)
-        client = openai.AsyncOpenAI(**self._client_args, http_client=make(timeout=self._client_args["timeout"], event_hooks={"request": hooks}))
+        http_client = _limited(make, self.limit)(timeout=self._client_args["timeout"], event_hooks={"request": hooks})
+        client = openai.AsyncOpenAI(**self._client_args, http_client=http_client)
         owner.append(client)
         self.raw_client = client  # the plain AsyncOpenAI client (files and batches for --batch); holds the key, never stored
         self.client = instructor.from_openai(client, mode=getattr(instructor.Mode, self.mode.upper()))
