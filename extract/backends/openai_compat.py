@@ -5,7 +5,9 @@ sends the JSON schema in ``response_format`` (llama.cpp server then constrains d
 retries (429 honoring ``Retry-After``, 5xx, timeouts; exponential backoff with jitter) are the
 openai SDK's own; validation re-asks are instructor's, counted apart in ``attempts``. An HTTP 200
 whose body is not a chat completion (a proxy's HTML error page, ``"choices": []``) is a transport
-error, not the model's empty reply. The API key is read from ``OPENAI_API_KEY`` and never stored:
+error, not the model's empty reply (an error object in the body is quoted). ``message.refusal`` set is a
+refusal; a record in ``reasoning_content``/``reasoning`` with empty content is read (:func:`read_completion`).
+Requests in flight adapt to the server's 429s (:class:`AdaptiveLimit`). The API key is read from ``OPENAI_API_KEY`` and never stored:
 it and anything shaped like an OpenAI secret key are masked in the error and raw text returned.
 
 Structured outputs: ``tools`` and ``json_schema`` send OpenAI's strict form (``"strict": true`` and a

@@ -9,7 +9,9 @@ schema: placeholders ("N/A", "null", "", ...) as null or dropped from lists, enu
 and with spaces or hyphens, the unit and qualifier signs the descriptions name ("%", "x", "pp",
 "~"), numbers written as text (:func:`parse_number`), "true"/"yes"/"no" for training_free; line
 breaks and control characters in names become a space. Non-finite numbers are refused. Each
-tolerated deviation is named in ``context["repairs"]`` when the caller passes a list there.
+tolerated deviation is named in ``context["repairs"]`` when the caller passes a list there; such a
+caller is reading a model's reply, and then a list written as a string is read (``list_text``) and a
+result item that does not validate is left out (``result_dropped``) instead of failing the record.
 """
 
 from __future__ import annotations
