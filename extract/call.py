@@ -80,9 +80,10 @@ class Model:
         return gen
 
     def store(self, request: GenerationRequest, gen: Generation) -> None:
-        """Keep ``gen`` as the answer to ``request`` (not when it is no answer of the model's: see ``cache.NOT_ANSWERS``)."""
+        """Keep ``gen`` as the answer to ``request`` (not when it is no answer of the model's, nor a reply the
+        parser could not use from a backend that is not ``deterministic``: see :meth:`ResponseCache.put`)."""
         if self.cache is not None:
-            self.cache.put(self._key(request), gen)
+            self.cache.put(self._key(request), gen, deterministic=getattr(self.backend, "deterministic", False))
 
     def redact(self, gen: Generation) -> Generation:
         """``gen`` with the backend's secrets and anything shaped like an OpenAI key masked in every string."""

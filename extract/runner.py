@@ -13,6 +13,7 @@ is going (an exclusive lock, ``.lock`` in the folder, holding the PID of the run
 from __future__ import annotations
 
 import asyncio
+import errno
 import fcntl
 import os
 import time
@@ -29,6 +30,7 @@ from paperfields.core.runlog import (
     RunConfig,
     RunError,
     Usage,
+    cap_raw_text,
     git_commit,
     iter_predictions,
     load_manifest,
@@ -43,10 +45,31 @@ from paperfields.extract.strategies import Strategy
 BATCH_DISCOUNT = 0.5  # the OpenAI Batch API bills half the listed per-token price
 
 
+def _disk_error(path: Path, exc: OSError) -> RunError:
+    """A RunError naming ``path`` for a failed write (disk full, quota, read-only), with what to do."""
+    what = "the disk is full" if exc.errno == errno.ENOSPC else exc.strerror or str(exc)
+    return RunError(f"{path}: cannot write: {what} [Errno {exc.errno}]; free space (or fix the folder), then run the same "
+                    "command again: finished papers are saved and the rest are asked")
+
+
 def _write_manifest(run_dir: Path, manifest: Manifest) -> None:
+    """Write ``manifest.json`` atomically (a temporary file, renamed). On a full disk, where the
+    temporary file cannot be written, the manifest is rewritten in place (its blocks are already
+    there), so it never keeps saying ``running`` after the run ends; RunError naming it if that fails too."""
     tmp = run_dir / "manifest.json.tmp"
-    tmp.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    tmp.replace(run_dir / "manifest.json")
+    text = manifest.model_dump_json(indent=2) + "\n"
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(run_dir / "manifest.json")
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        target = run_dir / "manifest.json"
+        try:
+            with target.open("r+", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.truncate()
+        except OSError:
+            raise _disk_error(target, exc) from None
 
 
 class Totals:
@@ -215,7 +238,10 @@ class _RunFolder:
 
     def __exit__(self, exc_type: Any, *exc: Any) -> None:
         if self._out is not None:
-            self._out.close()
+            try:
+                self._out.close()
+            except OSError:  # the write that failed (disk full) left bytes in the buffer: a cut-off line a rerun drops
+                pass
             self._out = None
         if exc_type is not None:  # else finish() lets the folder go, once the manifest is written
             self._lock.release()
@@ -233,11 +259,14 @@ class _RunFolder:
         """Append the paper's line with its grounding (flushed at once), add it to the totals, then call ``on_paper``."""
         assert self._out is not None, "write() inside the with block"
         cost = 0.0 if gen.cached else self.totals.cost(gen.usage)  # an answer from the cache cost this run nothing
-        line = PredictionLine(paper_id=paper.id, dollars=cost, **gen.model_dump())
+        line = PredictionLine(paper_id=paper.id, dollars=cost, **cap_raw_text(gen).model_dump())
         if line.record is not None:
             line.grounding = line.located(paper.text)
-        self._out.write(line.model_dump_json() + "\n")
-        self._out.flush()
+        try:
+            self._out.write(line.model_dump_json() + "\n")
+            self._out.flush()
+        except OSError as exc:
+            raise _disk_error(self.pred_path, exc) from None
         self.totals.add(line)
         if on_paper:
             on_paper(line)
@@ -295,6 +324,7 @@ async def run_extraction(
     for paper in todo:  # corpus order, so a single worker reuses the prompt prefix paper after paper
         queue.put_nowait(paper)
 
+    run.manifest.request_options = dict(getattr(backend, "request_options", None) or {})
     with run:
 
         async def worker() -> None:
@@ -302,8 +332,11 @@ async def run_extraction(
                 paper = queue.get_nowait()
                 run.write(paper, await model.extract(paper, strategy, config.params), on_paper)
 
+        limit = getattr(backend, "limit", None)  # openai/: requests in flight adapted to 429s, which it counts
+        rate_limited_before = getattr(limit, "rate_limited", 0)
         try:
             await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(todo) or 1)))))
         finally:  # interrupted too (Ctrl-C cancels us): the manifest gets the totals so far, status incomplete
+            run.manifest.rate_limited += getattr(limit, "rate_limited", 0) - rate_limited_before
             manifest = run.finish()
     return manifest

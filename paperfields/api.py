@@ -105,6 +105,12 @@ class RunResult:
     summary: str = ""
     advice: list[Advice] = field(default_factory=list)
 
+    @property
+    def complete(self) -> bool:
+        """False while papers of the run got no answer (``transport_error``: asked again on resume);
+        ``paperfields run`` then exits with status 1 so that scripts notice."""
+        return not self.manifest.failures_by_class.get("transport_error", 0)
+
 
 class RunInterrupted(KeyboardInterrupt):
     """The KeyboardInterrupt :func:`run` raises when interrupted (finished papers are saved), with
@@ -334,7 +340,9 @@ def run(
     mode given, ``__grammar`` and ``__batch``); running the same call again resumes it. ``price``:
     ``"IN,OUT"`` or ``(IN, OUT)``, USD per million input and output tokens, for a model not in
     ``prices.toml`` (recorded in the manifest). ``batch``: one OpenAI Batch API job (openai/ backends),
-    polled every ``poll_interval`` seconds. ``on_start(already_done, papers, run_id)`` (once, before any
+    polled every ``poll_interval`` seconds. ``timeout`` (seconds per HTTP request, default 120) and ``retries`` (HTTP
+    retries after a 429, a 5xx or a timeout, default 4): openai/ backends only, recorded in the manifest's
+    ``request_options``. ``on_start(already_done, papers, run_id)`` (once, before any
     work), ``on_paper(line)`` (after each paper) and ``on_status(batch_state)`` report progress.
 
     The manifest records the corpus file (absolute path; papers given in Python are written to
@@ -492,7 +500,7 @@ def _advice(result: RunResult, backend: str) -> list[Advice]:
                                 "command again: papers without an answer are asked again")]
     if unanswered:
         advice.append(Advice("warning", f"{plural(unanswered, 'paper')} got no answer (transport_error); run the same command again to "
-                                        f"retry {'it' if unanswered == 1 else 'them'}"))
+                                        f"retry {'it' if unanswered == 1 else 'them'} (exit status 1: the run is incomplete)"))
     refused = {c: n for c, n in manifest.failures_by_class.items() if c in ("request_rejected", "context_overflow")}
     if refused:
         first = next((l.error for l in read_predictions(run_dir / "predictions.jsonl") if l.failure and l.failure.value in refused), "")

@@ -33,7 +33,14 @@ console = Console(stderr=True, soft_wrap=True)
 out = Console(width=None if sys.stdout.isatty() else 160)
 
 
+_WARNED: set[str] = set()
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+    # Once per text: two readers of one file (score reads predictions.jsonl twice) must not say the same thing twice.
+    if str(message) in _WARNED:
+        return
+    _WARNED.add(str(message))
     console.print(f"warning: {message}", style="yellow", highlight=False, markup=False)
 
 
@@ -303,6 +310,8 @@ def _print_run(result, quiet: bool, as_json: bool) -> None:
             _print_board_with(scores)
         except _known_errors() as exc:  # another run's files: this run is saved and scored all the same
             console.print(f"warning: no leaderboard: {exc}", style="yellow", highlight=False, markup=False)
+    if not result.complete:  # scripts must notice a run that is not finished (the advice above says why)
+        raise typer.Exit(1)
 
 
 def _scores_line(scores) -> str:

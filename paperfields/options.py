@@ -55,6 +55,11 @@ class ExtractOptions(BaseModel):
         "[default: the model's own]. Those models sample at their fixed temperature, so --temperature is not sent to them."))
     max_tokens: int = Field(DEFAULT_MAX_TOKENS, ge=1, description=(
         "Maximum output tokens per reply (a longer reply is a 'truncated' failure)."))
+    timeout: Optional[float] = Field(None, gt=0, description=(
+        "openai/ backends: seconds one HTTP request may take before it is retried [default: 120]; recorded in the manifest."))
+    retries: Optional[int] = Field(None, ge=0, description=(
+        "openai/ backends: HTTP retries after a 429, a 5xx or a timeout, with backoff (Retry-After honored) [default: 4]; "
+        "recorded in the manifest."))
     cache: bool = Field(True, description=(
         "Answer repeated requests from the response cache ($PAPERFIELDS_RESPONSE_CACHE, else responses.sqlite in "
         "~/.cache/paperfields or $PAPERFIELDS_CACHE)."))
@@ -68,7 +73,8 @@ class ExtractOptions(BaseModel):
     def backend_options(self) -> dict[str, Any]:
         """The backend options given (unset ones left out: each backend refuses options that do not
         apply to it, and a default must not trip that), by the backend's own names."""
-        given = {"base_url": self.base_url, "mode": self.mode, "grammar": self.grammar or None, "n_threads": self.threads}
+        given = {"base_url": self.base_url, "mode": self.mode, "grammar": self.grammar or None, "n_threads": self.threads,
+                 "timeout_s": self.timeout, "transport_retries": self.retries}
         return {k: v for k, v in given.items() if v is not None}
 
 

@@ -23,24 +23,25 @@ VALID = json.dumps({"method_name": "StubNet", "research_area": "reasoning", "con
 
 def reply(content: Optional[str] = VALID, finish_reason: str = "stop", status: int = 200, headers: Optional[dict] = None,
           delay: float = 0.0, prompt_tokens: int = 100, completion_tokens: int = 20, body: Optional[str] = None,
-          content_type: str = "application/json", tool_call: Optional[bool] = None) -> dict[str, Any]:
+          content_type: str = "application/json", tool_call: Optional[bool] = None, message: Optional[dict] = None) -> dict[str, Any]:
     """One scripted answer. ``tool_call``: the content is sent as the arguments of a call to the
     request's forced tool (None: when the request forces one, as servers that honor ``tool_choice``
     do; False: as plain content, as servers that ignore tools do). ``body`` replaces the whole HTTP
     body verbatim (for a server, or a proxy in front of it, that answers something other than a chat
-    completion or the usual error JSON)."""
+    completion or the usual error JSON). ``message``: more keys of the reply's message
+    (``{"reasoning_content": ...}`` as vLLM sends, ``{"refusal": ...}`` as OpenAI does)."""
     return {"content": content, "finish_reason": finish_reason, "status": status, "headers": headers or {}, "delay": delay,
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
-            "body": body, "content_type": content_type, "tool_call": tool_call}
+            "body": body, "content_type": content_type, "tool_call": tool_call, "message": message or {}}
 
 
 def _message(spec: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
     forced = request.get("tool_choice")
     name = forced.get("function", {}).get("name") if isinstance(forced, dict) else None
     if spec.get("tool_call") is False or (name is None and not spec.get("tool_call")):
-        return {"role": "assistant", "content": spec["content"]}
+        return {"role": "assistant", "content": spec["content"], **spec.get("message", {})}
     call = {"id": "call_1", "type": "function", "function": {"name": name or "tool", "arguments": spec["content"]}}
-    return {"role": "assistant", "content": None, "tool_calls": [call]}
+    return {"role": "assistant", "content": None, "tool_calls": [call], **spec.get("message", {})}
 
 
 def with_reasoning(spec: dict[str, Any], reasoning_tokens: int) -> dict[str, Any]:
@@ -146,6 +147,9 @@ class StubServer:
         self.strict_schemas = False
         self.context_window: Optional[int] = None
         self.context_style = "openai"
+        self.capacity: Optional[int] = None  # requests served at once; more get 429 with Retry-After (a rate-limited server)
+        self.retry_after = "1"
+        self.busy = 0
         self._lock = threading.Lock()
         stub = self
 
@@ -167,9 +171,22 @@ class StubServer:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 with stub._lock:
                     stub.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
-                    spec = _refusal(stub, body) or (stub.script.pop(0) if stub.script else stub.default)
-                if spec["delay"]:
-                    time.sleep(spec["delay"])
+                    full = stub.capacity is not None and stub.busy >= stub.capacity
+                    if full:
+                        spec = reply(status=429, headers={"Retry-After": stub.retry_after})
+                    else:
+                        spec = _refusal(stub, body) or (stub.script.pop(0) if stub.script else stub.default)
+                        stub.busy += 1
+                try:
+                    if spec["delay"]:
+                        time.sleep(spec["delay"])
+                    self._answer(spec, body)
+                finally:
+                    if not full:
+                        with stub._lock:
+                            stub.busy -= 1
+
+            def _answer(self, spec: dict[str, Any], body: dict[str, Any]) -> None:
                 if spec.get("body") is not None:
                     payload = spec["body"].encode()
                 elif spec["status"] != 200:

@@ -56,11 +56,11 @@ def test_get_backend_refuses_unknown_and_bad_options():
         get_backend("rules/empty", base_url="http://x", n_threads=2)
     with pytest.raises(BackendError, match="options that do not apply to fake/a: --colour$"):
         get_backend("fake/a", colour="blue")  # an option no backend takes
-    with pytest.raises(BackendError, match="openai/m: --transport-retries: Input should be greater than or equal to 0"):
+    with pytest.raises(BackendError, match="openai/m: --retries: Input should be greater than or equal to 0"):
         get_backend("openai/m", base_url="http://127.0.0.1:9/v1", transport_retries=-1)
     with pytest.raises(BackendError, match="local/x.gguf: --threads: Input should be greater than or equal to 1"):
         get_backend("local/x.gguf", n_threads=0)
-    with pytest.raises(BackendError, match="anthropic/m: --timeout-s: Input should be greater than 0"):
+    with pytest.raises(BackendError, match="anthropic/m: --timeout: Input should be greater than 0"):
         get_backend("anthropic/m", timeout_s=0)
 
 

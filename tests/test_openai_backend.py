@@ -41,7 +41,7 @@ CASES = [
     ("LaTeX under-escaped", [reply('{"method_name": "$10\\times$ Net", "research_area": "other"}')], None, 1, "$10\\times$ Net"),
     ("extra keys", [reply('{"method_name": "StubNet", "colour": "blue"}')], None, 1, "StubNet"),
     ("malformed JSON", [reply('{"method_name": "Stub')] * 2, "malformed_json", 2, None),
-    ("wrong types", [reply('{"tasks": "one task", "research_area": 7}')] * 2, "schema_invalid", 2, None),
+    ("wrong types", [reply('{"tasks": 3, "research_area": 7}')] * 2, "schema_invalid", 2, None),
     ("refusal", [reply("I'm sorry, but I can't help with that.")] * 2, "refusal", 2, None),
     ("empty content", [reply("")] * 2, "empty_reply", 2, None),
     ("null content", [reply(None)] * 2, "empty_reply", 2, None),  # a real chat completion: the model said nothing
@@ -81,10 +81,10 @@ EVERY_MODE = [
     ("1 prose without an object after it", '{"method_name": "ConRAD"}\n\nNote: O(n) is {linear}.', None, 1, {"method_name": "ConRAD"}, ["prose"]),
     ("1 LaTeX braces in a metric", '{"method_name": "X", "results": [{"metric": "see \\url{x}", "value": 3, "unit": "count", "kind": "absolute"}]}',
      None, 1, {"results.0.metric": "see \\url{x}"}, ["escapes"]),
-    ("2 NaN", _results({"value": 1}).replace("1}", "NaN}"), "schema_invalid", 2, None, None),
-    ("2 Infinity", _results({"value": 1}).replace("1}", "Infinity}"), "schema_invalid", 2, None, None),
-    ("2 -Infinity", _results({"value": 1}).replace("1}", "-Infinity}"), "schema_invalid", 2, None, None),
-    ("2 1e999", _results({"value": 1}).replace("1}", "1e999}"), "schema_invalid", 2, None, None),
+    ("2 NaN", _results({"value": 1}).replace("1}", "NaN}"), None, 1, {"results": []}, ["result_dropped"]),
+    ("2 Infinity", _results({"value": 1}).replace("1}", "Infinity}"), None, 1, {"results": []}, ["result_dropped"]),
+    ("2 -Infinity", _results({"value": 1}).replace("1}", "-Infinity}"), None, 1, {"results": []}, ["result_dropped"]),
+    ("2 1e999", _results({"value": 1}).replace("1}", "1e999}"), None, 1, {"results": []}, ["result_dropped"]),
     ("3 LaTeX commands", json.dumps({"method_name": LATEX}).replace("\\\\", "\\"), None, 1, {"method_name": LATEX}, ["escapes"]),
     ("3 \\url is text", '{"code_url": "\\url{https://github.com/a/b}"}', None, 1, {"code_url": "\\url{https://github.com/a/b}"}, ["escapes"]),
     ("3 \\n before a space is a line break, stored as a space", '{"method_name": "Stub\\n Net"}', None, 1, {"method_name": "Stub Net"}, ["control_chars"]),
@@ -93,7 +93,7 @@ EVERY_MODE = [
      None, 1, {"results.0.value": 0.0001, "results.1.value": 320000.0, "results.2.value": 5000.0, "results.3.value": -12.5,
                "results.4.value": 56.61, "results.5.value": 35368.0, "results.6.value": 1.37, "results.7.value": 12.5, "results.7.value_upper": 13.0},
      ["number_text"]),
-    ("4 a number not fully read", _results({"value": "12.5 or 13"}), "schema_invalid", 2, None, None),
+    ("4 a number not fully read", _results({"value": "12.5 or 13"}, {"value": 7}), None, 1, {"results.0.value": 7}, ["result_dropped"]),
     ("5 placeholders", json.dumps({"method_name": "N/A", "method_full_name": "null", "code_url": "None", "training_free": "N/A",
                                    "tasks": ["", "-", "unknown", "fault localization"], "datasets": ["n/a"]}),
      None, 1, {"method_name": None, "method_full_name": None, "code_url": None, "training_free": None, "tasks": ["fault localization"], "datasets": []},
@@ -134,7 +134,7 @@ def test_every_mode_stores_the_same_outcome(stub, mode, name, text, failure, req
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_reask_states_what_was_wrong_and_its_answer_is_kept(stub, mode):
-    gen = _generate(stub, [reply('{"method_name": "StubNet", "tasks": "one task"}'), reply()], mode=mode)
+    gen = _generate(stub, [reply('{"method_name": "StubNet", "tasks": 3}'), reply()], mode=mode)
     assert gen.failure is None and gen.record["method_name"] == "StubNet" and gen.record["datasets"] == ["GSM8K"]
     assert gen.attempts == 2 and len(stub.requests) == 2
     reask = stub.requests[1]["body"]["messages"][-1]["content"]
@@ -149,7 +149,7 @@ def test_each_reply_is_parsed_once(stub, mode, monkeypatch):
 
     parsed, parse = [], openai_compat.parse_reply
     monkeypatch.setattr(openai_compat, "parse_reply", lambda *args: parsed.append(args[0]) or parse(*args))
-    gen = _generate(stub, [reply('{"method_name": "StubNet", "tasks": "one task"}'), reply("```json\n" + VALID + "\n```")], mode=mode)
+    gen = _generate(stub, [reply('{"method_name": "StubNet", "tasks": 3}'), reply("```json\n" + VALID + "\n```")], mode=mode)
     assert gen.failure is None and gen.record["method_name"] == "StubNet" and gen.repairs == ["fenced"] and gen.attempts == 2
     assert len(parsed) == 2 and parsed[1].startswith("```json")
 
@@ -195,18 +195,20 @@ def test_no_reply_writes_a_line_the_readers_refuse(stub, tmp_path):
 
     nan = _results({"value": 1}).replace("1}", "NaN}")
     # The lone surrogate travels as the escape "\ud800" in the HTTP body's JSON, and the client decodes it.
-    stub.script[:] = [reply(nan), reply(nan), reply('{"method_name": "A\ud800B"}'), reply(nan.replace("NaN", "Infinity"))] * 2
+    stub.script[:] = [reply(nan), reply('{"method_name": "A\ud800B"}'), reply(nan.replace("NaN", "Infinity"))] * 2
     env = dict(os.environ, PAPERFIELDS_RESPONSE_CACHE=str(tmp_path / "cache.sqlite"))
     cmd = [sys.executable, "-m", "paperfields.cli", "run", "-b", "openai/m", "--base-url", stub.url, "--limit", "3", "--concurrency", "1",
            "--runs-dir", str(tmp_path / "runs"), "--run-id", "r"]
     first = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
     assert first.returncode == 0, first.stderr
     lines = read_predictions(tmp_path / "runs" / "r" / "predictions.jsonl")
-    assert [line.failure.value if line.failure else None for line in lines] == ["schema_invalid", None, "schema_invalid"]
-    assert "results.0.value" in lines[0].error and lines[1].record["method_name"] == "A\ufffdB" and lines[1].repairs == ["surrogates"]
+    # a non-finite value costs its result item (issue 24, item 1), not the record
+    assert [line.failure.value if line.failure else None for line in lines] == [None, None, None]
+    assert lines[0].record["results"] == [] and lines[0].repairs == ["result_dropped"] and lines[2].repairs == ["result_dropped"]
+    assert lines[1].record["method_name"] == "A\ufffdB" and lines[1].repairs == ["surrogates"]
     assert (tmp_path / "runs" / "r" / "scores.json").is_file()
     asked = len(stub.requests)
-    assert asked == 5
+    assert asked == 3
     again = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
     assert again.returncode == 0, again.stderr
     assert len(stub.requests) == asked  # final answers: nothing asked again

@@ -16,6 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paperfields.core.runlog import PredictionLine, read_predictions
+from pydantic import ValidationError
+
 from paperfields.core.schema import PaperRecord, parse_number
 from paperfields.extract.backends.base import parse_reply
 
@@ -51,7 +53,7 @@ def _reply(**record):
         (None, "stop", "empty_reply", []),
         ("<think>hmm</think>", "stop", "empty_reply", ["think"]),
         ('{"research_area": "astrology"}', "stop", "schema_invalid", []),
-        ('{"results": [{"metric": "acc", "value": "n/a", "unit": "percent", "kind": "absolute"}]}', "stop", "schema_invalid", []),
+        ('{"results": [{"metric": "acc", "value": "n/a", "unit": "percent", "kind": "absolute"}]}', "stop", None, ["result_dropped"]),
         ("[1, 2]", "stop", "malformed_json", []),
         ("[" * 100_000, "stop", "malformed_json", []),
         ("{" * 100_000, "stop", "malformed_json", []),
@@ -110,19 +112,24 @@ def test_latex_with_braces_inside_a_string_is_part_of_the_object():
     assert gen.record["results"][0]["metric"] == "see \\url{x}" and gen.repairs == ["escapes"]
 
 
-# 2. Non-finite numbers are refused at parse time, naming the field.
+# 2. Non-finite numbers are refused at parse time: that result item is left out (issue 24, item 1), never the record.
 
 @pytest.mark.parametrize("value, field", [
     ("NaN", "results.0.value"), ("Infinity", "results.0.value"), ("-Infinity", "results.0.value"),
     ("1e999", "results.0.value"), ("-1e999", "results.0.value"), ('"nan"', "results.0.value"), ('"inf"', "results.0.value"),
     ('"Infinity"', "results.0.value"), ("1" + "0" * 400, "results.0.value"), ("true", "results.0.value"),
 ])
-def test_non_finite_numbers_are_schema_invalid(value, field):
-    text = '{"results": [{"metric": "acc", "value": %s, "unit": "percent", "kind": "absolute"}]}' % value
+def test_non_finite_numbers_drop_their_result_item(value, field):
+    good = '{"metric": "f1", "value": 2, "unit": "percent", "kind": "absolute"}'
+    text = '{"method_name": "X", "results": [{"metric": "acc", "value": %s, "unit": "percent", "kind": "absolute"}, %s]}' % (value, good)
     gen = parse_reply(text)
-    assert gen.failure.value == "schema_invalid" and f"field '{field}'" in gen.error, gen.error
+    assert gen.failure is None and gen.record["method_name"] == "X" and [r["metric"] for r in gen.record["results"]] == ["f1"], gen.error
+    assert "result_dropped" in gen.repairs
     upper = parse_reply('{"results": [{"metric": "acc", "value": 1, "value_upper": %s, "unit": "percent", "kind": "absolute"}]}' % value)
-    assert upper.failure.value == "schema_invalid" and "field 'results.0.value_upper'" in upper.error, upper.error
+    assert upper.failure is None and upper.record["results"] == [] and "result_dropped" in upper.repairs
+    # a stored record (a prediction line) is still read strictly, naming the field
+    with pytest.raises(ValidationError, match=r"results\.0\.value"):
+        PaperRecord.model_validate({"results": [{"metric": "acc", "value": "nan", "unit": "percent", "kind": "absolute"}]})
 
 
 # 3. LaTeX in JSON strings: a backslash before a letter run is text.
@@ -177,7 +184,7 @@ def test_parse_number(text, number):
     assert parse_number(text) == number
 
 
-@pytest.mark.parametrize("text", ["12.5 to 13", "~5", "35K", "1,5", "1,23", "abc", "nan", "inf", "-infinity", "5 apples", "", "5__000", "0x1F", "$\\sim4\\times$", "**53.19**"])
+@pytest.mark.parametrize("text", ["12.5 to 13", "~5", "35K tokens", "12m", "1,5", "1,23", "abc", "nan", "inf", "-infinity", "5 apples", "", "5__000", "0x1F", "$\\sim4\\times$", "**53.19**"])
 def test_parse_number_refuses_what_it_cannot_read(text):
     with pytest.raises(ValueError, match="is not a"):
         parse_number(text)
@@ -216,13 +223,13 @@ def test_a_unit_the_sign_allows_or_a_value_without_a_sign_is_left_alone(value, u
 
 @pytest.mark.parametrize("value", ["12.5 or 13", "63-58", "~5", "35K tokens", "about 3", "1,5"])
 def test_a_number_not_fully_read_is_refused_not_cut_to_a_prefix(value):
-    gen = parse_reply(_reply(results=[_result(value=value)]))
-    assert gen.failure.value == "schema_invalid" and "field 'results.0.value'" in gen.error and repr(value)[1:-1] in gen.error
+    gen = parse_reply(_reply(results=[_result(value=value), _result(value=7)]))
+    assert gen.failure is None and [r["value"] for r in gen.record["results"]] == [7] and "result_dropped" in gen.repairs
 
 
 def test_a_range_with_its_upper_end_given_is_not_split():
     gen = parse_reply(_reply(results=[_result(value="58-63", value_upper=70)]))
-    assert gen.failure.value == "schema_invalid" and "results.0.value" in gen.error
+    assert gen.failure is None and gen.record["results"] == [] and gen.repairs == ["result_dropped"]
 
 
 # 5. Placeholders, casing and signs.
@@ -297,13 +304,16 @@ def test_contribution_types_match_ignoring_case():
 def test_unknown_enum_values_are_still_refused(field, value):
     record = {"research_area": value} if field == "research_area" else {"results": [_result(**{field: value})]}
     gen = parse_reply(_reply(**record))
-    assert gen.failure.value == "schema_invalid" and field in gen.error
+    if field == "research_area":
+        assert gen.failure.value == "schema_invalid" and field in gen.error
+    else:  # inside a result: that item is left out, named, and the record kept (issue 24, item 1)
+        assert gen.failure is None and gen.record["results"] == [] and "result_dropped" in gen.repairs
 
 
 def test_extra_keys_ignored_and_every_wrong_field_named():
     ok = parse_reply('{"method_name": "A", "favourite_colour": "blue"}')
     assert ok.record is not None and "favourite_colour" not in ok.record and ok.repairs == ["extra_keys"]
-    bad = parse_reply('{"tasks": "not a list", "research_area": 7}')
+    bad = parse_reply('{"tasks": 3, "research_area": 7}')
     assert bad.failure.value == "schema_invalid" and "field 'tasks'" in bad.error and "field 'research_area'" in bad.error
     assert bad.error.endswith("(2 error(s))")
 

@@ -173,6 +173,9 @@ def check_params(backend: Backend, params: GenerationParams) -> None:
 
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+# A closing tag left after the complete blocks are gone: the server put the opening tag in the prompt (Qwen3,
+# DeepSeek-R1 templates), so everything before it is reasoning, whatever it holds.
+_STRAY_THINK_END = re.compile(r"^.*</think>", re.DOTALL | re.IGNORECASE)
 # A markdown fence with any language tag; an unclosed one runs to the end of the reply.
 _FENCE = re.compile(r"```[\w+-]*[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
 _REFUSAL = re.compile(r"^\s*(I'm sorry|I am sorry|I can(?:no|')t|I won't|I will not|Sorry,|As an AI)", re.IGNORECASE)
@@ -273,6 +276,41 @@ def _second_object(text: str) -> Optional[str]:
     return None
 
 
+def _pairs(duplicates: list[str], repairs: list[str]) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
+    """An ``object_pairs_hook`` that builds the dict, noting a key written twice with the same value as
+    the repair ``duplicate_keys`` and one written with different values in ``duplicates``."""
+
+    def build(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                if out[key] == value:
+                    _add(repairs, "duplicate_keys")
+                elif key not in duplicates:
+                    duplicates.append(key)
+            out[key] = value
+        return out
+
+    return build
+
+
+def _loads(candidate: str, duplicates: list[str], repairs: list[str]) -> Any:
+    """``candidate`` read as strict JSON, else as JSON5 (the ``json5`` package: trailing commas, comments,
+    single quotes, unquoted keys; the repair ``json5``). Raises the strict reader's JSONDecodeError when
+    neither reads it (its position is the one a re-ask can point at)."""
+    try:
+        return json.loads(candidate, object_pairs_hook=_pairs(duplicates, repairs))
+    except json.JSONDecodeError as strict_error:
+        import json5
+
+        try:
+            data = json5.loads(candidate, object_pairs_hook=_pairs(duplicates, repairs))
+        except (ValueError, RecursionError):  # json5 raises ValueError for text it cannot read
+            raise strict_error from None
+        _add(repairs, "json5")
+        return data
+
+
 def _add(repairs: list[str], repair: str) -> None:
     if repair not in repairs:
         repairs.append(repair)
@@ -299,10 +337,13 @@ def parse_reply(text: Optional[str], finish_reason: Optional[str] = None, respon
     validators read placeholders, enum spellings, unit signs and numbers written as text
     (:mod:`paperfields.core.schema`) and refuse non-finite numbers.
 
-    Every tolerated deviation is named in ``repairs``: think, fenced, prose (text around the
-    object), surrogates (lone UTF-16 surrogates replaced by U+FFFD), escapes, raw_control,
-    extra_keys, and the schema's control_chars, placeholders, enum_spelling, unit_sign,
-    unit_conflict, number_text, bool_text. The record (a dict) always passes ``response_model`` again unchanged
+    Every tolerated deviation is named in ``repairs``: think (a ``<think>`` block, or everything up to
+    a stray ``</think>``), fenced, prose (text around the object), surrogates (lone UTF-16 surrogates
+    replaced by U+FFFD), escapes, raw_control, json5 (trailing commas and the rest of JSON5),
+    duplicate_keys (a key written twice with the same value; with different values the reply is
+    malformed_json), extra_keys, and the schema's control_chars, placeholders, enum_spelling,
+    unit_sign, unit_conflict, number_text, bool_text, list_text (a list written as a string),
+    result_dropped (a result item that does not validate, left out). The record (a dict) always passes ``response_model`` again unchanged
     and serializes to strict JSON.
     """
     gen = Generation(raw_text=text, finish_reason=finish_reason)
@@ -316,6 +357,9 @@ def parse_reply(text: Optional[str], finish_reason: Optional[str] = None, respon
     if _THINK.search(body):
         body = _THINK.sub("", body)
         gen.repairs.append("think")
+    if _STRAY_THINK_END.search(body):
+        body = _STRAY_THINK_END.sub("", body, count=1)
+        _add(gen.repairs, "think")
     if not body.strip():
         gen.failure, gen.error = FailureClass.empty_reply, "empty reply"
         return gen
@@ -338,14 +382,20 @@ def parse_reply(text: Optional[str], finish_reason: Optional[str] = None, respon
         # Which object is the answer would be a guess (a note's "e.g. {}" is a valid empty record): refused.
         gen.failure, gen.error = FailureClass.malformed_json, ambiguous
         return gen
+    duplicates: list[str] = []
     try:
-        data = json.loads(candidate)
+        data = _loads(candidate, duplicates, gen.repairs)
     except json.JSONDecodeError as exc:
         what = "the JSON object never closes" if end == len(body) and exc.pos >= len(candidate.rstrip()) else f"{exc.msg} at char {exc.pos}"
         gen.failure, gen.error = FailureClass.malformed_json, f"invalid JSON: {what}"
         return gen
     except RecursionError:
         gen.failure, gen.error = FailureClass.malformed_json, "invalid JSON: nested too deeply"
+        return gen
+    if duplicates:
+        # Which of two different values is the answer would be a guess, as with two objects: refused.
+        gen.failure, gen.error = FailureClass.malformed_json, (
+            f"duplicate key {', '.join(repr(k) for k in duplicates[:3])} with different values (write each key once)")
         return gen
     if set(data) - set(response_model.model_fields):
         _add(gen.repairs, "extra_keys")

@@ -373,6 +373,8 @@ class LocalBackend:
     # other records; measured by bench/bench_fastforward.py --lever canonical, not the default: every
     # published local run would have to be made again). Its runs and cached answers get their own mode.
     canonical = False
+    # The same request (weights file, grammar, seeded sampler) gets the same reply: a failed reply may be cached.
+    deterministic = True
 
     def __init__(self, model: str, n_ctx: int = 8192, n_threads: int | None = None) -> None:
         self.name = f"local/{model}"

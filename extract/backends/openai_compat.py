@@ -5,7 +5,9 @@ sends the JSON schema in ``response_format`` (llama.cpp server then constrains d
 retries (429 honoring ``Retry-After``, 5xx, timeouts; exponential backoff with jitter) are the
 openai SDK's own; validation re-asks are instructor's, counted apart in ``attempts``. An HTTP 200
 whose body is not a chat completion (a proxy's HTML error page, ``"choices": []``) is a transport
-error, not the model's empty reply. The API key is read from ``OPENAI_API_KEY`` and never stored:
+error, not the model's empty reply (an error object in the body is quoted). ``message.refusal`` set is a
+refusal; a record in ``reasoning_content``/``reasoning`` with empty content is read (:func:`read_completion`).
+Requests in flight adapt to the server's 429s (:class:`AdaptiveLimit`). The API key is read from ``OPENAI_API_KEY`` and never stored:
 it and anything shaped like an OpenAI secret key are masked in the error and raw text returned.
 
 Structured outputs: ``tools`` and ``json_schema`` send OpenAI's strict form (``"strict": true`` and a
@@ -29,9 +31,11 @@ one that closes them).
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextvars
 import functools
 import json
+import math
 import os
 import re
 import urllib.parse
@@ -72,25 +76,128 @@ _CURRENT_REPLY: contextvars.ContextVar["_CurrentReply"] = contextvars.ContextVar
 
 
 class _CurrentReply:
-    """The replies of one generate() call so far, and :func:`parse_reply` of the latest, kept so the
-    reply instructor's attempt passed is not parsed a second time for the Generation."""
+    """The replies of one generate() call so far, and :func:`read_completion` of the latest, kept so
+    the reply instructor's attempt passed is not parsed a second time for the Generation."""
 
     def __init__(self, responses: list[Any], tools: bool) -> None:
         self.responses = responses
         self.tools = tools
-        self._parsed: Optional[tuple[Optional[str], Optional[str], type, Generation]] = None
+        self._parsed: Optional[tuple[Any, type, Generation]] = None
 
     def latest(self, response_model: type) -> Generation:
-        """:meth:`parse` of the latest reply's text and finish reason."""
-        return self.parse(*_reply_text(self.responses[-1], self.tools), response_model)
+        """:meth:`read` of the latest reply."""
+        return self.read(self.responses[-1], response_model)
 
-    def parse(self, text: Optional[str], finish_reason: Optional[str], response_model: type) -> Generation:
-        """``parse_reply(text, finish_reason, response_model)``: the same Generation while the three
-        are the same (a caller that changes it must be the last to ask)."""
+    def read(self, completion: Any, response_model: type) -> Generation:
+        """``read_completion(completion, tools, response_model)``: the same Generation while both are
+        the same (a caller that changes it must be the last to ask)."""
         kept = self._parsed
-        if kept is None or kept[2] is not response_model or kept[0] != text or kept[1] != finish_reason:
-            kept = self._parsed = (text, finish_reason, response_model, parse_reply(text, finish_reason, response_model))
-        return kept[3]
+        if kept is None or kept[1] is not response_model or kept[0] is not completion:
+            kept = self._parsed = (completion, response_model, read_completion(completion, self.tools, response_model))
+        return kept[2]
+
+
+def read_completion(completion: Any, tools: bool, response_model: type) -> Generation:
+    """The Generation of one chat completion's first choice (usage and timing left at zero).
+
+    ``message.refusal`` set is a ``refusal`` whatever its wording (OpenAI's explicit refusal field).
+    Else the reply text (:func:`_reply_text`) goes through :func:`parse_reply`; when that text is
+    empty and the message carries the answer in ``reasoning_content`` or ``reasoning`` (vLLM, SGLang
+    and others with a reasoning parser put a reasoning model's whole output there), the record is read
+    from that field instead, named ``reasoning_field``; a reasoning text with no record in it leaves the
+    reply ``empty_reply``."""
+    text, finish = _reply_text(completion, tools)
+    message = _message(completion)
+    refusal = getattr(message, "refusal", None)
+    if isinstance(refusal, str) and refusal.strip():
+        return Generation(failure=FailureClass.refusal, error=f"the model refused (message.refusal): {refusal.strip()[:200]}",
+                          raw_text=replace_surrogates(refusal), finish_reason=finish)
+    gen = parse_reply(text, finish, response_model)
+    if gen.failure is FailureClass.empty_reply and message is not None:
+        reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
+        if isinstance(reasoning, str) and reasoning.strip():
+            from_reasoning = parse_reply(reasoning, finish, response_model)
+            if from_reasoning.record is not None:
+                from_reasoning.repairs.insert(0, "reasoning_field")
+                return from_reasoning
+            gen.error = "empty reply (the content is empty and the reasoning field holds no record)"
+    return gen
+
+
+def _message(completion: Any) -> Any:
+    try:
+        return completion.choices[0].message
+    except (AttributeError, IndexError, TypeError):
+        return None
+
+
+class AdaptiveLimit:
+    """How many HTTP requests may be in flight to one server, adapted to its 429 answers: additive
+    increase, multiplicative decrease (AIMD, as TCP congestion control; Jacobson 1988).
+
+    Unlimited until the first 429; then halved (from the requests in flight) once per window: a 429
+    to a request sent before the last cut does not cut again, so one burst of 429s costs one halving.
+    Each success adds ``1/limit`` (one more request per window of answers), up to the most ever in
+    flight. A request waits for a slot before it is sent, so a retry after ``Retry-After`` queues
+    instead of spending another of its attempts on a server that is already full. ``rate_limited``
+    counts the 429 answers seen.
+    """
+
+    def __init__(self) -> None:
+        self.limit = math.inf
+        self.in_flight = 0
+        self.peak = 0
+        self.rate_limited = 0
+        self._window = 0
+        self._waiters: collections.deque[asyncio.Future] = collections.deque()
+
+    async def acquire(self) -> int:
+        """Wait for a slot; returns the window the request is sent in (give it to :meth:`release`)."""
+        while self.in_flight >= self.limit:
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            finally:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+        return self._window
+
+    def release(self, window: int, status: Optional[int]) -> None:
+        """Free the slot of a request sent in ``window`` whose answer had HTTP ``status`` (None: no answer)."""
+        self.in_flight -= 1
+        if status == 429:
+            self.rate_limited += 1
+            if window == self._window:
+                self.limit = max(1, (min(self.limit, self.in_flight + 1)) // 2)
+                self._window += 1
+        elif status is not None and status < 400 and self.limit != math.inf:
+            self.limit = min(self.limit + 1 / self.limit, max(self.peak, 1))
+        free = self.limit - self.in_flight
+        while self._waiters and free > 0:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                free -= 1
+
+
+def _limited(client_class: type, limit: AdaptiveLimit) -> type:
+    """A subclass of the SDK's HTTP client class whose every request waits for a slot of ``limit``."""
+
+    class LimitedClient(client_class):  # type: ignore[misc, valid-type]
+        async def send(self, request: Any, **kwargs: Any) -> Any:
+            window = await limit.acquire()
+            status = None
+            try:
+                response = await super().send(request, **kwargs)
+                status = response.status_code
+                return response
+            finally:
+                limit.release(window, status)
+
+    return LimitedClient
 
 
 async def _count_request(request: Any) -> None:
@@ -236,6 +343,10 @@ def _describe(response: Any, secrets: tuple[str, ...]) -> str:
         return "no usable body"
     if isinstance(response, str):
         return f"body {error_text(response.strip(), *secrets, limit=120)!r}" if response.strip() else "an empty body"
+    error = getattr(response, "error", None)  # an error object in a 200 body (a server out of memory, a proxy)
+    if error is not None:
+        message = error.get("message") if isinstance(error, dict) else getattr(error, "message", None)
+        return f"the server's error: {error_text(str(message if message is not None else error), *secrets, limit=200)!r}"
     choices = getattr(response, "choices", None)
     return "no choices" if not choices else "a choice without a message"
 
@@ -315,6 +426,9 @@ class OpenAIBackend:
             raise BackendError(f"unknown transport '{transport}'; choose aiohttp or httpx")
         self.transport = transport or "aiohttp"
         self._client_args = {"api_key": api_key or "no-key", "base_url": base_url, "timeout": timeout_s, "max_retries": transport_retries}
+        # How each request is sent (not what it asks): recorded in the manifest, not in the run config.
+        self.request_options = {"timeout_s": timeout_s, "transport_retries": transport_retries}
+        self.limit = AdaptiveLimit()  # requests in flight, adapted to the server's 429s; shared by every event loop's client
         self._loop: Optional[asyncio.AbstractEventLoop] = None  # the event loop generate() last ran on
         self._closers: set[asyncio.Task] = set()  # held here: an event loop keeps only weak references to its tasks
         try:
@@ -350,7 +464,8 @@ class OpenAIBackend:
                     task.add_done_callback(self._closers.discard)
 
             hooks.append(close_with_loop)
-        client = openai.AsyncOpenAI(**self._client_args, http_client=make(timeout=self._client_args["timeout"], event_hooks={"request": hooks}))
+        http_client = _limited(make, self.limit)(timeout=self._client_args["timeout"], event_hooks={"request": hooks})
+        client = openai.AsyncOpenAI(**self._client_args, http_client=http_client)
         owner.append(client)
         self.raw_client = client  # the plain AsyncOpenAI client (files and batches for --batch); holds the key, never stored
         self.client = instructor.from_openai(client, mode=getattr(instructor.Mode, self.mode.upper()))
@@ -462,7 +577,7 @@ class OpenAIBackend:
             # Re-asks exhausted: the last reply's own classification. A tools-mode reply without a tool
             # call never reached our parser (instructor re-asks for the call), so it may still hold a record.
             else:
-                failure = parse_reply(*_reply_text(last, tools), request.response_model)
+                failure = current.read(last, request.response_model)
                 if failure.failure is None:
                     failure = None
         finally:
@@ -472,7 +587,7 @@ class OpenAIBackend:
         text, finish = _reply_text(responses[-1], tools) if responses else (None, None)
         if failure is None:
             # The parse instructor's attempt passed (see _instructor_model), with its repairs: kept, not redone.
-            gen = current.parse(text, finish, request.response_model)
+            gen = current.latest(request.response_model)
             if tools and not getattr(responses[-1].choices[0].message, "tool_calls", None):
                 gen.repairs.append("no_tool_call")
         else:
@@ -495,8 +610,8 @@ class OpenAIOptions(BackendOptions):
     base_url: Optional[str] = None
     mode: Optional[str] = None
     grammar: bool = False
-    timeout_s: float = Field(default=120.0, gt=0)
-    transport_retries: int = Field(default=4, ge=0)
+    timeout_s: float = Field(default=120.0, gt=0, json_schema_extra={"flag": "--timeout"})
+    transport_retries: int = Field(default=4, ge=0, json_schema_extra={"flag": "--retries"})
     reasks: int = Field(default=1, ge=0)
     transport: Optional[Literal["aiohttp", "httpx"]] = None
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import unicodedata
 import warnings
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
@@ -57,6 +58,11 @@ class Paper(BaseModel):
     the same when files are reordered or rebuilt; ``source`` and ``position`` (1-based
     paragraph index within the source file) and ``line`` (1-based line of the paragraph's
     first line) say where it came from.
+
+    ``text`` is stored in Unicode NFC: decomposed text (NFD, ``"Fre\u0301chet"``, as some PDF and
+    macOS tools write it) is composed, so a model's ordinary composed spelling is found in it and every
+    offset (grounding spans) is counted on the stored text. NFC is canonical equivalence, the same text
+    to every reader; the compatibility forms of NFKC (``"x²"`` to ``"x2"``) would change it and are not applied.
     """
 
     id: str
@@ -67,6 +73,11 @@ class Paper(BaseModel):
     public_date: str | None = Field(default=None, description="YYYY-MM in which the abstract was first public, as the "
                                     "corpus states it (corpus build --date); None when not stated (the benchmark corpus's "
                                     "date is in extract/backends/cutoffs.toml)")
+
+    @field_validator("text")
+    @classmethod
+    def _composed(cls, value: str) -> str:
+        return value if value.isascii() else unicodedata.normalize("NFC", value)
 
     @field_validator("public_date")
     @classmethod
@@ -328,7 +339,7 @@ def parse_text(path: Path, text: str, header: bool | None = None, one_per_line: 
                           "pass --header if it is a header", UserWarning, stacklevel=2)
     papers: list[Paper] = []
     for start, block in paragraphs:
-        body = " ".join(line.strip() for line in block)
+        body = unicodedata.normalize("NFC", " ".join(line.strip() for line in block))  # the id is of the stored (NFC) text
         whole = sum(abstract_like(line) for line in block)
         if whole >= 3 and not one_per_line:
             raise CorpusError(

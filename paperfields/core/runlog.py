@@ -138,6 +138,19 @@ class Generation(BaseModel):
     notes: dict[str, Any] = Field(default_factory=dict, description="strategy extras: reasoning text, dropped quotes, sample counts")
 
 
+RAW_TEXT_LIMIT = 100_000  # characters of a reply's raw text kept in predictions.jsonl and the response cache (~25k tokens)
+
+
+def cap_raw_text(gen: Generation, limit: int = RAW_TEXT_LIMIT) -> Generation:
+    """``gen`` with its raw text cut to ``limit`` characters and the cut marked at the end
+    (``[... N more characters cut by PaperFields]``), else ``gen`` itself: a reply padded with
+    megabytes of whitespace must not become a line or cache row of that size."""
+    text = gen.raw_text
+    if text is None or len(text) <= limit:
+        return gen
+    return gen.model_copy(update={"raw_text": text[:limit] + f"[... {len(text) - limit:,} more characters cut by PaperFields]"})
+
+
 def redact_generation(gen: Generation, *keys: Optional[str]) -> Generation:
     """``gen`` with :func:`redact_secrets` applied to every string in it (error, raw text, record,
     notes): the runner writes all of it to ``predictions.jsonl`` and the response cache. Returns
@@ -243,6 +256,11 @@ class Manifest(BaseModel):
         "(the OpenAI Batch API bills half the listed price), else 1.0",
     )
     batch_ids: list[str] = Field(default_factory=list, description="OpenAI Batch API jobs this run submitted (--batch), oldest first")
+    request_options: dict[str, Any] = Field(
+        default_factory=dict, description="how the last part of the run sent each request (openai/: timeout_s, seconds per HTTP "
+        "request, --timeout; transport_retries, HTTP retries after a 429, a 5xx or a timeout, --retries); they change no reply, "
+        "so they are not part of the config and a resume may change them")
+    rate_limited: int = Field(default=0, description="HTTP 429 (rate limit) answers the server gave during the run, retried or not")
     corpus_path: Optional[str] = Field(
         default=None, description="absolute path of the corpus JSONL the papers were read from (where show and report find the "
         "abstracts); None for the benchmark's gold/corpus.jsonl and for runs written before it was recorded")

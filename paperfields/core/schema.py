@@ -9,17 +9,20 @@ schema: placeholders ("N/A", "null", "", ...) as null or dropped from lists, enu
 and with spaces or hyphens, the unit and qualifier signs the descriptions name ("%", "x", "pp",
 "~"), numbers written as text (:func:`parse_number`), "true"/"yes"/"no" for training_free; line
 breaks and control characters in names become a space. Non-finite numbers are refused. Each
-tolerated deviation is named in ``context["repairs"]`` when the caller passes a list there.
+tolerated deviation is named in ``context["repairs"]`` when the caller passes a list there; such a
+caller is reading a model's reply, and then a list written as a string is read (``list_text``) and a
+result item that does not validate is left out (``result_dropped``) instead of failing the record.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from enum import Enum
 from typing import Annotated, Any, Optional
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, model_validator
 
 from paperfields.core.fields import FieldFacts, Level, record_fields
 
@@ -109,32 +112,71 @@ _CONTROL_RUN = re.compile(r"\s*[\x00-\x1f\x7f-\x9f\u2028\u2029][\s\x00-\x1f\x7f-
 _MINUS = str.maketrans({"\u2212": "-", "\u2012": "-", "\ufe63": "-", "\uff0d": "-"})
 # A unit sign written after the number ("56.61%", "1.37x", "3 pp", "12 s", LaTeX "56.61\%" and "16\times"
 # as the abstracts write them); any other suffix is refused.
-_UNIT_SUFFIX = re.compile(r"\s*(?:\\?%|\u00d7|\\times|x|-?fold|pp|p\.p\.|percentage points?|points?|pts|s|secs?|seconds?)$", re.IGNORECASE)
+_UNIT_SUFFIX = re.compile(r"\s*(?:\\?%|percent|\u00d7|\\times|x|-?fold|pp|p\.p\.|percentage points?|points?|pts|s|secs?|seconds?)$", re.IGNORECASE)
 # The unit a sign written with the number stands for, and the units that sign allows ("3.1%" of a
 # percentage can be percentage points; "12 points" is a score's points).
 _SIGN_UNITS = tuple((re.compile(r"\d\s*(?:" + sign + r")$", re.IGNORECASE), implied, allowed) for sign, implied, allowed in (
     (r"pp|p\.p\.|percentage points?|%\s*points?|%-points?", "percentage_points", {"percentage_points"}),
-    (r"\\?%", "percent", {"percent", "percentage_points"}),
+    (r"\\?%|percent", "percent", {"percent", "percentage_points"}),
     (r"\u00d7|\\times|x|-?fold", "times", {"times"}),
     (r"points?|pts", "points", {"points", "percentage_points"}),
     (r"s|secs?|seconds?", "seconds", {"seconds"}),
 ))
 _GROUPED = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
 _RANGE = re.compile(r"(.+?)\s*(?:-|\u2013|\u2014|\bto\b)\s*(.+)", re.IGNORECASE)
+# Notation glue, so float() or quantiphy can read the rest: a power of ten written as "x 10^3", "\times 10^{3}",
+# "\cdot 10^{-2}", "·10³" or alone ("10^4") becomes an exponent ("e3"); LaTeX braces, "\," thin spaces and
+# "\!" go; the scale words "thousand", "million", "billion" and "B"/"bn" (billion, as ML papers write
+# model and token counts) become SI scale factors. Everything else is the parsers' own reading.
+_SUPERSCRIPTS = str.maketrans("\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079\u207b\u207a", "0123456789-+")
+_POWER = re.compile(r"^(?:(?P<mantissa>[+-]?[\d.]+)\s*(?:\u00d7|\\times|\\cdot|\u00b7|\*|x|X)\s*)?10\s*(?:\^|\*\*)\s*\(?(?P<exp>[+-]?\d+)\)?$")
+_POWER_SUPERSCRIPT = re.compile(r"10(?P<exp>[\u207b\u207a]?[\u2070\u00b9\u00b2\u00b3\u2074-\u2079]+)$")
+_SCALE_WORDS = ((re.compile(r"\s*(?:thousand)$", re.IGNORECASE), "k"), (re.compile(r"\s*(?:million|mn)$", re.IGNORECASE), "M"),
+                (re.compile(r"\s*(?:billion|bn|B)$"), "G"), (re.compile(r"\s*(?:trillion)$", re.IGNORECASE), "T"))
+
+
+def _scaled_number_class() -> Any:
+    from quantiphy import Quantity
+
+    class ScaledNumber(Quantity):
+        """A number with an SI scale factor ("1.2k", "3M"): only k, K, M, G, T are read, so "12m" is not 12 milli."""
+
+    ScaledNumber.set_prefs(input_sf="kKMGT")
+    return ScaledNumber
+
+
+_SCALED: list[Any] = []  # quantiphy is imported on the first number written with a scale factor
+
+
+def _glue(text: str) -> str:
+    """``text`` with the notation glue above applied (a power of ten as an exponent, scale words as SI factors)."""
+    s = re.sub(r"\\[,!;: ]", "", text).replace("{", "").replace("}", "").strip()
+    s = _POWER_SUPERSCRIPT.sub(lambda m: "10^" + m.group("exp").translate(_SUPERSCRIPTS), s)
+    power = _POWER.match(s)
+    if power:
+        return f"{power.group('mantissa') or '1'}e{power.group('exp')}"
+    for word, factor in _SCALE_WORDS:
+        if re.search(r"\d", s) and word.search(s):
+            return word.sub(factor, s, count=1)
+    return s
 
 
 def parse_number(text: str) -> float:
     """The number a model wrote as a string, as a finite float.
 
     Python's ``float`` reads it (so ``"1e-4"``, ``"3.2e5"`` and ``"5_000"``, a Python digit
-    separator, are numbers) after three normalizations: a Unicode minus (U+2212 and its look-alikes)
+    separator, are numbers) after these normalizations: a Unicode minus (U+2212 and its look-alikes)
     becomes ``-`` and LaTeX math delimiters ``$`` are dropped; one unit sign the schema describes may
-    follow the number (``%``, ``x``, ``×``, ``fold``, ``pp``, ``points``, ``s``, LaTeX ``\\%`` and
-    ``\\times``); commas are allowed only as thousands separators (``"35,368"``, not ``"1,5"``).
-    Raises ValueError, quoting the text, for anything else (``"~5"``, ``"12.5 to 13"``, ``"35K"``,
+    follow the number (``%``, ``percent``, ``x``, ``×``, ``fold``, ``pp``, ``points``, ``s``, LaTeX ``\\%`` and
+    ``\\times``); commas are allowed only as thousands separators (``"35,368"``, not ``"1,5"``); a power of
+    ten in scientific notation (``"2.5×10^3"``, ``"2.5 \\times 10^{3}"``, ``"10^4"``, ``"3·10⁻²"``) is read as
+    an exponent. A number with a scale factor (``"1.2k"``, ``"35K"``, ``"3M"``, ``"1.5B"`` for billion,
+    ``"2 million"``) is read by quantiphy (SI factors k, K, M, G, T only).
+    Raises ValueError, quoting the text, for anything else (``"~5"``, ``"12.5 or 13"``, ``"12m"``,
     ``"nan"``, ``"inf"``): a prefix is never kept.
     """
     s = _UNIT_SUFFIX.sub("", text.strip().translate(_MINUS).replace("$", "").strip(), count=1)
+    s = _glue(s)
     if "," in s:
         if not _GROUPED.fullmatch(s):
             raise ValueError(f"'{text}' is not a number (a comma that is not a thousands separator)")
@@ -142,10 +184,25 @@ def parse_number(text: str) -> float:
     try:
         number = float(s)
     except ValueError:
-        raise ValueError(f"'{text}' is not a number") from None
+        number = _scaled(s, text)
     if not math.isfinite(number):
         raise ValueError(f"'{text}' is not a finite number")
     return number
+
+
+def _scaled(s: str, text: str) -> float:
+    """``s`` read as a number with an SI scale factor and no unit, else ValueError quoting ``text``."""
+    if not re.search(r"\d\s?[kKMGT]$", s):  # quantiphy reads more ("5__000"); only a scale factor is asked of it
+        raise ValueError(f"'{text}' is not a number")
+    if not _SCALED:
+        _SCALED.append(_scaled_number_class())
+    try:
+        quantity = _SCALED[0](s)
+    except Exception:  # quantiphy's own InvalidNumber and friends
+        raise ValueError(f"'{text}' is not a number") from None
+    if quantity.units:
+        raise ValueError(f"'{text}' is not a number")
+    return float(quantity)
 
 
 def _note(info: ValidationInfo, repair: str) -> None:
@@ -179,16 +236,62 @@ def _optional_text(value: Any, info: ValidationInfo) -> Any:
     return value
 
 
+def _reading_reply(info: ValidationInfo) -> bool:
+    """True when a model's reply is being read (the caller collects repairs in ``context["repairs"]``, as
+    :func:`~paperfields.extract.backends.base.parse_reply` does); a stored record (a prediction line, gold)
+    is read strictly."""
+    return isinstance(info.context, dict) and isinstance(info.context.get("repairs"), list)
+
+
+def _list_from_text(value: str, info: ValidationInfo) -> Any:
+    """A list a model wrote as a string (vLLM and several SDKs send these), read as a list: a JSON array
+    encoded a second time (``"[\\"GSM8K\\", \\"MATH\\"]"``) is decoded; other text is split at commas and
+    semicolons (``"GSM8K, MATH"``: no gold list item holds either), a single name becomes a one-item list.
+    Noted as ``list_text``. Text that opens a JSON array but does not decode to one is left for the
+    schema to refuse."""
+    text = value.strip()
+    if text.startswith("["):
+        try:
+            decoded = json.loads(text)
+        except (json.JSONDecodeError, RecursionError):
+            return value
+        if not isinstance(decoded, list):
+            return value
+        _note(info, "list_text")
+        return decoded
+    _note(info, "list_text")
+    return [part.strip() for part in re.split(r"[,;]", text)]
+
+
 def _items(value: Any, info: ValidationInfo) -> Any:
-    """A list with null and placeholder items dropped; null or a placeholder instead of the list is []."""
+    """A list with null and placeholder items dropped; null or a placeholder instead of the list is [];
+    in a model's reply, a list written as a string is read by :func:`_list_from_text`."""
     if value is None or _is_placeholder(value):
         _note(info, "placeholders")
         return []
+    if isinstance(value, str) and _reading_reply(info):
+        value = _list_from_text(value, info)
     if not isinstance(value, list):
         return value
     kept = [v for v in (_clean(v, info) for v in value) if v is not None and not _is_placeholder(v)]
     if len(kept) != len(value):
         _note(info, "placeholders")
+    return kept
+
+
+def _results(value: Any, info: ValidationInfo) -> Any:
+    """The results list (:func:`_items`); in a model's reply, a result item that does not validate (a value
+    no parser reads, a unit outside the schema) is left out, noted as ``result_dropped``, so one bad
+    number costs that number and not the whole record."""
+    value = _items(value, info)
+    if not isinstance(value, list) or not _reading_reply(info):
+        return value
+    kept = []
+    for item in value:
+        try:
+            kept.append(Result.model_validate(item, context=info.context))
+        except ValidationError:
+            _note(info, "result_dropped")
     return kept
 
 
@@ -362,7 +465,7 @@ class PaperRecord(BaseModel):
     models: Annotated[TextList, FieldFacts(match="name", short="models", grounded="text")] = Field(default_factory=list, description="Specific named models the abstract uses or evaluates, as written; not generic kinds like 'LLMs'.")
     metrics: Annotated[TextList, FieldFacts(match="metric", short="metrics", grounded="text")] = Field(default_factory=list, description="Evaluation metrics the abstract names, as written.")
     baselines: Annotated[TextList, FieldFacts(match="baseline", short="baselines", grounded="text")] = Field(default_factory=list, description="Named methods or models the abstract says it compares against, as written.")
-    results: Annotated[list[Result], BeforeValidator(_items), FieldFacts(match="results_value_metric", short="results", grounded="number", levels=(
+    results: Annotated[list[Result], BeforeValidator(_results), FieldFacts(match="results_value_metric", short="results", grounded="number", levels=(
         Level("value", match="results_value", short="results: value", board="column"),
         Level("full", match="results_full", short="results: full", board="column"),
     ))] = Field(default_factory=list, description="Quantitative claims, one entry per number stated.")
