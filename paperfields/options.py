@@ -49,7 +49,9 @@ class ExtractOptions(BaseModel):
     temperature: Optional[float] = Field(None, ge=0.0, le=2.0, description=(
         "Sampling temperature [default: the strategy's own: 0.7 for self_consistency, else 0]."))
     threads: Optional[int] = Field(None, ge=1, description=(
-        "local/ backends: CPU threads for llama.cpp [default: all cores]; does not change the output."))
+        "local/ backends: CPU threads for llama.cpp [default: the cores not kept busy by other work, from the load "
+        "average: all cores on an idle machine]; does not change the output. On a machine shared with other work, 1 is "
+        "safest: a llama.cpp thread that shares its core with other work holds the others back."))
     reasoning_effort: Optional[Literal["low", "medium", "high"]] = Field(None, description=(
         "OpenAI reasoning models only (o1, o3, o4-mini, gpt-5 families): how long the model thinks before it answers "
         "[default: the model's own]. Those models sample at their fixed temperature, so --temperature is not sent to them."))

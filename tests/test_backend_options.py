@@ -78,3 +78,17 @@ def test_every_provider_declares_options_that_forbid_the_rest():
     for provider, (_, options) in _PROVIDERS.items():
         assert issubclass(options, BackendOptions) and options.model_config["extra"] == "forbid", provider
     assert option_flag("n_threads") == "--threads" and option_flag("base_url") == "--base-url"
+
+
+def test_local_threads_default_to_the_cores_other_work_leaves_free(monkeypatch):
+    import os
+
+    from paperfields.extract.backends import local
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    for load, threads in ((0.0, 2), (0.4, 2), (0.6, 1), (1.0, 1), (1.4, 1), (6.0, 1)):
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
+        assert local.default_threads() == threads, load
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.6, 2.0, 1.0))
+    assert local.default_threads() == 5

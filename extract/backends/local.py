@@ -383,7 +383,7 @@ class LocalBackend:
             self.mode += "+canonical"
         self.path = model_path(model)
         self.n_ctx = n_ctx
-        self.n_threads = n_threads or os.cpu_count() or 2
+        self.n_threads = n_threads or default_threads()
 
     def grammar(self, response_model: type) -> Any:
         """The ``llama_cpp.LlamaGrammar`` of the "gbnf" engine for ``response_model``
@@ -451,8 +451,22 @@ class LocalBackend:
             raise
 
 
+def default_threads() -> int:
+    """llama.cpp threads when ``--threads`` is not given: the cores this process may use, less those other
+    work keeps busy (the 1-minute load average, rounded), at least 1.
+
+    llama.cpp's threads wait for each other at every step, so one thread that shares its core with other
+    work holds all of them back: on 2 cores with a CPU hog on one, 2 threads ran several times slower
+    than 1 (bench/bench_threads.py). On an idle machine this is every core, as before.
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    return max(1, min(cores, int(cores - busy + 0.5)))
+
+
 class LocalOptions(BackendOptions):
-    """llama.cpp's context window (tokens) and CPU threads (None: every core; the output does not depend on it)."""
+    """llama.cpp's context window (tokens) and CPU threads (None: :func:`default_threads`, the cores
+    not kept busy by other work; the output does not depend on it)."""
 
     n_ctx: int = 8192
     n_threads: int | None = Field(default=None, ge=1, json_schema_extra={"flag": "--threads"})
