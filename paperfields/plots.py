@@ -187,10 +187,40 @@ def plot_reliability(scores: RunScores, path: Path) -> Path | None:
     return path
 
 
+def plot_risk_coverage(scores: RunScores, path: Path) -> Path | None:
+    """Risk–coverage curves of one run (Geifman & El-Yaniv 2017), beside its reliability diagram: per
+    confidence source (asked, logprob), the error rate of the (paper, field) pairs kept when only the
+    most confident are kept, against the share kept (ties in expected value over their orders); AURC
+    and the errors caught in the least confident 20% in the legend; a dotted line at the error rate
+    (what a confidence that ranks nothing gives at every coverage). None (nothing written) when the
+    run has no confidences."""
+    curves = {source: cal for source, cal in scores.calibration.items() if cal.risk_coverage}
+    if not curves:
+        return None
+    fig, ax = plt.subplots(figsize=(5.5, 5.5))
+    for (source, cal), marker, color in zip(curves.items(), ("o", "s"), ("#4c72b0", "#dd8452")):
+        coverage, risk = zip(*cal.risk_coverage)
+        caught = UNDEFINED if cal.errors_caught_20 is None else f"{cal.errors_caught_20:.2f}"
+        ax.plot(coverage, risk, marker=marker, markersize=3, linewidth=1.2, color=color,
+                label=f"{source}: AURC {cal.aurc:.3f}, caught@20% {caught} ({cal.pairs} pairs)")
+    for rate in sorted({1 - cal.accuracy for cal in curves.values() if cal.accuracy is not None}):  # the sources share pairs: one line
+        ax.axhline(rate, color="#777777", linestyle=":", linewidth=1, label=f"error rate {rate:.3f} (a confidence that ranks nothing)")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("coverage: share of (paper, field) pairs kept, most confident first")
+    ax.set_ylabel("risk: share of the kept pairs that are wrong (lower is better)")
+    ax.set_title(f"{scores.run_id}\nrisk–coverage of per-field confidence", fontsize=9)
+    ax.legend(loc="best", fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, metadata=_META)
+    plt.close(fig)
+    return path
+
+
 def write_plots(board: Board, folder: Path) -> list[Path]:
     """The plots into ``folder``: leaderboard_overall.png, leaderboard_fields.png, leaderboard_seconds.png,
     leaderboard_seconds_per_correct.png, and leaderboard_dollars.png when a contender has a price (an older one is removed otherwise, as is
-    the former leaderboard_cost.png); reliability_<run>.png for every run with per-field confidences."""
+    the former leaderboard_cost.png); reliability_<run>.png and risk_coverage_<run>.png for every run with per-field confidences."""
     folder.mkdir(parents=True, exist_ok=True)
     written = [plot_overall(board, folder / "leaderboard_overall.png"), plot_fields(board, folder / "leaderboard_fields.png"),
                plot_seconds(board, folder / "leaderboard_seconds.png"),
@@ -199,10 +229,10 @@ def write_plots(board: Board, folder: Path) -> list[Path]:
     if dollars is not None:
         written.append(dollars)
     for s in board.runs:
-        diagram = plot_reliability(s, folder / f"reliability_{s.run_id}.png")
-        if diagram is not None:
-            written.append(diagram)
-    for old in folder.glob("reliability_*.png"):  # a run that is gone or has no confidences any more
+        for diagram in (plot_reliability(s, folder / f"reliability_{s.run_id}.png"), plot_risk_coverage(s, folder / f"risk_coverage_{s.run_id}.png")):
+            if diagram is not None:
+                written.append(diagram)
+    for old in [*folder.glob("reliability_*.png"), *folder.glob("risk_coverage_*.png")]:  # a run that is gone or has no confidences any more
         if old not in written:
             old.unlink()
     for old in (folder / "leaderboard_cost.png", folder / "leaderboard_dollars.png"):

@@ -31,6 +31,8 @@ from paperfields.scoring.contamination import OWN_CORPUS_SOURCE, Contamination, 
 from paperfields.scoring.score import HEADLINE_FIELDS, RunScores, paper_f1, score_paper
 
 _PRIORITY = {"both": 2, "gold": 1, "pred": 0}
+# FieldAggregate.ci_method as a report cell
+CI_NAMES = {"wilson": "Wilson", "percentile_bootstrap": "percentile bootstrap", "wilson_f1_edge": "Wilson of J (F1 at 0 or 1)"}
 
 
 @dataclass(frozen=True)
@@ -109,12 +111,16 @@ def _corpus_date(r: RunFacts) -> str:
 RunColumn = tuple[str, Callable[[RunFacts], str]]
 
 # One (column name, formatter) per column of the per-run tables of the report and the dataset card.
+_CALIBRATION_NAMES = {"brier": "Brier", "ece": "ECE", "aurc": "AURC", "errors_caught_20": "errors caught in least confident 20%"}
+
+
 def _calibration(source: str, metric: str) -> RunColumn:
-    """A column of one calibration metric (RunScores.calibration, lower is better) of one confidence source."""
+    """A column of one calibration or selective-prediction metric (RunScores.calibration: Brier, ECE,
+    AURC lower is better; errors caught higher) of one confidence source."""
     def cell(r: Any) -> str:
         cal = (r.scores.calibration if r.scores is not None else {}).get(source)
         return UNDEFINED if cal is None else fmt(getattr(cal, metric), 3)
-    return (f"{'Brier' if metric == 'brier' else 'ECE'} ({source} confidence)", cell)
+    return (f"{_CALIBRATION_NAMES[metric]} ({source} confidence)", cell)
 
 
 RUN_COLUMNS: list[RunColumn] = [
@@ -127,6 +133,7 @@ RUN_COLUMNS: list[RunColumn] = [
     ("cutoff source", lambda r: r.contamination.cutoff_source or UNDEFINED),
     ("corpus first public", _corpus_date),
     *(_calibration(source, metric) for source in ("asked", "logprob") for metric in ("brier", "ece")),
+    *(_calibration(source, metric) for source in ("asked", "logprob") for metric in ("aurc", "errors_caught_20")),
 ]
 
 
@@ -148,7 +155,12 @@ def run_table_text() -> str:
             f"corpus build --date): after cutoff (the corpus was public more than {margin} months after the cutoff, so the "
             f"model cannot have seen it), possible overlap (less), unknown (no cutoff, or no corpus date), n/a for references "
             f"(rules/, annotator/: no trained model). The benchmark corpus was first public {corpus.earliest_public} "
-            f"(cutoffs.toml: {corpus.source}).")
+            f"(cutoffs.toml: {corpus.source}). Confidence (asked: stated by the model; logprob: from token log-probabilities), "
+            "checked per (paper, field) against exact correctness: Brier and ECE (10 bins) say whether it is calibrated (lower "
+            "is better); AURC, the area under the risk–coverage curve (Geifman & El-Yaniv 2017: the error rate of the answers "
+            "kept when only the most confident are kept), and the share of wrong fields among the least confident 20% say "
+            "whether it finds the errors (AURC lower is better and equals the error rate when the confidence ranks nothing; "
+            "errors caught higher is better, 0.2 at random); tied confidences count in expected value over their orders.")
 
 
 def _disjoint(candidates: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
@@ -243,15 +255,18 @@ split <b>{{ manifest.config.split }}</b>, {{ plural(manifest.papers_total, "pape
 <p>Not scored: none of the run's papers has a gold record (a corpus of your own). Below are the predictions, each beside its abstract.</p>{% endif %}
 {% if scores %}<p>The headline is pooled (micro) F1 per field, macro-averaged over the 12 fields (accuracy for research_area
 and training_free); a field with nothing in gold and nothing predicted is left out, so an empty record scores near 0.
-Per-paper F1 credits an empty prediction on empty gold with 1 and is shown only beside it. – marks an undefined number.</p>
+Per-paper F1 credits an empty prediction on empty gold with 1 and is shown only beside it. – marks an undefined number.
+The headline's CI is a percentile bootstrap over papers; a field's CI (column CI) is Wilson for the two accuracy fields, the
+percentile bootstrap for a micro F1 between 0 and 1, and for a micro F1 of exactly 0 or 1 (where every resample repeats it) the
+Wilson interval of the matched share over the papers the field counts on, carried to F1 = 2J / (1 + J).</p>
 <table><tr><th>headline [95% CI]</th><th>micro P</th><th>micro R</th><th>per-paper F1 (abstention credit)</th><th>valid</th><th>failures</th><th>s/paper</th><th>tokens/paper</th></tr>
 <tr><td>{{ num(scores.headline) }}{% if scores.headline_ci95 and scores.comparable %} [{{ "%.3f"|format(scores.headline_ci95[0]) }}, {{ "%.3f"|format(scores.headline_ci95[1]) }}]{% endif %}</td>
 <td>{{ num(scores.precision) }}</td><td>{{ num(scores.recall) }}</td><td>{{ num(scores.per_paper_f1) }}</td>
 <td>{{ "%.0f"|format(scores.valid_rate * 100) }}%</td><td>{% for k, v in scores.failures_by_class.items() %}{{ k }} {{ v }}{% if not loop.last %}, {% endif %}{% else %}none{% endfor %}</td>
 <td>{{ "%.1f"|format(scores.seconds_per_paper) }}</td><td>{{ "%.0f"|format(scores.tokens_per_paper) }}</td></tr></table>
-<table><tr><th>field</th><th>score [95% CI]</th><th>metric</th><th>micro P</th><th>micro R</th><th>invented rate</th></tr>
+<table><tr><th>field</th><th>score [95% CI]</th><th>metric</th><th>CI</th><th>micro P</th><th>micro R</th><th>invented rate</th></tr>
 {% for f in fields %}<tr><td>{{ f }}</td><td>{{ num(scores.fields[f].score) }}{% if scores.fields[f].ci95 %} [{{ "%.2f"|format(scores.fields[f].ci95[0]) }}, {{ "%.2f"|format(scores.fields[f].ci95[1]) }}]{% endif %}</td>
-<td>{{ scores.fields[f].metric }}</td><td>{{ num(scores.fields[f].micro_precision) }}</td><td>{{ num(scores.fields[f].micro_recall) }}</td>
+<td>{{ scores.fields[f].metric }}</td><td>{{ ci_names.get(scores.fields[f].ci_method, "–") }}</td><td>{{ num(scores.fields[f].micro_precision) }}</td><td>{{ num(scores.fields[f].micro_recall) }}</td>
 <td>{{ num(scores.fields[f].invented_rate, 2) }}</td></tr>{% endfor %}
 </table>
 <img alt="per-field F1 with 95% CI" src="data:image/png;base64,{{ plot }}">{% endif %}
@@ -328,7 +343,7 @@ def render_report(manifest: Manifest, scores: Optional[RunScores], lines: list[P
     env.globals["plural"] = plural
     facts = run_facts(manifest, scores, papers)
     run_head, run_rows = run_table([facts])
-    return env.from_string(_TEMPLATE).render(manifest=manifest, scores=scores, fields=BOARD_COLUMNS,
+    return env.from_string(_TEMPLATE).render(manifest=manifest, scores=scores, fields=BOARD_COLUMNS, ci_names=CI_NAMES,
                                             plot=_field_bar_png(scores) if scores else "", papers=items, facts=facts,
                                             run_head=run_head, run_rows=run_rows, run_text=run_table_text())
 

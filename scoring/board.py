@@ -25,6 +25,7 @@ from paperfields.scoring.score import GROUNDED_FIELDS, HEADLINE_FIELDS, SCORER_V
 if TYPE_CHECKING:
     from rich.table import Table
 
+CALIBRATION_METRICS = ("brier", "ece", "aurc", "errors_caught_20")  # Calibration's numbers on the board, per confidence source
 UNDEFINED = "–"  # an undefined number (nothing predicted, nothing in gold, no CI) on every board, report and table, never 1.0 or 0.0
 
 
@@ -146,7 +147,7 @@ def _row(s: RunScores, rank: Optional[int]) -> dict[str, Any]:
         "contamination": (s.contamination or {}).get("status", "unknown"),
         "model_cutoff": (s.contamination or {}).get("model_cutoff"),
         **{f"{metric}_{source}": (getattr(s.calibration[source], metric) if source in s.calibration else None)
-           for source in CALIBRATION_SOURCES for metric in ("brier", "ece")},
+           for source in CALIBRATION_SOURCES for metric in CALIBRATION_METRICS},
         "schema_version": s.schema_version, "scorer_version": s.scorer_version, "gold_version": s.gold_version,
     }
 
@@ -234,12 +235,18 @@ class of its own for `training_free`; a failed paper is wrong). A field with not
 predicted over the whole split is undefined and left out of the mean (never 1.0); a correct null name or
 URL counts nothing, an invented one is a false positive. So saying nothing earns nothing: the
 `rules/empty` reference (the schema's default record for every paper) scores near 0, and a record with
-one field right about 1/12 of a perfect one. CIs are 95% percentile bootstrap intervals over papers,
-with the pooled counts recomputed per resample. `P` and `R` are micro precision and recall pooled over
-the items of all 12 fields; `–` marks a number that is undefined (precision with nothing predicted,
-recall with nothing in gold). `per-paper F1` is the older secondary score, the mean over papers of
-per-paper F1 where an answered paper with nothing in gold and nothing predicted on a field scores 1 on
-it (abstention credit): it rewards leaving fields empty, so it never ranks."""
+one field right about 1/12 of a perfect one. The headline's CI is a 95% percentile bootstrap interval
+over papers, with the pooled counts recomputed per resample. A field's CI is made three ways, each
+keeping its width at 0 and 1: for `research_area` and `training_free` (a share of papers) the Wilson
+interval; for a micro-F1 field strictly between 0 and 1 the percentile bootstrap as above; for a
+micro-F1 field at exactly 1 or 0, where every resample repeats the point and the bootstrap would say
+[1.00, 1.00] or [0.00, 0.00], the Wilson interval of the share of matched items J over the papers the
+field counts on (all right, or all wrong), carried to F1 = 2J / (1 + J). `P` and `R` are micro
+precision and recall pooled over the items of all 12 fields; `–` marks a number that is undefined
+(precision with nothing predicted, recall with nothing in gold). `per-paper F1` is the older secondary
+score, the mean over papers of per-paper F1 where an answered paper with nothing in gold and nothing
+predicted on a field scores 1 on it (abstention credit): it rewards leaving fields empty, so it never
+ranks."""
 
 
 def leaderboard_markdown(scores: list[RunScores], gold_path: Path | None = None) -> str:
@@ -258,7 +265,8 @@ def _markdown(board: Board) -> str:
     head = ["rank", "run", "backend", "strategy", "mode", "papers", "valid", "failures", "headline [95% CI]", "P", "R", "per-paper F1"]
     head += [SHORT[f] for f in BOARD_COLUMNS]
     head += ["invented", "grounded", "s/paper", "tokens/paper", "prompt tokens/paper", "$/run", "correct items",
-             "s/correct", "$/correct", "contamination", "Brier asked / logprob", "ECE asked / logprob"]
+             "s/correct", "$/correct", "contamination", "Brier asked / logprob", "ECE asked / logprob", "AURC asked / logprob",
+             "caught@20% asked / logprob"]
     lines = [
         "# PaperFields leaderboard",
         "",
@@ -287,7 +295,12 @@ def _markdown(board: Board) -> str:
         "`Brier` and `ECE` (lower is better) check per-field confidences against whether the field is exactly right on the",
         "paper: `asked` where the model stated a confidence per field (the `confidence` strategy), `logprob` where it was",
         "derived from the tokens' log-probabilities (local models); ECE over 10 equal-width bins; `–` without confidences.",
-        "Reliability diagrams: `results/reliability_<run>.png`.",
+        "Reliability diagrams: `results/reliability_<run>.png`. Calibrated is not the same as useful for finding errors, so",
+        "beside them is selective prediction (Geifman & El-Yaniv 2017): keep only the most confident (paper, field) answers",
+        "and measure the error rate of those kept. `AURC` is the area under that risk–coverage curve (lower is better; a",
+        "confidence that ranks nothing scores the error rate), `caught@20%` the share of wrong fields among the least",
+        "confident 20% (higher is better; 0.2 at random); tied confidences count in expected value over their orders.",
+        "Risk–coverage curves: `results/risk_coverage_<run>.png`.",
         "",
     ]
     sections = (("contender", "Contenders (ranked by headline)"),
@@ -310,13 +323,15 @@ def _markdown(board: Board) -> str:
                     "?" if s.dollars_total is None else f"{s.dollars_total:.4f}"]
             row += [str(s.correct_items), fmt(s.seconds_per_correct, 2),
                     "?" if s.dollars_total is None else fmt(s.dollars_per_correct, 6), _contamination_cell(r)]
-            row += [" / ".join(fmt(r[f"{metric}_{source}"]) for source in CALIBRATION_SOURCES) for metric in ("brier", "ece")]
+            row += [" / ".join(fmt(r[f"{metric}_{source}"]) for source in CALIBRATION_SOURCES) for metric in CALIBRATION_METRICS]
             lines.append("| " + " | ".join(row) + " |")
         lines.append("")
     ordered = [by_id[r["run_id"]] for r in rows if r["section"] != "partial"]
     if ordered:
-        lines += ["## Per-field scores with 95% bootstrap CI", "",
-                  "Micro F1 (accuracy for `research_area` and `training_free`); `–` where undefined.", "",
+        lines += ["## Per-field scores with 95% CI", "",
+                  "Micro F1 (accuracy for `research_area` and `training_free`); `–` where undefined. CIs: Wilson for the two",
+                  "accuracy fields, percentile bootstrap over papers for micro F1 between 0 and 1, and at exactly 0 or 1 the Wilson",
+                  "interval of the matched share over the papers the field counts on, carried to F1 (see above).", "",
                   "| field | " + " | ".join(s.run_id for s in ordered) + " |", "|---|" + "---|" * len(ordered)]
         for field in BOARD_TABLE:
             cells = [fmt_ci(s.fields[field].score, s.fields[field].ci95, 2) for s in ordered]
@@ -340,7 +355,9 @@ def _csv(board: Board) -> str:
         row.update({f"failures_{k}": v for k, v in r["failures_by_class"].items()})
         row.update({k: r[k] for k in ("seconds_per_paper", "tokens_per_paper", "input_tokens_per_paper", "dollars_total", "correct_items", "seconds_per_correct",
                                       "dollars_per_correct", "contamination", "model_cutoff", "brier_asked", "ece_asked", "brier_logprob",
-                                      "ece_logprob", "schema_version", "scorer_version", "gold_version")})
+                                      "ece_logprob")})
+        row.update({f"{metric}_{source}": r[f"{metric}_{source}"] for source in CALIBRATION_SOURCES for metric in ("aurc", "errors_caught_20")})
+        row.update({k: r[k] for k in ("schema_version", "scorer_version", "gold_version")})
         rows.append(row)
     frame = pd.DataFrame(rows)
     frame["rank"] = frame["rank"].astype("Int64")  # an unranked run's rank is an empty cell, not 'nan' or a float

@@ -24,6 +24,15 @@ Metrics (lower is better; undefined, ``None``, without any confidence):
   2017, "On Calibration of Modern Neural Networks", ICML).
 - The reliability diagram plots accuracy against mean confidence per bin (DeGroot and Fienberg 1983;
   Niculescu-Mizil and Caruana 2005), see :func:`paperfields.plots.plot_reliability`.
+
+Calibrated is not the same as useful for finding errors: a model that states 0.35 everywhere and is
+right 35% of the time has ECE 0 and tells a user nothing about which fields to check. So beside
+them, selective prediction (:mod:`paperfields.scoring.metrics.risk_coverage`, Geifman & El-Yaniv
+2017): the risk–coverage curve (error rate of the fields kept when only the most confident are
+kept), its area AURC (lower is better; equal to the error rate when the confidence ranks nothing)
+and the share of wrong fields caught by flagging the least confident 20% (higher is better; 0.2 at
+random), ties in confidence in expected value over their orders. Plotted beside the reliability
+diagram by :func:`paperfields.plots.plot_risk_coverage`.
 """
 
 from __future__ import annotations
@@ -33,7 +42,10 @@ from typing import Any, Iterable, Optional
 import numpy as np
 from pydantic import BaseModel, Field
 
+from paperfields.scoring.metrics.risk_coverage import FLAG_SHARE, aurc, errors_caught, risk_coverage_curve
+
 ECE_BINS = 10
+CURVE_POINTS = 20  # the stored risk–coverage curve: risk at coverage 5%, 10%, ..., 100%
 SOURCES = ("asked", "logprob")
 NOTE_KEYS = {"asked": "confidence", "logprob": "logprob_confidence"}
 
@@ -84,25 +96,44 @@ class Calibration(BaseModel):
     ece: Optional[float] = Field(description=f"expected calibration error, {ECE_BINS} equal-width bins (lower is better)")
     mean_confidence: Optional[float] = None
     accuracy: Optional[float] = Field(default=None, description="share of the pairs whose field is exactly right")
-    per_field: dict[str, dict[str, Optional[float]]] = Field(default_factory=dict, description="field -> pairs, brier, ece")
+    aurc: Optional[float] = Field(default=None, description="area under the risk–coverage curve (Geifman & El-Yaniv 2017), lower is "
+                                  "better; equals the error rate when the confidence ranks nothing; ties in expected value over their orders")
+    errors_caught_20: Optional[float] = Field(default=None, description=f"share of the wrong pairs among the least confident "
+                                              f"{FLAG_SHARE:.0%} (higher is better; {FLAG_SHARE} at random); None without a wrong pair")
+    per_field: dict[str, dict[str, Optional[float]]] = Field(default_factory=dict, description="field -> pairs, brier, ece, aurc, errors_caught_20")
     bins: list[dict[str, float]] = Field(default_factory=list, description="reliability diagram: non-empty bins")
+    risk_coverage: list[tuple[float, float]] = Field(default_factory=list, description=f"risk–coverage curve at {CURVE_POINTS} coverages "
+                                                     "(k / N for k = ceil(j N / 20)): (coverage, error rate of the k most confident pairs)")
 
 
 def _round(x: Optional[float]) -> Optional[float]:
     return None if x is None else round(x, 4)
 
 
+def curve_points(confidences: np.ndarray, outcomes: np.ndarray, points: int = CURVE_POINTS) -> list[tuple[float, float]]:
+    """The risk–coverage curve (:func:`~paperfields.scoring.metrics.risk_coverage.risk_coverage_curve`)
+    at ``points`` coverages, k = ceil(j N / points) for j = 1..points (repeated k kept once), as
+    (coverage, risk) rounded to 4 digits; [] without pairs."""
+    coverage, risk = risk_coverage_curve(confidences, outcomes)
+    n = len(risk)
+    ks = dict.fromkeys(min(n, -(-j * n // points)) for j in range(1, points + 1)) if n else {}
+    return [(round(float(coverage[k - 1]), 4), round(float(risk[k - 1]), 4)) for k in ks]
+
+
 def calibration_of(pairs: list[tuple[str, float, int]]) -> Calibration:
-    """Brier score, ECE and reliability bins of ``(field, confidence, outcome)`` pairs, pooled and per field."""
+    """Brier score, ECE, reliability bins, AURC, errors caught and the risk–coverage curve of
+    ``(field, confidence, outcome)`` pairs, pooled (and all but the bins and curve per field)."""
     conf = np.array([c for _, c, _ in pairs], dtype=float)
     out = np.array([o for _, _, o in pairs], dtype=float)
     per_field = {}
     for field in dict.fromkeys(f for f, _, _ in pairs):
         sel = np.array([f == field for f, _, _ in pairs])
         per_field[field] = {"pairs": int(sel.sum()), "brier": _round(brier_score(conf[sel], out[sel])),
-                            "ece": _round(expected_calibration_error(conf[sel], out[sel]))}
+                            "ece": _round(expected_calibration_error(conf[sel], out[sel])),
+                            "aurc": _round(aurc(conf[sel], out[sel])), "errors_caught_20": _round(errors_caught(conf[sel], out[sel]))}
     return Calibration(
         pairs=len(pairs), brier=_round(brier_score(conf, out)), ece=_round(expected_calibration_error(conf, out)),
+        aurc=_round(aurc(conf, out)), errors_caught_20=_round(errors_caught(conf, out)), risk_coverage=curve_points(conf, out),
         mean_confidence=_round(float(conf.mean())) if len(pairs) else None, accuracy=_round(float(out.mean())) if len(pairs) else None,
         per_field=per_field, bins=[{k: round(v, 4) if isinstance(v, float) else v for k, v in b.items()} for b in reliability_bins(conf, out)],
     )

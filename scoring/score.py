@@ -65,8 +65,10 @@ from paperfields.scoring.metrics.bootstrap import (
     pooled_distribution,
 )
 from paperfields.scoring.metrics.f1 import f1, f1_pooled, prf
+from paperfields.scoring.metrics.wilson import f1_edge_ci, wilson_ci
 
-SCORER_VERSION = "3.0"  # 3.0: the headline is pooled (micro) F1 per field, macro over defined fields; accuracy for the two label fields
+SCORER_VERSION = "3.1"  # 3.0: the headline is pooled (micro) F1 per field, macro over defined fields; accuracy for the two label fields;
+# 3.1: field intervals that keep their width at 0 and 1 (Wilson for accuracy, Wilson of J for a micro F1 at a bound: field_interval)
 SOFT_THRESHOLD = PHRASE.threshold  # the soft name score: the phrase rule on a name
 
 # Derived from the schema's field facts (paperfields.core.fields); each names the fields in schema order.
@@ -84,7 +86,7 @@ HIGHER_IS_BETTER = {
     "invented_rate": False, "precision": True, "recall": True, "seconds_per_paper": False, "tokens_per_paper": False,
     "input_tokens_per_paper": False,
     "dollars_total": False, "correct_items": True, "seconds_per_correct": False, "dollars_per_correct": False,
-    "brier": False, "ece": False,
+    "brier": False, "ece": False, "aurc": False, "errors_caught_20": True,
 }
 
 Counts = tuple[int, int, int]
@@ -276,7 +278,11 @@ class FieldAggregate(BaseModel):
 
     metric: str = Field(description="'micro_f1' or 'accuracy': what `score` is")
     score: Optional[float] = Field(description="the field's headline score; None when undefined")
-    ci95: Optional[tuple[float, float]] = Field(default=None, description="95% percentile bootstrap CI of score, resampling papers (counts pooled per resample)")
+    ci95: Optional[tuple[float, float]] = Field(default=None, description="95% interval of score, made as ci_method says (field_interval)")
+    ci_method: Optional[str] = Field(default=None, description="how ci95 was made: 'wilson' (accuracy: papers right of papers), "
+                                     "'percentile_bootstrap' (a micro F1 strictly between 0 and 1: papers resampled, counts pooled per "
+                                     "resample) or 'wilson_f1_edge' (a micro F1 of 0 or 1: Wilson of the matched share over the papers "
+                                     "the field counts on, carried to F1); None without an interval")
     micro_precision: Optional[float] = None
     micro_recall: Optional[float] = None
     micro_f1: Optional[float] = None
@@ -438,10 +444,42 @@ def _round(value: Any) -> Optional[float]:
     return None if value is None or np.isnan(value) else round(float(value), 4)
 
 
+CI_METHODS = ("wilson", "percentile_bootstrap", "wilson_f1_edge")
+
+
+def field_interval(is_accuracy: bool, counts: np.ndarray, resampled: Optional[np.ndarray]) -> tuple[Optional[tuple[float, float]], Optional[str]]:
+    """The 95% interval of one field's score and the name of the method that made it (one of
+    :data:`CI_METHODS`), from its per-paper ``counts`` (shape (papers, 3): tp, fp, fn):
+
+    - accuracy (papers labeled right out of papers, tp / papers): the Wilson interval
+      (:func:`~paperfields.scoring.metrics.wilson.wilson_ci`), a closed form for a proportion that
+      keeps its width at 0 and 1;
+    - micro F1 strictly between 0 and 1: the percentile bootstrap over papers, ``resampled`` being the
+      field's score on each resample (shape (resamples,), NaN where undefined);
+    - micro F1 of exactly 1 (no fp, no fn) or 0 (no tp): every resample repeats it, so the bootstrap
+      would say [1, 1] or [0, 0]; instead :func:`~paperfields.scoring.metrics.wilson.f1_edge_ci` over
+      the papers where the field counts anything.
+
+    (None, None) under 2 papers (one paper says nothing about spread) or when the score is undefined
+    (a micro F1 with tp + fp + fn = 0)."""
+    papers = counts.shape[0]
+    tp, fp, fn = (int(x) for x in counts.sum(axis=0))
+    if papers < 2:
+        return None, None
+    if is_accuracy:
+        return wilson_ci(tp, papers), "wilson"
+    if tp + fp + fn == 0:
+        return None, None
+    if tp == 0 or fp + fn == 0:
+        counted = int(np.count_nonzero(counts.sum(axis=1)))
+        return f1_edge_ci(1.0 if tp else 0.0, counted), "wilson_f1_edge"
+    return (None, None) if resampled is None else (percentile_interval(resampled), "percentile_bootstrap")
+
+
 def aggregate(per_paper: list[dict[str, tuple[int, int, int]]], diagnostics: Optional[list[dict[str, Any]]] = None,
               answered: Optional[list[bool]] = None, model: type[BaseModel] = PaperRecord) -> dict[str, FieldAggregate]:
     """Pool per-paper counts into per-field aggregates, one per score of ``model`` (REPORTED_FIELDS):
-    the field score (micro F1, or accuracy where the field's facts say so) with its bootstrap CI,
+    the field score (micro F1, or accuracy where the field's facts say so) with its 95% interval (:func:`field_interval`),
     micro P/R/F1, the secondary per-paper F1, and the invented-value rate when diagnostics are given.
     ``answered[i]`` False marks paper i as a failure (per-paper F1 0, see :func:`paper_f1`); all
     answered by default."""
@@ -460,14 +498,14 @@ def aggregate(per_paper: list[dict[str, tuple[int, int, int]]], diagnostics: Opt
         precision, recall, micro = prf(tp, fp, fn)
         is_accuracy = reported.metric == "accuracy"
         score = field_scores(counts.sum(axis=0)[None, :], n, (field,), model)[0]
-        ci = percentile_interval(resampled[:, column]) if resampled is not None and not np.isnan(score) else None
+        ci, ci_method = field_interval(is_accuracy, counts, None if resampled is None else resampled[:, column])
         per = [paper_f1(tuple(c), ok) for c, ok in zip(counts, answered)]
         invented = None
         if diagnostics is not None and field in diagnostics[0]["invented"]:
             flags = [d["invented"][field] for d in diagnostics if d["invented"][field] is not None]
             invented = round(float(np.mean(flags)), 4) if flags else None
         fields[field] = FieldAggregate(
-            metric="accuracy" if is_accuracy else "micro_f1", score=_round(score), ci95=ci,
+            metric="accuracy" if is_accuracy else "micro_f1", score=_round(score), ci95=ci, ci_method=ci_method,
             micro_precision=_round(precision), micro_recall=_round(recall), micro_f1=_round(micro),
             accuracy=_round(tp / n) if is_accuracy and n else None,
             per_paper_f1=round(float(np.mean(per)) if per else 0.0, 4), tp=tp, fp=fp, fn=fn, invented_rate=invented,

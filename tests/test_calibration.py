@@ -125,7 +125,8 @@ def test_the_confidence_strategy_keeps_confidences_out_of_the_record():
 def test_a_confidence_run_is_scored_for_calibration(tmp_path):
     """The confidence strategy through the real openai client and instructor to a local server: the
     confidences land in the prediction line's notes, not in the record, and scores.json has the asked
-    calibration. Every confidence is 1.0, so Brier = ECE = 1 - accuracy over the 3 x 12 pairs."""
+    calibration. Every confidence is 1.0, so Brier = ECE = 1 - accuracy over the 3 x 12 pairs; all tied, the confidence ranks
+    nothing: AURC = 1 - accuracy, and flagging ceil(0.2 * 36) = 8 pairs catches 8 / 36 of the errors in expectation."""
     answer = {"method_name": "StubNet", "research_area": "reasoning", "contribution_types": ["method"], "datasets": ["GSM8K"],
               "confidence": {f: 1.0 for f in ("method_name", "method_full_name", "contribution_types", "research_area", "tasks", "datasets",
                                               "models", "metrics", "baselines", "results", "code_url", "training_free")}}
@@ -145,9 +146,11 @@ def test_a_confidence_run_is_scored_for_calibration(tmp_path):
     right = sum(field_outcome(row["fields"][f]) for row in rows for f in HEADLINE_FIELDS)
     assert asked["pairs"] == 36 and 0 < right < 36
     assert asked["brier"] == pytest.approx(round(1 - right / 36, 4)) and asked["ece"] == pytest.approx(round(1 - right / 36, 4))
+    assert asked["aurc"] == pytest.approx(round(1 - right / 36, 4)) and asked["errors_caught_20"] == pytest.approx(round(8 / 36, 4))
+    assert asked["risk_coverage"][-1] == [1.0, pytest.approx(round(1 - right / 36, 4))]
     assert "logprob" not in scores["calibration"]  # the openai backend gives no token log-probabilities here
     # the same numbers on the board, the report's run table and the reliability diagram
-    from paperfields.plots import plot_reliability
+    from paperfields.plots import plot_reliability, plot_risk_coverage
     from paperfields.report import write_report
     from paperfields.scoring.board import leaderboard_markdown
     from paperfields.scoring.score import RunScores
@@ -157,13 +160,18 @@ def test_a_confidence_run_is_scored_for_calibration(tmp_path):
     run_scores = RunScores.model_validate(scores)
     board = leaderboard_markdown([run_scores])
     brier = f"{asked['brier']:.3f}"
-    assert f"| {brier} / – | {asked['ece']:.3f} / – |" in board
+    assert f"| {brier} / – | {asked['ece']:.3f} / – | {asked['aurc']:.3f} / – | {8 / 36:.3f} / – |" in board
     head, row = _run_table(write_report(run, ROOT / "gold" / "gold.jsonl").read_text(encoding="utf-8"))
     cells = dict(zip(head, row))
     assert cells["Brier (asked confidence)"] == brier and cells["Brier (logprob confidence)"] == "–"
+    assert cells["AURC (asked confidence)"] == f"{asked['aurc']:.3f}" and cells["AURC (logprob confidence)"] == "–"
+    assert cells["errors caught in least confident 20% (asked confidence)"] == f"{8 / 36:.3f}"
     png = plot_reliability(run_scores, tmp_path / "reliability.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert plot_reliability(run_scores.model_copy(update={"calibration": {}}), tmp_path / "none.png") is None
+    curve = plot_risk_coverage(run_scores, tmp_path / "risk_coverage.png")
+    assert curve.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert plot_risk_coverage(run_scores.model_copy(update={"calibration": {}}), tmp_path / "none.png") is None
 
 
 def test_the_confidence_prompt_is_the_zero_shot_prompt_plus_the_confidence_request():

@@ -108,9 +108,12 @@ def test_leaderboard_cli_writes_plots(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "leaderboard", "--runs-dir", str(runs), "--out", str(tmp_path / "board.md")],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    for name in ("leaderboard_overall.png", "leaderboard_fields.png", "leaderboard_seconds.png"):
+    confident = "local_qwen2.5-coder-0.5b__confidence__test"  # a run with per-field confidences: its two diagrams side by side
+    for name in ("leaderboard_overall.png", "leaderboard_fields.png", "leaderboard_seconds.png", f"reliability_{confident}.png",
+                 f"risk_coverage_{confident}.png"):
         png = tmp_path / name
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5_000
+    assert not list(tmp_path.glob("risk_coverage_rules_*.png"))  # no confidences, no curve
     assert (tmp_path / "board.md").read_text() == (ROOT / "results" / "leaderboard.md").read_text()
 
 
@@ -375,7 +378,9 @@ def test_report_shows_dollars_per_correct_item_and_contamination_of_a_priced_run
     head, row = _run_table(html)
     assert head == ["run", "correct items", "cost / correct item", "model s / correct", "$ / correct", "contamination", "model cutoff",
                     "cutoff source", "corpus first public", "Brier (asked confidence)", "ECE (asked confidence)",
-                    "Brier (logprob confidence)", "ECE (logprob confidence)"]
+                    "Brier (logprob confidence)", "ECE (logprob confidence)", "AURC (asked confidence)",
+                    "errors caught in least confident 20% (asked confidence)", "AURC (logprob confidence)",
+                    "errors caught in least confident 20% (logprob confidence)"]
     correct = scores["correct_items"]
     assert correct > 10  # two papers answered with their own gold
     cells = dict(zip(head, row))
