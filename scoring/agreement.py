@@ -408,9 +408,11 @@ def _heldout_lines(report: dict) -> list[str]:
         missing = max(0, math.ceil(TARGET_OVERALL * n - 1e-9) - k)
         lines += ["", f"Gap: {missing} more agreeing {'pair' if missing == 1 else 'pairs'} would meet the overall target"
                   + (f", and the fields below {TARGET_FIELD:.2f} need theirs too" if below else "") + ". The deterministic rules were not "
-                  "tuned further on these pairs (that would spend them); no semantic matcher (an LLM judge or an embedding model) "
-                  "is built yet: the project has no backend that could judge these pairs offline with a capable model, and a "
-                  "rule that makes two different things match is worse than a miss."]
+                  "tuned further on these pairs (that would spend them), and a rule that makes two different things match is worse "
+                  "than a miss. No optional semantic matcher (an LLM judge or an embedding model) is built yet: the backends that "
+                  "run offline here are the 0.5B and 1.5B local models, too small to trust as judges of paraphrase, and an API "
+                  "judge needs a key the project's published runs do not use; most remaining disagreements are paraphrases and "
+                  "broader-or-narrower calls that a judge marks as hard."]
     if report["disagreements"]:
         lines += ["", "Disagreements (the judge's note, then the mechanism of the scorer that decided the pair):", ""] + _disagreement_lines(report, known=False)
     return lines + [""]
