@@ -35,7 +35,14 @@ from paperfields.core.fields import record_fields
 from paperfields.core.normalize import normalize, normalize_url, number_precision, numbers_agree, strip_markup
 from paperfields.core.schema import PaperRecord
 
-_DIGITS = re.compile(r"\d+(?:\.\d+)*")
+# A version: its digits with the letters glued after them ("4o" is not "4", "7b" not "7"); a lone
+# "x" after a number is a multiplication sign, not part of a version ("2x speedup").
+_DIGITS = re.compile(r"\d+(?:\.\d+)*(?:(?!x(?![a-z]))[a-z]+(?![\d.]))?")
+# A year written after a name, long or short: "MATH 2024" (glued to "math2024" by normalize), "MATH24",
+# "WMT'23", "WMT '23". Both read as the two last digits, so the short and the long form are one name
+# while two different years stay apart (the digit guard then compares "24" with "23"). Only after a
+# letter or an apostrophe, and never inside a longer number, so "2048 tokens" keeps its 2048.
+_YEAR = re.compile(r"(?<=[^\W\d_])(?:'|(?:19|20)(?=\d\d(?![\d.])))(\d\d)(?![\d.])")
 _MARKS = re.compile(r"\++|#")
 _ENDS_IN_LETTER = re.compile(r"[^\W\d_]$")
 
@@ -49,6 +56,16 @@ GENERIC_QUANTIFIERS = frozenset({"core", "diverse", "various", "several", "multi
 # Metric abbreviations common across ML abstracts (a paper's own acronyms come from the abstract
 # instead, see :func:`abstract_aliases`). A key is a whole word after normalization ("Acc." -> "acc").
 METRIC_ABBREVIATIONS = (("acc", "accuracy"), ("em", "exact match"), ("ppl", "perplexity"))
+# Words that make a variant of one method when written after its name: a size or edition ("FooNet-L",
+# "FooNet Large", "FooNet-Lite"), and the generic words a name may carry ("CodeChemist framework").
+# Any other word added to a name names something else ("X-Flow" is not "Flow", "DC-Prompt" not
+# "Prompt", "Multi-Head LatentMoE" not "Multi-Head"): see ``MatchRule.added``.
+VARIANT_MARKS = frozenset({"s", "m", "l", "xs", "xl", "xxl", "base", "small", "medium", "large", "tiny", "mini", "nano", "lite",
+                           "light", "plus", "pro", "max", "ultra", "full"})
+# Endings of a leading compound that says how a task is approached ("LLM-based", "retrieval-augmented").
+APPROACH_SUFFIXES = ("based", "driven", "powered", "augmented", "assisted")
+GENERIC_NAME_WORDS = frozenset({"method", "framework", "approach", "algorithm", "model", "system", "pipeline", "architecture",
+                                "agent", "technique", "strategy", "benchmark", "dataset"})
 
 
 @dataclass(frozen=True)
@@ -76,6 +93,25 @@ class MatchRule:
     code generation" in a paper that contrasts the two). ``word_forms``: containment also on Snowball
     stems ("generate code" ~ "code generation"), where the shorter must keep two words to take one
     more ("mathematics" is not "mathematical reasoning").
+
+    ``added``: when set (the soft score of a coined name), containment takes the one word more only
+    when it is written after the whole shorter name and is one of these words (a variant mark or a
+    generic word: ``FooNet`` ~ ``FooNet-L``, ``CodeChemist`` ~ ``CodeChemist framework``) or another
+    accepted form of the gold name (its acronym: "Advantage Collapse Rate (ACR)" ~ "advantage collapse
+    rate"); any other added word, or one written before the name, makes another name and the pair is
+    different whatever the ratio (``Flow`` vs ``X-Flow``, ``Prompt`` vs ``DC-Prompt``, ``Multi-Head``
+    vs ``Multi-Head LatentMoE``). A name coined by the paper is one word or a fixed few; a word
+    before it or a word that names something is how papers name a different method, while a size or
+    edition after it is how they name a variant of the same one (gold/GUIDELINES.md, ruling 31).
+
+    ``approach``: a leading word that says how a task is done, not what it is ("LLM-based",
+    "retrieval-augmented": a compound ending in one of ``APPROACH_SUFFIXES``) is dropped
+    ("LLM-based recommendation" -> "recommendation"). ``bare_acronym``: an acronym written alone
+    (two capitals or more in one word: "MAS") names a thing, and a task phrase on it ("MAS
+    generation") is not the same item: containment does not take a word more onto it.
+
+    On a name rule (no ``compounds``) heads are cut at the token level, so a head inside a
+    hyphenated name goes too ("$\\tau^2$-Bench" -> "tau2"), never the last token left.
     """
 
     threshold: float
@@ -86,19 +122,25 @@ class MatchRule:
     compounds: bool = False
     contrast: bool = False
     word_forms: bool = False
+    added: Optional[frozenset[str]] = None
+    approach: bool = False
+    bare_acronym: bool = False
 
 
 NAME = MatchRule(0.9)  # names: models, and the base of datasets and baselines; versions must agree
 PHRASE = MatchRule(0.85, containment=True)  # descriptive phrases: the base of tasks and metrics, and the soft method-name score
-TASKS = replace(PHRASE, compounds=True, heads=frozenset({"task", "tasks", "benchmark", "benchmarks"}), contrast=True, word_forms=True)
+TASKS = replace(PHRASE, compounds=True, heads=frozenset({"task", "tasks", "benchmark", "benchmarks"}), contrast=True, word_forms=True,
+                approach=True, bare_acronym=True)
 METRICS = replace(PHRASE, compounds=True, heads=frozenset({"metric", "metrics"}), restrictions=RESTRICTING_PREPOSITIONS,
                   abbreviations=METRIC_ABBREVIATIONS)
-DATASETS = replace(NAME, heads=frozenset({"benchmark", "benchmarks", "dataset", "datasets"}))
-BASELINES = replace(NAME, heads=frozenset({"baseline", "baselines"}))
+DATASETS = replace(NAME, heads=frozenset({"benchmark", "benchmarks", "bench", "dataset", "datasets"}))
+BASELINES = replace(NAME, heads=frozenset({"baseline", "baselines", "variant", "variants", "method", "methods", "approach", "approaches"}))
+MODELS = replace(NAME, heads=frozenset({"model", "models", "variant", "variants", "series", "family"}))
+SOFT_NAME = replace(PHRASE, added=VARIANT_MARKS | GENERIC_NAME_WORDS)  # the soft score of a coined name (method_name)
 # The similarity rules by the name a field's facts give (paperfields.core.fields.FieldFacts.match);
 # a result tuple's metric, dataset, model and baseline use the rule of the list field of their kind.
-MATCH_RULES = {"name": NAME, "phrase": PHRASE, "task": TASKS, "metric": METRICS, "dataset": DATASETS, "baseline": BASELINES}
-RESULT_NAME_RULES = {"metric": METRICS, "dataset": DATASETS, "model": NAME, "baseline": BASELINES}
+MATCH_RULES = {"name": NAME, "phrase": PHRASE, "soft_name": SOFT_NAME, "task": TASKS, "metric": METRICS, "dataset": DATASETS, "baseline": BASELINES, "model": MODELS}
+RESULT_NAME_RULES = {"metric": METRICS, "dataset": DATASETS, "model": MODELS, "baseline": BASELINES}
 # The rule of each record field that names one (the list fields), read from the schema's facts.
 FIELD_RULES = {f.name: MATCH_RULES[f.facts.match] for f in record_fields(PaperRecord) if f.facts.match in MATCH_RULES}
 
@@ -133,6 +175,11 @@ def _tokens(words: Words) -> frozenset[str]:
 class _Phrase:
     key: str  # matching key of the reduced phrase
     words: Words
+    acronym: bool = False  # written as one acronym ("MAS"), for ``MatchRule.bare_acronym``
+    unspaced: str = ""  # the whole phrase before any reduction, without spaces ("SWE-bench" ~ "SWEBench")
+
+
+_ACRONYM = re.compile(r"[^\W_]*[A-Z][^\W_]*[A-Z][^\W_]*")
 
 
 def _cut_head(words: list[str], heads: frozenset[str]) -> list[str]:
@@ -162,18 +209,24 @@ def _written_words(text: str) -> list[str]:
 @lru_cache(maxsize=1 << 16)
 def _phrase(text: str, rule: MatchRule) -> _Phrase:
     """``text`` reduced by ``rule`` (see :class:`MatchRule`): its key and the tokens of each word."""
-    words = _written_words(text)
+    words = [_YEAR.sub(r"\1", w) for w in _written_words(text)]
+    unspaced = "".join(words).replace(" ", "")
     if len(words) > 1 and words[0] == "the":
         words = words[1:]
     expand = dict(rule.abbreviations)
     words = [expand.get(w, w) for w in words]
     if rule.restrictions:
         words = words[:next((i for i in range(1, len(words)) if words[i] in rule.restrictions), len(words))]
+    if rule.approach and len(words) > 1 and words[0].rsplit(" ", 1)[-1] in APPROACH_SUFFIXES and " " in words[0]:
+        words = words[1:]
+    if not rule.compounds:
+        words = [t for w in words for t in w.split()]
     if rule.heads:
         words = _cut_head(words, rule.heads)
+    acronym = bool(rule.bare_acronym and _ACRONYM.fullmatch(strip_markup(text).strip()))
     if rule.compounds:
-        return _Phrase(" ".join(words), tuple(tuple(w.split()) for w in words))
-    return _Phrase(" ".join(words), tuple((t,) for w in words for t in w.split()))
+        return _Phrase(" ".join(words), tuple(tuple(w.split()) for w in words), acronym, unspaced)
+    return _Phrase(" ".join(words), tuple((w,) for w in words), acronym, unspaced)
 
 
 def _signature(key: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -222,23 +275,62 @@ def _contrasted(short: Words, long_: Words, text: str, stem: bool) -> bool:
     return _occurs(broad, rest)
 
 
-def _contained(a: Words, b: Words, rule: MatchRule, text: str, stem: bool) -> Optional[bool]:
-    """How token containment decides a pair: True (the same: one's tokens are the other's with at
-    most one written word more), False (different: a name with a token added, or a contrasted
+def _added_word_allowed(short: Words, long_: Words, allowed: frozenset[str]) -> bool:
+    """``long_`` is ``short`` with words written after it, each one of ``allowed`` (``MatchRule.added``)."""
+    short_tokens, long_tokens = [t for w in short for t in w], [t for w in long_ for t in w]
+    return long_tokens[:len(short_tokens)] == short_tokens and set(long_tokens[len(short_tokens):]) <= allowed
+
+
+def _contained(a: Words, b: Words, rule: MatchRule, text: str, stem: bool, added: frozenset[str] = frozenset()) -> tuple[Optional[bool], str]:
+    """How token containment decides a pair, and why: True (the same: one's tokens are the other's with
+    at most one written word more), False (different: a name with a token added, a word added to a
+    coined name that is not a variant mark (``rule.added``, extended by ``added``), or a contrasted
     modifier), or None (containment does not decide; the ratio does)."""
     short, long_ = (a, b) if len(_tokens(a)) <= len(_tokens(b)) else (b, a)
     shared = _tokens(short)
     if not shared or not shared <= _tokens(long_):
-        return None
+        return None, ""
     if not rule.containment:
-        return False if shared != _tokens(long_) else None
+        return (False, "a name with a word more is another name") if shared != _tokens(long_) else (None, "")
     if sum(not set(word) <= shared for word in long_) > 1:
-        return None
+        return None, ""
     if stem and shared != _tokens(long_) and len(short) < 2:
-        return None  # a lone word in another form is too little to go on: "mathematics" vs "mathematical reasoning"
+        return None, ""  # a lone word in another form is too little to go on: "mathematics" vs "mathematical reasoning"
     if rule.contrast and _contrasted(short, long_, text, stem):
-        return False
-    return True
+        return False, "the abstract writes the phrase with and without the modifier, so the modifier restricts"
+    if rule.added is not None and shared != _tokens(long_) and not _added_word_allowed(short, long_, rule.added | added):
+        return False, "the word added to the name is not a variant mark after it: it names another method"
+    form = " in another word form" if stem else ""
+    return True, (f"one's words are the other's{form}" if shared == _tokens(long_) else f"one's words are the other's{form} with one written word more")
+
+
+def _similarity(predicted: str, accepted: Sequence[str], rule: MatchRule, text: Optional[str]) -> tuple[float, str]:
+    """:func:`similarity` and the reason of its verdict (see :func:`explain`)."""
+    p = _phrase(predicted, rule)
+    best, why = 0.0, "no accepted form has the same versions and symbol marks"
+    # A one-word accepted form (the gold name's acronym) may follow its expansion on a rule with ``added``.
+    one_word = frozenset(k for k in (_phrase(a, rule).key for a in accepted) if k and " " not in k) if rule.added is not None else frozenset()
+    for accepted_form in accepted:
+        form = _phrase(accepted_form, rule)
+        if _signature(p.key) != _signature(form.key):
+            continue
+        if p.key.replace(" ", "") == form.key.replace(" ", "") or p.unspaced == form.unspaced:
+            return 1.0, f"equal after the field's reduction ({p.key!r})"
+        if rule.bare_acronym and ((p.acronym and _tokens(p.words) < _tokens(form.words)) or (form.acronym and _tokens(form.words) < _tokens(p.words))):
+            best, why = (best, why) if best else (0.0, "an acronym alone names a thing, not a task on it")
+            continue
+        verdict, reason = _contained(p.words, form.words, rule, text or "", stem=False, added=one_word)
+        if verdict is None and rule.word_forms:
+            verdict, reason = _contained(_stemmed(p.words), _stemmed(form.words), rule, text or "", stem=True)
+        if verdict:
+            return 1.0, reason
+        if verdict is False:
+            best, why = (best, why) if best else (0.0, reason)
+            continue
+        ratio = fuzz.ratio(p.key, form.key) / 100.0
+        if ratio >= best:
+            best, why = ratio, f"character similarity {ratio:.2f} of {p.key!r} and {form.key!r} (threshold {rule.threshold:.2f})"
+    return best, why
 
 
 def similarity(predicted: str, accepted: Sequence[str], rule: MatchRule = NAME, text: Optional[str] = None) -> float:
@@ -257,23 +349,15 @@ def similarity(predicted: str, accepted: Sequence[str], rule: MatchRule = NAME, 
     ``containment``, 0.0 when one's tokens are a strict subset of the other's (a name with a token
     added). Else the rapidfuzz ratio of the keys, best over the accepted forms.
     """
-    p = _phrase(predicted, rule)
-    best = 0.0
-    for accepted_form in accepted:
-        form = _phrase(accepted_form, rule)
-        if _signature(p.key) != _signature(form.key):
-            continue
-        if p.key.replace(" ", "") == form.key.replace(" ", ""):
-            return 1.0
-        verdict = _contained(p.words, form.words, rule, text or "", stem=False)
-        if verdict is None and rule.word_forms:
-            verdict = _contained(_stemmed(p.words), _stemmed(form.words), rule, text or "", stem=True)
-        if verdict:
-            return 1.0
-        if verdict is False:
-            continue
-        best = max(best, fuzz.ratio(p.key, form.key) / 100.0)
-    return best
+    return _similarity(predicted, accepted, rule, text)[0]
+
+
+def explain(predicted: str, accepted: Sequence[str], rule: MatchRule = NAME, text: Optional[str] = None) -> str:
+    """In words, why :func:`similarity` gives its verdict on a pair (the mechanism that decided it:
+    equal after reduction, a version or symbol mark that differs, containment, a word added to a
+    name, a contrasted modifier, an acronym alone, or the character ratio), for reports of
+    disagreements with a judge."""
+    return _similarity(predicted, accepted, rule, text)[1]
 
 
 def dedupe(items: Sequence[str]) -> list[str]:
@@ -374,12 +458,48 @@ def abstract_aliases(abstract: str) -> dict[str, list[str]]:
     return out
 
 
+# A symbol defined in math right after the phrase it names: "Youden's index $J=\\mathrm{TPR}-\\mathrm{FPR}$",
+# "the reward model ($R_\\phi$)", "a temperature $\\tau$ = 0.7": one letter (Latin, or a Greek command) with
+# an optional subscript, then "=" in the math, or the math closed (and a bracket closed).
+_SYMBOL_DEFINITION = re.compile(
+    r"(?P<before>[^$()]{1,120}?)\s*\(?\$\s*(?P<symbol>(?:[A-Za-z]|\\[A-Za-z]+)(?:_\{?\\?[A-Za-z0-9]+\}?)?)\s*(?:=|\$\s*(?:\)|=))")
+# Words that end the phrase a symbol names, reading back from the symbol ("determined solely by | Youden's index").
+_PHRASE_STOPS = frozenset("a an the by of for in on to with and or as at is are be its their this that which where when we our "
+                          "from via than then so while denoted called termed".split())
+
+
+@lru_cache(maxsize=1 << 12)
+def symbol_aliases(abstract: str) -> dict[str, list[str]]:
+    """Symbol <-> phrase pairs the abstract defines in math: "Youden's index $J=\\mathrm{TPR}-\\mathrm{FPR}$"
+    gives ``{"J": ["Youden's index", "index"], "Youden's index": ["J"], "index": ["J"]}``: the symbol
+    with each run of up to four words before it, read back to a function word or a punctuation mark
+    (ruling 6 for a name defined as a symbol: the abstract says the two are one thing). Empty for an
+    abstract without such a definition."""
+    out: dict[str, list[str]] = {}
+    for match in _SYMBOL_DEFINITION.finditer(abstract):
+        symbol = strip_markup(f"${match.group('symbol')}$")
+        if not symbol:
+            continue
+        words = re.split(r"\s+", re.split(r"[.,;:!?]", strip_markup(match.group("before")))[-1].strip())
+        phrase: list[str] = []
+        for word in reversed(words):
+            if not word or word.lower() in _PHRASE_STOPS or len(phrase) == 4:
+                break
+            phrase.insert(0, word)
+            long_ = " ".join(phrase)
+            out.setdefault(symbol, []).append(long_)
+            out.setdefault(long_, []).append(symbol)
+    return out
+
+
 def with_abstract_aliases(alternates: dict[str, list[str]], abstract: str) -> dict[str, list[str]]:
-    """Gold ``alternates`` extended with :func:`abstract_aliases` (guideline ruling 6: an acronym and
-    the expansion the abstract gives are the same item), as a new dict; ``alternates`` is unchanged."""
+    """Gold ``alternates`` extended with :func:`abstract_aliases` and :func:`symbol_aliases` (guideline
+    ruling 6: an acronym or a symbol and the phrase the abstract gives for it are the same item), as a
+    new dict; ``alternates`` is unchanged."""
     merged = {key: list(values) for key, values in alternates.items()}
-    for key, values in abstract_aliases(abstract).items():
-        merged.setdefault(key, []).extend(v for v in values if v not in merged[key])
+    for aliases in (abstract_aliases(abstract), symbol_aliases(abstract)):
+        for key, values in aliases.items():
+            merged.setdefault(key, []).extend(v for v in values if v not in merged[key])
     return merged
 
 

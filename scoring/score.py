@@ -17,9 +17,11 @@ correct null as nothing, a right value as tp, a wrong value as fp + fn, an inven
 the empty record scores near 0 and one field right about 1/12. The mean over papers of per-paper
 F1, where an answered paper with nothing in gold and nothing predicted scores 1 (abstention credit),
 is kept as the secondary ``per_paper_f1``. ``method_name`` and ``method_full_name`` are strict
-(exact after normalization, with gold alternates); ``*_soft`` variants use the phrase rule of
-:mod:`match` (rapidfuzz ratio of at least SOFT_THRESHOLD, or one dropped or added token, with the
-alternates: "Full Name (ACR)" is soft-correct for "ACR" when the abstract gives the expansion).
+(exact after normalization, with gold alternates); ``method_name_soft`` uses the soft name rule of
+:mod:`match` (``SOFT_NAME``: rapidfuzz ratio of at least SOFT_THRESHOLD, or one dropped or added word
+when it is a variant mark written after the name, ``FooNet`` ~ ``FooNet-L`` but not ``Flow`` ~
+``X-Flow``, with the alternates: "Full Name (ACR)" is soft-correct for "ACR" when the abstract gives
+the expansion), ``method_full_name_soft`` the phrase rule (one dropped or added word of any kind).
 """
 
 from __future__ import annotations
@@ -67,8 +69,16 @@ from paperfields.scoring.metrics.bootstrap import (
 from paperfields.scoring.metrics.f1 import f1, f1_pooled, prf
 from paperfields.scoring.metrics.wilson import f1_edge_ci, wilson_ci
 
-SCORER_VERSION = "3.1"  # 3.0: the headline is pooled (micro) F1 per field, macro over defined fields; accuracy for the two label fields;
-# 3.1: field intervals that keep their width at 0 and 1 (Wilson for accuracy, Wilson of J for a micro F1 at a bound: field_interval)
+# 3.0: the headline is pooled (micro) F1 per field, macro over defined fields; accuracy for the two label fields
+# (the field rules called 3.1 in scoring/validity.py were published under 3.0). 3.1: field intervals that keep
+# their width at 0 and 1 (Wilson for accuracy, Wilson of J for a micro F1 at a bound: field_interval). 3.2: a year
+# written short or long is one name (MATH24 ~ MATH 2024, WMT'23 ~ WMT 2023) and a letter glued to a version is part
+# of it (GPT-4 is not GPT-4o); the soft name score takes one word more only as a variant mark after the name
+# (FooNet-L, not X-Flow); generic head words on baselines (variants, methods), models (models, series) and inside
+# dataset names (-Bench); an approach modifier dropped from a task (LLM-based recommendation); an acronym alone is
+# not a task on it (MAS vs MAS generation); a symbol the abstract defines in math names its phrase (Youden's index
+# $J=...$). 3.3: 3.1 and 3.2 together.
+SCORER_VERSION = "3.3"
 SOFT_THRESHOLD = PHRASE.threshold  # the soft name score: the phrase rule on a name
 
 # Derived from the schema's field facts (paperfields.core.fields); each names the fields in schema order.

@@ -224,7 +224,7 @@ def test_agreement_refuses_an_empty_or_unknown_second_labeling_and_says_when_val
     # Without any labeling or judgments the report says what is missing instead of leaving it out.
     text = agreement_markdown(folder)
     assert "Not yet available: `second_annotation_2.jsonl` does not exist." in text
-    assert "No held-out judged pairs (`gold/scorer_heldout_judgments.jsonl`)" in text and "`gold/scorer_judgments.jsonl`:" not in text
+    assert "No held-out judged pairs (`gold/scorer_fresh_judgments.jsonl`)" in text and "`gold/scorer_judgments.jsonl`:" not in text
 
 
 # Compared labelings are never edited after the comparison; the frozen first labelings neither.

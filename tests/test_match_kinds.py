@@ -24,14 +24,17 @@ from paperfields.scoring.match import (
     METRICS,
     NAME,
     PHRASE,
+    SOFT_NAME,
     TASKS,
     abstract_aliases,
     align_results,
     align_strings,
     attribute_agrees,
+    explain,
     match_strings,
     same_value,
     similarity,
+    symbol_aliases,
     unit_agrees,
     value_agreement,
     with_abstract_aliases,
@@ -321,11 +324,13 @@ NAMES = ["GPT-4o", "GPT-4o-mini", "gpt 4o", "Search-R1", "Search-R2", "Qwen3-4B"
          "\u03c4\u00b2-Bench", "tau2-bench", "code generation", "verified code generation", "accuracy", "mean accuracy",
          "attack success rate", "success rate", "pass@1", "Pass@1 score", "SWE-bench Verified", "SWEBench", "GRPO baseline",
          "GRPO", "EM on generation", "EM", "Acc.", "accuracy on AIME24", "generate code", "generating code", "code generation tasks",
-         "core reasoning tasks", "reasoning", "wall-clock speedup", "speedup", "MMLU benchmark", "mathematics", "mathematical reasoning"]
+         "core reasoning tasks", "reasoning", "wall-clock speedup", "speedup", "MMLU benchmark", "mathematics", "mathematical reasoning",
+         "MATH24", "MATH 2024", "MATH 2023", "WMT'23", "GPT-4", "Flow", "X-Flow", "FooNet", "FooNet-L", "MAS", "MAS generation",
+         "LLM-based recommendation", "recommendation", "LoRA-MoE variants", "tau^2"]
 names = st.lists(st.one_of(st.sampled_from(NAMES), st.text(alphabet="abcAB12 -+.", min_size=1, max_size=8)), max_size=5)
 
 
-@given(names, names, st.sampled_from([NAME, PHRASE, *FIELD_RULES.values()]), st.sampled_from([None, ABSTRACT, CONTRAST_ABSTRACT]))
+@given(names, names, st.sampled_from([NAME, PHRASE, SOFT_NAME, *FIELD_RULES.values()]), st.sampled_from([None, ABSTRACT, CONTRAST_ABSTRACT]))
 @settings(max_examples=300, deadline=None)
 def test_string_alignment_is_symmetric(pred, gold, rule, text):
     forward, backward = align_strings(pred, gold, {}, rule, text), align_strings(gold, pred, {}, rule, text)
@@ -354,3 +359,121 @@ def test_result_alignment_is_symmetric(pred, gold, text, level):
         for g in gold:
             assert value_agreement(p, g, text) == value_agreement(g, p, text)
             assert unit_agrees(p, g, text) == unit_agrees(g, p, text)
+
+
+# --- Scorer 3.2 (issue 27): years short and long, words added to a coined name, and the tuning kinds ---
+
+# A year or version written short in one place and long in the other is one name; two years, or a
+# letter glued to a version, are two. (field, prediction, gold, same)
+YEAR_KINDS = [
+    ("datasets", "MATH24", "MATH 2024", True),
+    ("datasets", "MATH 2024", "MATH24", True),
+    ("datasets", "MATH-24", "MATH 2024", True),
+    ("datasets", "WMT'23", "WMT 2023", True),
+    ("datasets", "WMT '23", "WMT-2023", True),
+    ("datasets", "WMT\u201923", "WMT2023", True),
+    ("datasets", "AIME 2024", "AIME24", True),
+    ("datasets", "AIME 2024 benchmark", "AIME24", True),
+    ("models", "GPT-4", "GPT-4", True),
+    # near misses
+    ("datasets", "MATH 2024", "MATH 2023", False),
+    ("datasets", "MATH24", "MATH 2023", False),
+    ("datasets", "WMT'23", "WMT 2022", False),
+    ("datasets", "AIME 2025", "AIME24", False),
+    ("datasets", "MATH 2024", "MATH", False),
+    ("models", "GPT-4", "GPT-4o", False),
+    ("models", "GPT 4", "gpt4o", False),
+    ("models", "Qwen3-30B-A3B", "Qwen3-30B-A3", False),
+    ("metrics", "2048 tokens", "48 tokens", False),
+]
+
+
+@pytest.mark.parametrize("field, pred, gold, same", YEAR_KINDS, ids=[f"{k[1]} ~ {k[2]}" for k in YEAR_KINDS])
+def test_a_year_written_short_or_long_is_one_name_and_other_years_stay_apart(field, pred, gold, same):
+    _check(field, [pred], [gold], (1, 0, 0) if same else (0, 1, 1))
+    for rule in (FIELD_RULES[field], SOFT_NAME):  # the guard holds under the soft name rule too
+        assert (similarity(pred, [gold], rule) >= rule.threshold) is same, rule
+
+
+# The soft name score: a word added before a coined name, or one that names something, makes another
+# method; a size or edition after it (or a generic word) a variant of the same one. Ruling 31.
+SOFT_NAME_KINDS = [
+    ("Flow", "X-Flow", False),
+    ("Flow", "X Flow", False),
+    ("Prompt", "DC-Prompt", False),
+    ("prompt", "DC Prompt", False),
+    ("Multi-Head", "Multi-Head LatentMoE", False),
+    ("Flow", "Flow-Matcher", False),
+    ("FooNet", "FooNet-L", True),
+    ("FooNet", "FooNet L", True),
+    ("FooNet", "FooNet-Large", True),
+    ("FooNet", "FooNet-Lite", True),
+    ("FooNet", "FooNet framework", True),
+    ("FooNet", "FooNet-2", False),  # a version is another name (the digit guard)
+    ("GPT-4", "GPT-4o", False),
+]
+
+
+@pytest.mark.parametrize("pred, gold, same", SOFT_NAME_KINDS, ids=[f"{k[0]} ~ {k[1]}" for k in SOFT_NAME_KINDS])
+def test_soft_name_takes_a_variant_mark_and_refuses_another_method(pred, gold, same):
+    _check("method_name_soft", pred, gold, (1, 0, 0) if same else (0, 1, 1))
+    _check("method_name", pred, gold, (1, 0, 0) if pred == gold else (0, 1, 1))  # the strict score never takes a word more
+
+
+def test_soft_name_takes_the_acronym_after_its_expansion():
+    forms_ = ["ACR", "advantage collapse rate"]
+    assert similarity("Advantage Collapse Rate (ACR)", forms_, SOFT_NAME) == 1.0
+    assert similarity("Advantage Collapse Rate (XYZ)", forms_, SOFT_NAME) < SOFT_NAME.threshold
+    # the full name keeps the phrase rule: one word more of any kind
+    assert FIELD_RULES.get("method_full_name") is None and similarity("Policy Optimization", ["Proximal Policy Optimization"], PHRASE) == 1.0
+
+
+MAS_ABSTRACT = "Designing multi-agent systems (MAS) is hard. Existing automatic MAS generation methods rely on code generation."
+RECOMMENDATION_ABSTRACT = ("Post-training adaptation leverages LLMs in recommendation, for genuine recommendation gains and "
+                           "LLM-based recommendation.")
+YOUDEN_ABSTRACT = "The drift is determined solely by Youden's index $J=\\mathrm{TPR}-\\mathrm{FPR}$. When $J>0$, it learns."
+
+# (kind, field, prediction, gold, (tp, fp, fn), abstract or None): the kinds of the tuning pairs fixed in 3.2.
+TUNING_KINDS = [
+    ("generic word 'variants' on a baseline", "baselines", ["LoRA-MoE variants"], ["LoRA-MoE"], (1, 0, 0), None),
+    ("generic word 'methods' on a baseline", "baselines", ["DPO-based methods"], ["DPO-based"], (1, 0, 0), None),
+    ("generic word keeps the version guard", "baselines", ["LoRA-MoE-v2 variants"], ["LoRA-MoE"], (0, 1, 1), None),
+    ("generic word on a model", "models", ["Qwen2.5 series"], ["Qwen2.5"], (1, 0, 0), None),
+    ("generic word on a model keeps the size", "models", ["Qwen2.5 models"], ["Qwen2.5-7B"], (0, 1, 1), None),
+    ("'-Bench' inside a dataset name", "datasets", ["tau^2"], ["$\\tau^2$-Bench"], (1, 0, 0), None),
+    ("'-Bench' keeps the version guard", "datasets", ["tau"], ["$\\tau^2$-Bench"], (0, 1, 1), None),
+    ("'-Bench' never cut before another word", "datasets", ["SWE"], ["SWE-bench Verified"], (0, 1, 1), None),
+    ("SWE-bench is not its Verified subset", "datasets", ["SWE-bench"], ["SWE-bench Verified"], (0, 1, 1), None),
+    ("approach modifier on a task", "tasks", ["Recommendation"], ["LLM-based recommendation"], (1, 0, 0), RECOMMENDATION_ABSTRACT),
+    ("approach modifier, verb form", "tasks", ["recommending"], ["LLM-based recommendation"], (1, 0, 0), RECOMMENDATION_ABSTRACT),
+    ("approach modifier, other suffix", "tasks", ["question answering"], ["retrieval-augmented question answering"], (1, 0, 0), None),
+    ("a restricting modifier is not an approach", "tasks", ["code generation"], ["verified code generation"], (0, 1, 1), CONTRAST_ABSTRACT),
+    ("acronym alone is not a task on it", "tasks", ["MAS"], ["MAS generation"], (0, 1, 1), MAS_ABSTRACT),
+    ("acronym alone, lower case too", "tasks", ["MAS"], ["mas generation"], (0, 1, 1), MAS_ABSTRACT),
+    ("acronym task with its head word", "tasks", ["MAS generation tasks"], ["MAS generation"], (1, 0, 0), MAS_ABSTRACT),
+    ("symbol defined in math", "metrics", ["J"], ["Youden's index"], (1, 0, 0), YOUDEN_ABSTRACT),
+    ("symbol defined in math, other phrase", "metrics", ["J"], ["TPR"], (0, 1, 1), YOUDEN_ABSTRACT),
+    ("no symbol without the abstract", "metrics", ["J"], ["Youden's index"], (0, 1, 1), None),
+]
+
+
+@pytest.mark.parametrize("kind, field, pred, gold, expect, abstract", TUNING_KINDS, ids=[k[0] for k in TUNING_KINDS])
+def test_scorer_3_2_kinds_through_score_predictions_and_swapped(kind, field, pred, gold, expect, abstract):
+    _check(field, pred, gold, expect, abstract)
+
+
+def test_symbol_aliases_read_the_phrase_before_the_symbol():
+    assert symbol_aliases(YOUDEN_ABSTRACT) == {"J": ["index", "Youden's index"], "index": ["J"], "Youden's index": ["J"]}
+    assert symbol_aliases("the reward model ($R_\\phi$) scores") == {"R\u03c6": ["model", "reward model"], "model": ["R\u03c6"],
+                                                                     "reward model": ["R\u03c6"]}
+    assert symbol_aliases("when $J>0$ it learns") == {} and symbol_aliases("") == {}
+
+
+def test_explain_names_the_mechanism_that_decided():
+    assert explain("Flow", ["X-Flow"], SOFT_NAME).startswith("the word added to the name is not a variant mark")
+    assert explain("MAS", ["MAS generation"], TASKS) == "an acronym alone names a thing, not a task on it"
+    assert explain("GPT-4", ["GPT-4o"], NAME) == "no accepted form has the same versions and symbol marks"
+    assert explain("MMLU", ["MMLU-Pro"], NAME) == "a name with a word more is another name"
+    assert explain("MATH24", ["MATH 2024"], NAME) == "equal after the field's reduction ('math24')"
+    assert explain("generate code", ["code generation"], TASKS) == "one's words are the other's in another word form"
+    assert explain("mathematics", ["mathematical reasoning"], TASKS).startswith("character similarity 0.67")

@@ -33,7 +33,7 @@ Board = Literal["column", "table", "none"]
 @dataclass(frozen=True)
 class Level:
     """One more score of a field, reported beside the field's own as ``<field>_<suffix>`` (never in
-    the headline): ``method_name_soft`` under the phrase rule, ``results_value`` on values alone.
+    the headline): ``method_name_soft`` under the soft name rule, ``results_value`` on values alone.
 
     ``match`` names its matching rule (as :attr:`FieldFacts.match`), ``short`` is its board name,
     ``board`` where the board shows it: ``column`` (a column of the board and a row of its per-field
@@ -49,7 +49,7 @@ class Level:
 class FieldFacts:
     """How one record field is scored and shown.
 
-    - ``match``: the name of its matching rule, resolved by scoring (``exact``, ``phrase``,
+    - ``match``: the name of its matching rule, resolved by scoring (``exact``, ``phrase``, ``soft_name``,
       ``name``, ``task``, ``metric``, ``dataset``, ``baseline``, ``url``, ``label``, ``label_set``,
       ``results_value_metric``, ...);
     - ``short``: its name on the board;

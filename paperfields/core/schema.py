@@ -456,13 +456,13 @@ class PaperRecord(BaseModel):
 
     model_config = ConfigDict(extra="ignore", use_enum_values=True)
 
-    method_name: Annotated[OptionalText, FieldFacts(match="exact", short="name", grounded="text", levels=(Level("soft", match="phrase", short="name (soft)", board="table"),))] = Field(default=None, description="Name the paper gives its main contribution (a coined name or acronym), as written; null when the contribution is unnamed.")
+    method_name: Annotated[OptionalText, FieldFacts(match="exact", short="name", grounded="text", levels=(Level("soft", match="soft_name", short="name (soft)", board="table"),))] = Field(default=None, description="Name the paper gives its main contribution (a coined name or acronym), as written; null when the contribution is unnamed.")
     method_full_name: Annotated[OptionalText, FieldFacts(match="exact", short="full name", grounded="text", levels=(Level("soft", match="phrase", short="full name (soft)"),))] = Field(default=None, description="Spelled-out form of method_name when the abstract gives one, else null.")
     contribution_types: Annotated[list[ContributionType], _enum_items(ContributionType), FieldFacts(match="label_set", short="contrib")] = Field(default_factory=list, description="The kinds of contribution the abstract claims (usually one or two): method, model, benchmark, dataset, system, theory, analysis.")
     research_area: Annotated[ResearchArea, _enum(ResearchArea, "other"), FieldFacts(match="label", short="area (acc)", metric="accuracy")] = Field(default="other", description="Exactly one area from the fixed list.")
     tasks: Annotated[TextList, FieldFacts(match="task", short="tasks", grounded="text")] = Field(default_factory=list, description="Tasks the paper addresses or evaluates on, as short noun phrases written in the abstract.")
     datasets: Annotated[TextList, FieldFacts(match="dataset", short="datasets", grounded="text")] = Field(default_factory=list, description="Named datasets and benchmarks written in the abstract; not descriptions like 'math benchmarks'.")
-    models: Annotated[TextList, FieldFacts(match="name", short="models", grounded="text")] = Field(default_factory=list, description="Specific named models the abstract uses or evaluates, as written; not generic kinds like 'LLMs'.")
+    models: Annotated[TextList, FieldFacts(match="model", short="models", grounded="text")] = Field(default_factory=list, description="Specific named models the abstract uses or evaluates, as written; not generic kinds like 'LLMs'.")
     metrics: Annotated[TextList, FieldFacts(match="metric", short="metrics", grounded="text")] = Field(default_factory=list, description="Evaluation metrics the abstract names, as written.")
     baselines: Annotated[TextList, FieldFacts(match="baseline", short="baselines", grounded="text")] = Field(default_factory=list, description="Named methods or models the abstract says it compares against, as written.")
     results: Annotated[list[Result], BeforeValidator(_results), FieldFacts(match="results_value_metric", short="results", grounded="number", levels=(
