@@ -40,6 +40,7 @@ from paperfields.core.runlog import (
     default_run_id,
     redact_secrets,
 )
+from paperfields.integrations.inspect_task import TASK_FORMAT
 from paperfields.scoring.imported import write_imported_run
 
 TASK = "paperfields/paperfields"
@@ -83,8 +84,9 @@ def import_inspect_log(log_path: Path, runs_dir: Optional[Path] = None, run_id: 
     the folder as it is.
 
     Raises RunError naming the log when it is missing or unreadable, is not a log of the paperfields
-    task, holds no samples (``--no-log-samples``), ran more than one epoch, or a sample was scored by
-    another version of the task; naming the folder when it holds other predictions; CorpusError when
+    task (or of another format of it: ``TASK_FORMAT`` in the task's metadata), holds no samples
+    (``--no-log-samples``), ran more than one epoch, or a sample's stored generation is not a valid
+    prediction line; naming the folder when it holds other predictions; CorpusError when
     the corpus the eval ran on is gone."""
     from inspect_ai.log import read_eval_log
 
@@ -95,14 +97,18 @@ def import_inspect_log(log_path: Path, runs_dir: Optional[Path] = None, run_id: 
     except Exception as exc:  # inspect raises its own and pydantic's errors for a file that is not a log
         raise RunError(f"{log_path}: not an inspect eval log ({type(exc).__name__}: {str(exc)[:200]})") from None
     spec = log.eval
-    if TASK not in (spec.task, spec.task_registry_name):
-        raise RunError(f"{log_path}: a log of the task '{spec.task}', not of {TASK} (inspect eval {TASK} --model ...)")
+    meta = spec.metadata or {}
+    # recognized by the task's own metadata: the registry name lacks the package prefix when inspect
+    # does not see paperfields as an installed package (python run inside the checkout)
+    if meta.get("paperfields_task") != TASK_FORMAT:
+        what = f"written by another version of the task (format {meta['paperfields_task']}, this one reads {TASK_FORMAT})" \
+            if "paperfields_task" in meta else f"a log of the task '{spec.task}'"
+        raise RunError(f"{log_path}: {what}, not of {TASK} (inspect eval {TASK} --model ...)")
     if not log.samples:
         raise RunError(f"{log_path}: the log holds no samples (an eval run with --no-log-samples, or one that never started); "
                        "nothing to import")
     if (spec.config.epochs or 1) > 1:
         raise RunError(f"{log_path}: the eval ran {spec.config.epochs} epochs; a run has one answer per paper (run it with one epoch)")
-    meta = spec.metadata or {}
     corpus_path = Path(meta["corpus_path"]) if meta.get("corpus_path") else paths.gold_dir() / "corpus.jsonl"
     papers = {p.id: p for p in load_corpus(corpus_path)}
     order = {pid: i for i, pid in enumerate(papers)}

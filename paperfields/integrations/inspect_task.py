@@ -75,6 +75,8 @@ from paperfields.scoring.score import REPORTED_FIELDS, SCORER_VERSION, aggregate
 from paperfields.scoring.score import headline as pooled_headline
 
 TASK_NAME = "paperfields"  # registered as paperfields/paperfields (inspect prefixes the package name)
+# The shape of the task's metadata and scores, in the task's metadata: what paperfields import-inspect recognizes a log by.
+TASK_FORMAT = 1
 REPLIES = "paperfields_replies"  # the sample store's list of replies, one per request
 COUNTS = ("tp", "fp", "fn")
 # inspect's standard reasons for a score of a reply that could not be read
@@ -107,7 +109,7 @@ class TaskSetup:
         self.by_id = {p.id: p for p in self.papers}
         t = self.strategy.template
         self.metadata: dict[str, Any] = {
-            "paperfields_version": __version__, "strategy": strategy, "prompt_version": t.version,
+            "paperfields_task": TASK_FORMAT, "paperfields_version": __version__, "strategy": strategy, "prompt_version": t.version,
             "prompt_sha256": self.strategy.sha256, "example_ids": self.strategy.example_ids(), "split": split,
             # a corpus of one's own: its fingerprint (a run folder per corpus) and file (where show and report read the abstracts)
             "corpus": corpus_identity(corpus_file, self.papers) if own and corpus_file else None,
@@ -302,5 +304,5 @@ def paperfields_task(split: str = "test", strategy: str = "zero_shot", corpus: O
         epochs=1,
         metadata={**setup.metadata, "structured_output": structured},
         headline_metric=HeadlineMetric(metric="headline"),
-        version=1,
+        version=TASK_FORMAT,
     )
