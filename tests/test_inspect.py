@@ -22,6 +22,8 @@ from inspect_ai.scorer import SampleScore, Score  # noqa: E402
 from paperfields.core.corpus import load_corpus  # noqa: E402
 from paperfields.core.gold import load_gold  # noqa: E402
 from paperfields.core.runlog import RunError, load_manifest, read_predictions  # noqa: E402
+from paperfields.core.schema import PaperRecord  # noqa: E402
+from paperfields.extract.backends.openai_compat import strict_schema  # noqa: E402
 from paperfields.extract.strategies import PromptError, Strategy, compact  # noqa: E402
 from paperfields.integrations.inspect_log import import_inspect_log  # noqa: E402
 from paperfields.integrations.inspect_task import paperfields_task, per_paper_counts  # noqa: E402
@@ -288,12 +290,27 @@ def test_the_openai_compatible_provider_over_http(stub, tmp_path):
     assert "sk-test-not-a-real-key" not in (run_dir / "manifest.json").read_text() + (run_dir / "predictions.jsonl").read_text()
 
 
-def test_structured_false_sends_no_schema(stub, tmp_path):
-    (log,) = inspect_eval(paperfields_task(structured=False), model="openai-api/stub/stub-model", model_base_url=stub.url, limit=1,
+@pytest.mark.parametrize("structured, sent, mode, grammar", [
+    (False, None, None, False),
+    ("none", None, None, False),
+    ("grammar", "json_object", None, True),  # what paperfields run --grammar sends a llama.cpp server
+    ("schema", "json_schema", "json_schema", False),
+])
+def test_how_the_schema_is_sent(stub, tmp_path, structured, sent, mode, grammar):
+    (log,) = inspect_eval(paperfields_task(structured=structured), model="openai-api/stub/stub-model", model_base_url=stub.url, limit=1,
                           log_dir=str(tmp_path / "logs"), display="none")
     assert log.status == "success", log.error
-    assert "response_format" not in stub.requests[0]["body"]
-    assert load_manifest(import_inspect_log(Path(log.location), tmp_path / "runs")).config.mode is None
+    body = stub.requests[0]["body"]
+    assert (body.get("response_format") or {}).get("type") == sent
+    if sent == "json_object":
+        assert body["response_format"]["schema"] == strict_schema(PaperRecord)
+    config = load_manifest(import_inspect_log(Path(log.location), tmp_path / "runs")).config
+    assert (config.mode, config.grammar) == (mode, grammar)
+
+
+def test_an_unknown_structured_value_is_refused():
+    with pytest.raises(ValueError, match="structured=json: give true"):
+        paperfields_task(structured="json")
 
 
 def test_inspect_eval_and_import_inspect_from_the_command_line(stub, tmp_path):
@@ -312,3 +329,21 @@ def test_inspect_eval_and_import_inspect_from_the_command_line(stub, tmp_path):
     assert f"headline {headline:.3f}" in proc.stdout and "papers 3 of" in proc.stdout
     (run_dir,) = (tmp_path / "runs").iterdir()
     assert json.loads((run_dir / "scores.json").read_text())["headline"] == headline
+
+
+def test_the_test_extra_installs_the_pinned_inspect_extra():
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    (pin,) = extras["inspect"]
+    assert pin == f"inspect_ai=={inspect_ai.__version__}"  # the version these tests ran against is the one pinned
+    own = next(item for item in extras["test"] if item.startswith("paperfields["))
+    assert "inspect" in own.removeprefix("paperfields[").rstrip("]").split(",")  # ./install.sh test installs it, so CI runs these tests
+
+
+def test_the_readme_gives_the_three_commands_and_what_differs():
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## PaperFields inside inspect_ai", 1)[1].split("\n## ", 1)[0]
+    for needle in ("pip install -e '.[inspect]'", "inspect eval paperfields/paperfields --model", "paperfields import-inspect logs/",
+                   "--cache", "response cache is not used", "--max-retries", "-T strategy=", "-T corpus=FILE", "-T split="):
+        assert needle in section, needle

@@ -11,7 +11,8 @@ published like any other:
   retries ran out) is a ``transport_error`` line, so the run is unfinished, as a ``paperfields run``
   whose server never answered;
 - ``manifest.json``: the config (backend ``inspect/<inspect model>``, its base URL, ``mode``
-  ``json_schema`` when the task asked for structured output, strategy, prompt version and sha256,
+  ``json_schema`` when the task asked for the provider's structured output, ``grammar`` true when it
+  sent llama.cpp's grammar (``-T structured=grammar``), strategy, prompt version and sha256,
   few-shot example ids, split, schema version, temperature, max_tokens and seed as the eval ran them,
   the corpus fingerprint of a corpus of one's own), the papers asked (the eval's sample ids), usage and
   requests, model seconds, wall time, start and end, and under ``import`` the log's file name, sha256,
@@ -144,7 +145,8 @@ def import_inspect_log(log_path: Path, runs_dir: Optional[Path] = None, run_id: 
     backend = BACKEND_PREFIX + spec.model
     try:
         config = RunConfig(
-            backend=backend, base_url=spec.model_base_url, mode="json_schema" if meta.get("structured_output") else None,
+            backend=backend, base_url=spec.model_base_url, mode="json_schema" if meta.get("structured_output") == "schema" else None,
+            grammar=meta.get("structured_output") == "grammar",
             strategy=meta["strategy"], prompt_version=meta["prompt_version"], prompt_sha256=meta["prompt_sha256"],
             example_ids=meta.get("example_ids") or [], split=meta["split"], schema_version=meta["schema_version"], params=params,
             corpus=meta.get("corpus"),

@@ -3,17 +3,23 @@
 ``inspect eval paperfields/paperfields --model <any inspect model>`` (registered through the
 ``inspect_ai`` entry point of ``pyproject.toml``) asks the model for one record per paper of the
 split, with task options ``-T split=test|dev|all``, ``-T strategy=zero_shot|few_shot|...`` (a
-``prompts/<name>.toml``), ``-T corpus=FILE`` (a corpus JSONL of one's own, with ``-T split=all``) and
-``-T structured=false`` (no schema in the request).
+``prompts/<name>.toml``), ``-T corpus=FILE`` (a corpus JSONL of one's own, with ``-T split=all``) and ``-T structured=...``
+(how the schema goes into the request, see below).
 
 - **Samples**: one per paper, id the paper id, input the chat messages of
   :meth:`paperfields.extract.strategies.Strategy.messages` (the ones ``paperfields run`` sends), target
   the gold record as compact JSON (empty without gold), metadata the paper id, the strategy, its
   prompt version and sha256 and the few-shot example ids used for that paper. The task's own metadata
   (``log.eval.metadata``) holds the same for the run, with the corpus, schema, scorer and gold versions.
-- **Request**: the task's generate config asks for the record through inspect's structured output
-  (``response_schema``: the strategy's record model as a JSON Schema in OpenAI's strict form, every
-  property required); providers without structured output ignore it. Temperature is the strategy's
+- **Request**: by default (``structured=true``, or ``schema``) the task's generate config asks for the
+  record through inspect's structured output (``response_schema``: the strategy's record model as a
+  JSON Schema in OpenAI's strict form, every property required), which each provider maps to its own
+  (OpenAI's ``response_format``, Anthropic's and Google's structured outputs); providers without it
+  ignore it. ``structured=grammar`` sends instead what ``paperfields run --grammar`` sends, llama.cpp's
+  ``response_format`` ``{"type": "json_object", "schema": ...}`` in the request body (an OpenAI-compatible
+  llama.cpp server decodes under that grammar; llama-cpp-python's server refuses OpenAI's
+  ``json_schema`` type with HTTP 500, which inspect retries); ``structured=false`` (or ``none``) sends
+  no schema: only the prompt asks for JSON. Temperature is the strategy's
   (0 unless it says), ``max_tokens`` 1536 and ``seed`` 0, as ``paperfields run``; ``--temperature``,
   ``--max-tokens`` and ``--seed`` of ``inspect eval`` override them. A self-consistency strategy asks
   ``samples`` times, sample i > 0 with ``seed`` i (as ``paperfields run`` with its default seed 0).
@@ -43,7 +49,7 @@ after an unreadable reply (there is one answer per request, as with ``paperfield
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -59,7 +65,6 @@ from inspect_ai.model import (
 from inspect_ai.scorer import SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import JSONSchema, json_schema
-from inspect_ai.util._json import json_schema_dump
 from pydantic import BaseModel
 
 from paperfields import api
@@ -70,6 +75,7 @@ from paperfields.core.runlog import FailureClass, Generation, Usage, corpus_iden
 from paperfields.core.schema import SCHEMA_VERSION, all_required
 from paperfields.core.version import __version__
 from paperfields.extract.backends.base import parse_reply
+from paperfields.extract.backends.openai_compat import strict_schema
 from paperfields.extract.strategies import Strategy, compact
 from paperfields.scoring.score import REPORTED_FIELDS, SCORER_VERSION, aggregate, score_paper
 from paperfields.scoring.score import headline as pooled_headline
@@ -78,6 +84,8 @@ TASK_NAME = "paperfields"  # registered as paperfields/paperfields (inspect pref
 # The shape of the task's metadata and scores, in the task's metadata: what paperfields import-inspect recognizes a log by.
 TASK_FORMAT = 1
 REPLIES = "paperfields_replies"  # the sample store's list of replies, one per request
+# -T structured=...: how the record's schema goes into the request (inspect parses true/false as booleans)
+STRUCTURED = {True: "schema", "true": "schema", "schema": "schema", "grammar": "grammar", False: "none", "false": "none", "none": "none"}
 COUNTS = ("tp", "fp", "fn")
 # inspect's standard reasons for a score of a reply that could not be read
 REASONS = {
@@ -129,7 +137,7 @@ def record_schema(model: type[BaseModel]) -> ResponseSchema:
     """inspect's structured-output request for ``model``: its JSON Schema (definitions inlined by
     inspect's :func:`json_schema`) in OpenAI's strict form (:func:`~paperfields.core.schema.all_required`:
     every property required, ``additionalProperties: false``, no ``default``), ``strict`` true."""
-    schema = all_required(json_schema_dump(json_schema(model)), strict=True)
+    schema = all_required(json_schema(model).model_dump(exclude_none=True), strict=True)
     return ResponseSchema(name=model.__name__, json_schema=JSONSchema.model_validate(schema), strict=True)
 
 
@@ -285,24 +293,35 @@ def record_scorer(split: str = "test", strategy: str = "zero_shot", corpus: Opti
 
 
 @task(name=TASK_NAME)
-def paperfields_task(split: str = "test", strategy: str = "zero_shot", corpus: Optional[str] = None, structured: bool = True) -> Task:
+def paperfields_task(split: str = "test", strategy: str = "zero_shot", corpus: Optional[str] = None,
+                     structured: Union[bool, str] = True) -> Task:
     """PaperFields: structured extraction of a record (method, tasks, datasets, results, ...) from each
     ML paper abstract of ``split``, scored against hand-labeled gold with PaperFields' own scorer.
 
     ``split``: test (default), dev or all; ``strategy``: a prompt of ``prompts/`` (zero_shot, few_shot,
     reasoning_first, evidence, self_consistency, confidence); ``corpus``: a corpus JSONL of one's own
-    (with ``split=all``; papers without gold are unscored); ``structured``: ask for the record through
-    the provider's structured output (default), else only the prompt asks for JSON."""
+    (with ``split=all``; papers without gold are unscored); ``structured``: ``true``/``schema`` (the
+    provider's structured output), ``grammar`` (llama.cpp's JSON-schema grammar, as ``paperfields run
+    --grammar``) or ``false``/``none`` (only the prompt asks for JSON). Raises ValueError for another
+    ``structured``; RunError, PromptError, CorpusError, GoldError as ``paperfields run``."""
+    constraint = STRUCTURED.get(structured if isinstance(structured, bool) else str(structured).lower())
+    if constraint is None:
+        raise ValueError(f"-T structured={structured}: give true (or schema), grammar, or false (or none)")
     setup = TaskSetup(split, strategy, corpus)
-    config = GenerateConfig(temperature=setup.metadata["temperature"], max_tokens=api.DEFAULT_MAX_TOKENS, seed=0,
-                            response_schema=record_schema(setup.strategy.response_model) if structured else None)
+    model = setup.strategy.response_model
+    config = GenerateConfig(
+        temperature=setup.metadata["temperature"], max_tokens=api.DEFAULT_MAX_TOKENS, seed=0,
+        response_schema=record_schema(model) if constraint == "schema" else None,
+        # the request body paperfields run --grammar sends a llama.cpp server (extract/backends/openai_compat.py)
+        extra_body={"response_format": {"type": "json_object", "schema": strict_schema(model)}} if constraint == "grammar" else None,
+    )
     return Task(
         dataset=MemoryDataset(samples(setup), name=f"paperfields-{split}", location=setup.metadata["corpus_path"] or "gold/corpus.jsonl"),
         solver=ask(setup.strategy.samples),
         scorer=record_scorer(split, strategy, corpus),
         config=config,
         epochs=1,
-        metadata={**setup.metadata, "structured_output": structured},
+        metadata={**setup.metadata, "structured_output": constraint},
         headline_metric=HeadlineMetric(metric="headline"),
         version=TASK_FORMAT,
     )
