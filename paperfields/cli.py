@@ -408,6 +408,34 @@ def score_cmd(
         raise typer.Exit(1)
 
 
+@app.command("import-inspect")
+def import_inspect(
+    log: Path = typer.Argument(..., help="An inspect eval log of the paperfields/paperfields task (logs/<...>.eval or .json)."),
+    run_id: Optional[str] = typer.Option(None, "--run-id", help="Run folder name [default: inspect_<model>__<strategy>__<split>]."),
+    runs_dir: Path = typer.Option(None, help="Where to write the run folder [default: runs/]."),
+) -> None:
+    """Turn an inspect eval log of the paperfields task into a run folder (predictions.jsonl, manifest.json), then score it.
+
+    The run is then compared, reported and published like any other. Needs the inspect extra:
+    pip install -e '.[inspect]'. Exit 1 when the run has no gold (a corpus of your own), 2 on an error."""
+    from paperfields import api
+    from paperfields.scoring.runs import NoGoldError
+
+    try:
+        from paperfields.integrations.inspect_log import import_inspect_log
+    except ImportError as exc:
+        fail(f"import-inspect needs inspect_ai ({exc}); install it with: pip install -e '.[inspect]'")
+    try:
+        folder = import_inspect_log(log, runs_dir, run_id)
+        console.print(f"imported {log} as run folder {folder}", highlight=False, markup=False)
+        scores = api.score(folder)
+    except NoGoldError as exc:
+        fail(str(exc), 1)
+    except _known_errors() as exc:
+        fail(str(exc))
+    out.print(_scores_line(scores), highlight=False, markup=False)
+
+
 @app.command()
 def compare(
     run_a: str = typer.Argument(..., help="Baseline run (id or folder)."),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any, Optional
 
@@ -139,32 +140,44 @@ def import_predictions(path: Path, name: str, split: str, runs_dir: Path, gold_p
                        f"use {advice}")
     order = {p.id: i for i, p in enumerate(corpus)}
     lines.sort(key=lambda line: order[line.paper_id])
-    body = "".join(line.model_dump_json() + "\n" for line in lines).encode("utf-8")
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     backend = name if "/" in name else f"outside/{name}"
     run_id = default_run_id(backend, IMPORTED_STRATEGY, split)
-    run_dir = runs_dir / run_id
     config = RunConfig(backend=backend, strategy=IMPORTED_STRATEGY, prompt_version="none", prompt_sha256=digest, split=split)
+    manifest = Manifest(run_id=run_id, config=config, started_at=now(), finished_at=now(), status="complete", papers_total=len(lines),
+                        dollars_total=None, git_commit=None)
+    provenance: dict[str, Any] = {"imported_from": path.name, "imported_sha256": digest}
+    if note:
+        provenance["note"] = note
+    return write_imported_run(runs_dir / run_id, lines, manifest, provenance, f"{path} under the name {name!r}")
+
+
+def write_imported_run(run_dir: Path, lines: list[PredictionLine], manifest: Manifest, provenance: dict[str, Any], what: str) -> Path:
+    """Write ``run_dir`` (``predictions.jsonl`` with ``lines`` in the order given, and ``manifest.json``)
+    for predictions made outside ``paperfields run``; returns ``run_dir``.
+
+    ``manifest`` gives the config and provenance (model, usage, times) and the papers asked
+    (``paper_ids``; when empty, those of ``lines``); this sets ``papers_total`` from them and
+    ``papers_done`` (lines that are not a transport error), ``papers_valid`` and ``failures_by_class``
+    from ``lines``, and writes ``provenance`` under the manifest's ``import`` key (the manifest model
+    ignores unknown keys on read). Writing the same lines again leaves the folder as it is; a folder
+    that holds other predictions is refused with RunError (``what`` names the import in the message:
+    remove the folder to import it)."""
+    body = "".join(line.model_dump_json() + "\n" for line in lines).encode("utf-8")
     if (run_dir / "predictions.jsonl").exists():
         if (run_dir / "predictions.jsonl").read_bytes() == body:
             return run_dir
-        raise RunError(f"{run_dir} holds other predictions; remove it to import {path} under the name {name!r}")
+        raise RunError(f"{run_dir} holds other predictions; remove it to import {what}")
     run_dir.mkdir(parents=True, exist_ok=True)
-    valid = sum(1 for line in lines if line.record is not None)
-    failures: dict[str, int] = {}
-    for line in lines:
-        if line.failure:
-            failures[line.failure.value] = failures.get(line.failure.value, 0) + 1
-    manifest = Manifest(
-        run_id=run_id, config=config, started_at=now(), finished_at=now(), status="complete",
-        paper_ids=[line.paper_id for line in lines], papers_total=len(lines), papers_done=len(lines), papers_valid=valid,
-        failures_by_class=failures, dollars_total=None, git_commit=None,
-    )
-    extra: dict[str, Any] = {"imported_from": path.name, "imported_sha256": digest}
-    if note:
-        extra["note"] = note
+    asked = manifest.paper_ids or [line.paper_id for line in lines]
+    manifest = manifest.model_copy(update={
+        "paper_ids": asked, "papers_total": len(asked),
+        "papers_done": sum(1 for line in lines if line.failure != FailureClass.transport_error),
+        "papers_valid": sum(1 for line in lines if line.record is not None),
+        "failures_by_class": dict(sorted(Counter(line.failure.value for line in lines if line.failure).items())),
+    })
     text = json.loads(manifest.model_dump_json())
-    text["import"] = extra  # provenance of outside predictions (the manifest model ignores unknown keys on read)
+    text["import"] = provenance  # provenance of outside predictions (the manifest model ignores unknown keys on read)
     (run_dir / "predictions.jsonl").write_bytes(body)
     (run_dir / "manifest.json").write_text(json.dumps(text, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return run_dir

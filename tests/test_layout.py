@@ -5,6 +5,7 @@
 - ``paperfields.extract`` and ``paperfields.scoring`` stand side by side on it and never import
   each other;
 - no two modules import each other, directly or through others (imports inside functions count too);
+- ``paperfields.integrations`` (inspect_ai) is imported by nothing in core, extract or scoring;
 - scoring a stored run loads no backend.
 """
 
@@ -75,6 +76,15 @@ def test_extract_and_scoring_never_import_each_other(room, other):
         if name.startswith(room):
             crossing = {m for m in imports(path, module_level_only=False) if m.startswith(other) or m in ("paperfields.api", "paperfields.cli")}
             assert not crossing, f"{path.relative_to(ROOT)} imports {sorted(crossing)}"
+
+
+def test_nothing_below_the_integrations_imports_them():
+    # paperfields.integrations (inspect_ai, an optional extra) stands on core, extract and scoring; they never need it
+    for name, path in modules().items():
+        if name.startswith(("paperfields.core", "paperfields.extract", "paperfields.scoring")):
+            above = {m for m in imports(path, module_level_only=False) if m.startswith("paperfields.integrations")}
+            assert not above, f"{path.relative_to(ROOT)} imports {sorted(above)}"
+    assert any(name.startswith("paperfields.integrations.") for name in modules())  # the check sees them
 
 
 def test_no_import_cycle():

@@ -73,6 +73,17 @@ def test_the_wheel_ships_gold_prompts_and_the_license(wheel):
     assert "License-Expression: Apache-2.0" in head and "License-File: LICENSE" in head
 
 
+def test_the_wheel_ships_the_inspect_task_and_its_entry_point(wheel):
+    archive = zipfile.ZipFile(wheel)
+    names = set(archive.namelist())
+    assert {"paperfields/integrations/inspect_task.py", "paperfields/integrations/inspect_log.py"} <= names
+    entry_points = archive.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
+    # inspect eval paperfields/paperfields loads this module through the inspect_ai group
+    assert "[inspect_ai]\npaperfields = paperfields.integrations.inspect_task" in entry_points
+    metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    assert "Requires-Dist: inspect_ai==0.3.276; extra == \"inspect\"" in metadata
+
+
 def test_the_installed_package_reads_its_own_gold_and_prompts(fresh, tmp_path):
     probe = ("import json, paperfields, paperfields.core.paths as p; print(json.dumps({'module': paperfields.__file__, "
              "'checkout': str(p.checkout_root()), 'gold': str(p.gold_dir()), 'prompts': str(p.prompts_dir()), 'runs': str(p.user_runs_dir()), "
