@@ -77,6 +77,7 @@ from paperfields.core.version import __version__
 from paperfields.extract.backends.base import parse_reply
 from paperfields.extract.backends.openai_compat import strict_schema
 from paperfields.extract.strategies import Strategy, compact
+from paperfields.options import DEFAULT_MAX_TOKENS
 from paperfields.scoring.score import REPORTED_FIELDS, SCORER_VERSION, aggregate, score_paper
 from paperfields.scoring.score import headline as pooled_headline
 
@@ -310,7 +311,7 @@ def paperfields_task(split: str = "test", strategy: str = "zero_shot", corpus: O
     setup = TaskSetup(split, strategy, corpus)
     model = setup.strategy.response_model
     config = GenerateConfig(
-        temperature=setup.metadata["temperature"], max_tokens=api.DEFAULT_MAX_TOKENS, seed=0,
+        temperature=setup.metadata["temperature"], max_tokens=DEFAULT_MAX_TOKENS, seed=0,
         response_schema=record_schema(model) if constraint == "schema" else None,
         # the request body paperfields run --grammar sends a llama.cpp server (extract/backends/openai_compat.py)
         extra_body={"response_format": {"type": "json_object", "schema": strict_schema(model)}} if constraint == "grammar" else None,
