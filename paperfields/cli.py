@@ -615,17 +615,29 @@ def push(
     out.print_json(json.dumps(plan))
 
 
+def _write_difficulty(runs_dir: Path, gold_path: Path, target: Path, scores) -> Path:
+    """Write what models get wrong (scoring/difficulty.py) over the board's runs (``scores``, in ``runs_dir``) to ``target``, or fail naming the problem."""
+    from paperfields.scoring.difficulty import difficulty_markdown, load_difficulty
+
+    try:
+        view = load_difficulty(runs_dir, gold_path, scores=list(scores))
+    except _known_errors() as exc:
+        fail(str(exc))
+    _write_text(target, difficulty_markdown(view))
+    return target
+
+
 @app.command()
 def leaderboard(
     runs_dir: Path = typer.Option(None, help="The published runs [default: results/runs]; your own runs are in runs/ until `paperfields publish`."),
-    out_path: Path = typer.Option(None, "--out", help="Markdown file to write [default: results/leaderboard.md]; the .csv and PNG plots go beside it."),
+    out_path: Path = typer.Option(None, "--out", help="Markdown file to write [default: results/leaderboard.md]; the .csv, difficulty.md and PNG plots go beside it."),
     plots: bool = typer.Option(True, help="Also write the PNG plots next to the board."),
     write: bool = typer.Option(True, help="Write the board files; --no-write only prints."),
     wide: bool = typer.Option(False, "--wide", help="More columns in the terminal: invented rate, dollars, seconds per correct item, contamination, per-paper F1 and every headline field's score."),
     as_json: bool = typer.Option(False, "--json", help="Print the board as a JSON array, one object per run (rank, headline, headline_ci95, reference, papers, ...), instead of a table."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ) -> None:
-    """Regenerate results/leaderboard.md, .csv and the PNG plots from the published runs, and print the board.
+    """Regenerate results/leaderboard.md, .csv, difficulty.md (what models get wrong) and the PNG plots from the published runs, and print the board.
 
     Ranked by the headline (micro F1 per field, macro over fields); references (rules/*, a blind second
     labeling under annotator/*) and partial or unfinished runs are listed apart with no rank."""
@@ -647,6 +659,7 @@ def leaderboard(
         _write_text(target, board.markdown())
         _write_text(target.with_suffix(".csv"), board.csv())
         written = [target, target.with_suffix(".csv")]
+        written.append(_write_difficulty(runs_dir, gold_path, target.parent / "difficulty.md", board.runs))
         if plots:
             from paperfields.plots import write_plots
 

@@ -44,7 +44,7 @@ from collections import Counter
 from dataclasses import dataclass, field as dc_field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
 from rapidfuzz import fuzz
@@ -66,6 +66,9 @@ from paperfields.scoring.match import (
     with_abstract_aliases,
 )
 from paperfields.scoring.score import MATCHERS
+
+if TYPE_CHECKING:
+    from paperfields.scoring.score import RunScores
 
 NEAR_MISS = 0.8  # token-set ratio / 100 at or above which a refused pair is a near miss, not a plain miss
 ERROR_KINDS = ("missed", "invented", "wrong_value", "near_miss", "wrong_unit_or_qualifier", "wrong_class")
@@ -309,8 +312,9 @@ class Difficulty:
     verdicts: dict[str, dict[tuple[str, str, int], bool]] = dc_field(default_factory=dict)
 
     def most_missed(self, n: int = MOST_MISSED) -> list[ItemDifficulty]:
-        """The ``n`` gold items the fewest contenders got right (lowest share first; ties in gold order)."""
-        ranked = [i for i in self.items if i.share is not None]
+        """The ``n`` gold items the fewest contenders got right (lowest share first; ties in gold order),
+        among those at least one contender missed."""
+        ranked = [i for i in self.items if i.share is not None and i.share < 1]
         return sorted(ranked, key=lambda i: i.share)[:n]
 
     def hardest_papers(self, n: int = 10) -> list[PaperDifficulty]:
@@ -406,22 +410,28 @@ def _check(run: RunPredictions, paper_id: str, judgment: PaperJudgment, stored: 
                            f"disagree with the predictions' {(right, *counts_of(errs))}; re-score the run with `paperfields score`")
 
 
-def load_difficulty(runs_dir: Path, gold_path: Path, corpus_path: Optional[Path] = None) -> Difficulty:
+def load_difficulty(runs_dir: Path, gold_path: Path, corpus_path: Optional[Path] = None,
+                    scores: Optional[Sequence["RunScores"]] = None) -> Difficulty:
     """:func:`difficulty` of the scored runs in ``runs_dir`` (the published runs: ``results/runs``):
     contenders are the complete contenders of the board (``RunScores.rankable``); the taxonomy covers
-    every run that is not partial or unfinished. Each run's predictions are checked against its stored
-    scores (stale scores raise RunError, as the board's). ``corpus_path`` defaults to ``corpus.jsonl``
-    beside the gold file."""
+    every run that is not partial or unfinished. ``scores`` are the runs' stored scores when the caller
+    has read them (the board), else read here. A run whose scores are stale (its predictions changed
+    since scoring: the board warns about it) is left out; each other run's predictions are checked
+    against its stored per-paper counts (RunError when they disagree). ``corpus_path`` defaults to
+    ``corpus.jsonl`` beside the gold file."""
     from paperfields.core.corpus import load_corpus
     from paperfields.core.gold import load_gold
     from paperfields.core.runlog import read_predictions
-    from paperfields.scoring.runs import collect_scores, load_scored_run
+    from paperfields.scoring.board import board_order
+    from paperfields.scoring.runs import _read_scores, load_scored_run, stale_reason
 
+    if scores is None:
+        scores = board_order([_read_scores(path) for path in sorted(runs_dir.glob("*/scores.json"))])
     runs = []
-    for s in collect_scores(runs_dir) if runs_dir.is_dir() else []:
-        if not s.comparable:
-            continue
+    for s in scores:
         run_dir = runs_dir / s.run_id
+        if not s.comparable or stale_reason(run_dir, s) is not None:
+            continue
         _, rows = load_scored_run(run_dir, gold_path)
         records = {line.paper_id: line.record for line in read_predictions(run_dir / "predictions.jsonl")}
         runs.append(RunPredictions(s.run_id, s.rankable, {pid: records.get(pid) for pid in rows},
@@ -496,11 +506,9 @@ def difficulty_markdown(view: Difficulty, n: int = MOST_MISSED) -> str:
     for run in runs:
         totals = [sum(by_kind[k] for by_kind in view.taxonomy[run].values()) for k in ERROR_KINDS]
         lines.append(f"| {run} | " + " | ".join(str(t) for t in totals) + " |")
-    for kind in ERROR_KINDS:
-        lines += ["", f"## {ERROR_TITLES[kind].capitalize()}, per field and run", "",
-                  f"Count of `{ERROR_TITLES[kind]}` errors over the papers each run scored.", "",
-                  "| field | " + " | ".join(runs) + " |", "|---|" + "---|" * len(runs)]
-        fields = list(next(iter(view.taxonomy.values()))) if runs else []
-        for f in fields:
-            lines.append(f"| {f} | " + " | ".join(str(view.taxonomy[r][f][kind]) for r in runs) + " |")
+    for run in runs:
+        head, rows = taxonomy_rows(view.taxonomy[run])
+        lines += ["", f"## Errors of {run}, per field", "", f"Count of each kind of error over the papers `{run}` scored.", "",
+                  "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
