@@ -55,7 +55,6 @@ from paperfields.core.locate import locate, locate_result, locate_url
 from paperfields.core.normalize import normalize
 from paperfields.core.runlog import RunError
 from paperfields.scoring.match import (
-    RESULT_LEVELS,
     METRICS,
     accepted_forms,
     assign,
