@@ -27,8 +27,10 @@ app = typer.Typer(
 )
 corpus_app = typer.Typer(help="Build the corpus from seed text files or JSONL.", no_args_is_help=True)
 gold_app = typer.Typer(help="Check the gold annotations.", no_args_is_help=True)
+submission_app = typer.Typer(help="Submissions from outside (submissions/<name>/): check them, and score one onto the board.", no_args_is_help=True)
 app.add_typer(corpus_app, name="corpus")
 app.add_typer(gold_app, name="gold")
+app.add_typer(submission_app, name="submission")
 console = Console(stderr=True, soft_wrap=True)
 out = Console(width=None if sys.stdout.isatty() else 160)
 
@@ -652,17 +654,43 @@ def push(
     out.print_json(json.dumps(plan))
 
 
+def _write_board(board, runs_dir: Path, gold_path: Path, target: Path, plots: bool) -> list[Path]:
+    """Write the board files of ``board`` (the runs of ``runs_dir``): ``target`` (Markdown), the .csv,
+    difficulty.md and (``plots``) the PNG plots beside it; returns the files written."""
+    _write_text(target, board.markdown())
+    _write_text(target.with_suffix(".csv"), board.csv())
+    written = [target, target.with_suffix(".csv")]
+    written.append(_write_difficulty(runs_dir, gold_path, target.parent / "difficulty.md", board.runs))
+    if plots:
+        from paperfields.plots import write_plots
+
+        written += write_plots(board, target.parent)
+    return written
+
+
+def _write_difficulty(runs_dir: Path, gold_path: Path, target: Path, scores) -> Path:
+    """Write what models get wrong (scoring/difficulty.py) over the board's runs (``scores``, in ``runs_dir``) to ``target``, or fail naming the problem."""
+    from paperfields.scoring.difficulty import difficulty_markdown, load_difficulty
+
+    try:
+        view = load_difficulty(runs_dir, gold_path, scores=list(scores))
+    except _known_errors() as exc:
+        fail(str(exc))
+    _write_text(target, difficulty_markdown(view))
+    return target
+
+
 @app.command()
 def leaderboard(
     runs_dir: Path = typer.Option(None, help="The published runs [default: results/runs]; your own runs are in runs/ until `paperfields publish`."),
-    out_path: Path = typer.Option(None, "--out", help="Markdown file to write [default: results/leaderboard.md]; the .csv and PNG plots go beside it."),
+    out_path: Path = typer.Option(None, "--out", help="Markdown file to write [default: results/leaderboard.md]; the .csv, difficulty.md and PNG plots go beside it."),
     plots: bool = typer.Option(True, help="Also write the PNG plots next to the board."),
     write: bool = typer.Option(True, help="Write the board files; --no-write only prints."),
     wide: bool = typer.Option(False, "--wide", help="More columns in the terminal: invented rate, dollars, seconds per correct item, contamination, per-paper F1 and every headline field's score."),
     as_json: bool = typer.Option(False, "--json", help="Print the board as a JSON array, one object per run (rank, headline, headline_ci95, reference, papers, ...), instead of a table."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ) -> None:
-    """Regenerate results/leaderboard.md, .csv and the PNG plots from the published runs, and print the board.
+    """Regenerate results/leaderboard.md, .csv, difficulty.md (what models get wrong) and the PNG plots from the published runs, and print the board.
 
     Ranked by the headline (micro F1 per field, macro over fields); references (rules/*, a blind second
     labeling under annotator/*) and partial or unfinished runs are listed apart with no rank."""
@@ -678,22 +706,93 @@ def leaderboard(
         board = Board.of(scores, gold_path)
     except (MixedVersionsError, *_known_errors()) as exc:
         fail(str(exc))
-    written = []
-    if write:
-        target = out_path or paths.results_dir() / "leaderboard.md"
-        _write_text(target, board.markdown())
-        _write_text(target.with_suffix(".csv"), board.csv())
-        written = [target, target.with_suffix(".csv")]
-        if plots:
-            from paperfields.plots import write_plots
-
-            written += write_plots(board, target.parent)
+    written = _write_board(board, runs_dir, gold_path, out_path or paths.results_dir() / "leaderboard.md", plots) if write else []
     if as_json:
         print(board.json())
     elif not quiet:
         _print_leaderboard(board, wide=wide)
         for path in written:
             console.print(f"wrote {path}")
+
+
+def _submissions_dir(folder: Optional[Path]) -> Path:
+    return folder or paths.project_root() / "submissions"
+
+
+@submission_app.command("check")
+def submission_check(
+    names: Optional[list[str]] = typer.Argument(None, help="Submission names (folders under submissions/) [default: every submission]."),
+    folder: Path = typer.Option(None, "--dir", help="The submissions folder [default: submissions/]."),
+) -> None:
+    """Check submissions (what CI runs over every one): submission.toml, every line of predictions.jsonl against the
+    record's JSON Schema and model, every test paper exactly once, no dev paper, known ids, sizes. Writes nothing.
+
+    Prints each problem as file:line: field 'x': what is wrong. Exit 1 when a submission has a problem, 2 on an error."""
+    from paperfields.scoring.submissions import check_submission
+
+    root = _submissions_dir(folder)
+    chosen = [root / n for n in names] if names else sorted(p for p in root.glob("*") if p.is_dir() and not p.name.startswith("."))
+    if not chosen:
+        console.print(f"no submissions under {root}", highlight=False, markup=False)
+        return
+    bad = 0
+    for path in chosen:
+        try:
+            check = check_submission(path, paths.gold_dir() / "gold.jsonl", paths.gold_dir() / "corpus.jsonl")
+        except _known_errors() as exc:
+            fail(str(exc))
+        if check.ok:
+            out.print(f"ok {check.name}: {check.papers} test papers, {check.meta.provider}/{check.meta.model}, {check.meta.strategy}",
+                      highlight=False, markup=False)
+            continue
+        bad += 1
+        for problem in check.problems:
+            console.print(f"error: {problem}", style="bold red", highlight=False, markup=False)
+    if bad:
+        console.print(f"{plural(bad, 'submission')} of {len(chosen)} with problems; fix them and check again", highlight=False, markup=False)
+        raise typer.Exit(1)
+
+
+@submission_app.command("add")
+def submission_add(
+    name: str = typer.Argument(..., help="Submission name: the folder submissions/<name>/ with submission.toml and predictions.jsonl."),
+    folder: Path = typer.Option(None, "--dir", help="The submissions folder [default: submissions/]."),
+    runs_dir: Path = typer.Option(None, help="The published runs [default: results/runs]; the board files are written to its parent folder."),
+    plots: bool = typer.Option(True, help="Also write the PNG plots next to the board."),
+) -> None:
+    """Check a submission, score it into results/runs/<name>__submitted__test and regenerate the board, where it is marked submitted.
+
+    A submission with a problem is refused, each problem named (file:line: field), and nothing changes (exit 1)."""
+    from paperfields.scoring.board import Board, MixedVersionsError
+    from paperfields.scoring.runs import collect_scores
+    from paperfields.scoring.submissions import SubmissionError, add_submission
+
+    runs_dir = runs_dir or paths.published_runs_dir()
+    gold_path = paths.gold_dir() / "gold.jsonl"
+    try:
+        run_dir = add_submission(_submissions_dir(folder) / name, gold_path, paths.gold_dir() / "corpus.jsonl", runs_dir)
+    except SubmissionError as exc:
+        fail(str(exc), 1)
+    except _known_errors() as exc:
+        fail(str(exc))
+    try:
+        board = Board.of(collect_scores(runs_dir), gold_path)
+    except (MixedVersionsError, *_known_errors()) as exc:
+        fail(str(exc))
+    for path in _write_board(board, runs_dir, gold_path, runs_dir.parent / "leaderboard.md", plots):  # results/ beside results/runs
+        console.print(f"wrote {path}", highlight=False, markup=False)
+    console.print(f"scored {name} into {run_dir}; it is on the board marked submitted. Commit submissions/{name} and results/ together",
+                  highlight=False, markup=False)
+
+
+@submission_app.command("schema")
+def submission_schema() -> None:
+    """Print the JSON Schema of one line of a submission's predictions.jsonl."""
+    import json
+
+    from paperfields.scoring.submissions import line_schema
+
+    print(json.dumps(line_schema(), indent=1))
 
 
 if __name__ == "__main__":

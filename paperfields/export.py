@@ -372,6 +372,10 @@ license `other`: see `LICENSE.md` for the terms.
 
 {extras.get('leaderboard', '') or '(no runs yet)'}
 
+## What models get wrong
+
+{extras.get('difficulty', '') or '(no published runs yet)'}
+
 ## Cost per correct item and contamination status, per run
 
 {run_cost_section(facts)}
@@ -439,8 +443,8 @@ def _card_section(text: str, source: str) -> str:
 
 
 def card_extras(gold_dir: Path, results_dir: Path) -> dict[str, str]:
-    """Text for the card from the project's own files: guideline summary, ``gold/AGREEMENT.md`` and
-    ``results/leaderboard.md`` (their level-1 and level-2 sections' paragraphs and tables; an absent
+    """Text for the card from the project's own files: guideline summary, ``gold/AGREEMENT.md``,
+    ``results/leaderboard.md`` and ``results/difficulty.md`` (what models get wrong; their level-1 and level-2 sections' paragraphs and tables; an absent
     file gives an empty string)."""
     # Who annotated is said here as gold/AGREEMENT.md and the README say it; the details per sample are in
     # AGREEMENT.md (copied below it in the card).
@@ -455,10 +459,12 @@ def card_extras(gold_dir: Path, results_dir: Path) -> dict[str, str]:
     )
     agreement = gold_dir / "AGREEMENT.md"
     board = results_dir / "leaderboard.md"
+    difficulty = results_dir / "difficulty.md"
     return {
         "guidelines": guidelines,
         "agreement": _card_section(agreement.read_text(encoding="utf-8"), "gold/AGREEMENT.md") if agreement.is_file() else "",
         "leaderboard": _card_section(board.read_text(encoding="utf-8"), "results/leaderboard.md") if board.is_file() else "",
+        "difficulty": _card_section(difficulty.read_text(encoding="utf-8"), "results/difficulty.md") if difficulty.is_file() else "",
     }
 
 

@@ -16,7 +16,7 @@ import io
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import jinja2
 from markupsafe import Markup
@@ -29,6 +29,9 @@ from paperfields.core.schema import Result
 from paperfields.scoring.board import BOARD_COLUMNS, UNDEFINED, fmt
 from paperfields.scoring.contamination import OWN_CORPUS_SOURCE, Contamination, load_cutoffs, run_contamination
 from paperfields.scoring.score import HEADLINE_FIELDS, RunScores, paper_f1, score_paper
+
+if TYPE_CHECKING:
+    from paperfields.scoring.difficulty import Difficulty
 
 _PRIORITY = {"both": 2, "gold": 1, "pred": 0}
 # FieldAggregate.ci_method as a report cell
@@ -276,6 +279,16 @@ Wilson interval of the matched share over the papers the field counts on, carrie
 {% for row in run_rows %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}
 </table>
 <p>{{ run_text }}</p>
+{% if errors_head %}<h2 id="errors">What this run gets wrong</h2>
+<p>{{ errors_text }}</p>
+<table class="errors"><tr>{% for name in errors_head %}<th>{{ name }}</th>{% endfor %}</tr>
+{% for row in errors_rows %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}
+</table>{% endif %}
+{% if missed %}<h3 id="most-missed">The gold items the published contenders miss most, and this run</h3>
+<p>{{ difficulty_text }}</p>
+<table class="missed"><tr><th>paper</th><th>field</th><th>gold item</th><th>contenders right</th><th>this run</th><th>sentence of the abstract</th></tr>
+{% for i in missed %}<tr><td>{{ i.paper_id }}</td><td>{{ i.field }}</td><td>{{ i.text }}</td><td>{{ i.right }}/{{ i.contenders }}</td><td>{{ i.mine }}</td><td>{{ i.sentence }}</td></tr>{% endfor %}
+</table>{% endif %}
 <p>Highlights: <mark class="both">gold and predicted</mark> <mark class="gold">gold, missed</mark> <mark class="pred">predicted, not gold</mark> <mark class="quote">evidence quote</mark></p>
 {% for p in papers %}<section class="paper" id="{{ p.id }}">
 <h2>{{ p.id }} <small>({{ p.source }}, #{{ p.position }}; {% if p.gold %}per-paper F1 {{ "%.3f"|format(p.overall) }}{% else %}no gold{% endif %})</small></h2>
@@ -316,12 +329,35 @@ def prediction_rows(line: Optional[PredictionLine]) -> list[dict[str, Any]]:
     return [{"field": f, "pred": _show(record.get(f))} for f in HEADLINE_FIELDS]
 
 
+def error_section(lines: list[PredictionLine], gold: list[GoldRecord], papers: list[Paper],
+                  published: Optional["Difficulty"] = None) -> dict[str, Any]:
+    """What the report shows of :mod:`~paperfields.scoring.difficulty` for one run: its error taxonomy per
+    field (``errors_head``, ``errors_rows``, over its papers with gold) and, given the ``published`` runs'
+    difficulty, their most-missed gold items with this run's verdict on each (``missed``: ``right`` or
+    ``missed``, ``–`` for a paper the run did not score)."""
+    from paperfields.scoring.difficulty import DIFFICULTY_TEXT, MOST_MISSED, TAXONOMY_TEXT, judge_paper, taxonomy_of, taxonomy_rows
+
+    texts = {p.id: p.text for p in papers}
+    records = {line.paper_id: line.record for line in lines}
+    judged = {g.id: judge_paper(records.get(g.id), g, texts.get(g.id, "")) for g in gold}
+    fields = list(next(iter(judged.values())).errors) if judged else []
+    head, rows = taxonomy_rows(taxonomy_of(list(judged.values()), fields)) if judged else ([], [])
+    mine = {(pid, i.field, i.index): i.right for pid, j in judged.items() for i in j.items}
+    missed = []
+    for item in (published.most_missed(MOST_MISSED) if published is not None else []):
+        key = (item.paper_id, item.field, item.index)
+        missed.append({"paper_id": item.paper_id, "field": item.field, "text": item.text, "right": item.right, "contenders": item.contenders,
+                       "mine": UNDEFINED if key not in mine else "right" if mine[key] else "missed", "sentence": item.sentence or UNDEFINED})
+    return {"errors_head": head, "errors_rows": rows, "errors_text": TAXONOMY_TEXT, "missed": missed, "difficulty_text": DIFFICULTY_TEXT}
+
+
 def render_report(manifest: Manifest, scores: Optional[RunScores], lines: list[PredictionLine], gold: list[GoldRecord], papers: list[Paper],
-                  detail: dict[str, dict[str, Any]]) -> str:
+                  detail: dict[str, dict[str, Any]], published: Optional["Difficulty"] = None) -> str:
     """The self-contained HTML report of one run: every paper the run asked (``manifest.paper_ids``, else
     the ``gold`` papers) that is in ``papers``, with gold and F1 where the paper has gold, the
     prediction alone where it has none; ``scores`` None (no paper has gold) leaves out the summary. The
-    run's cost per correct item and contamination status are a table of :data:`RUN_COLUMNS`."""
+    run's cost per correct item and contamination status are a table of :data:`RUN_COLUMNS`; what it
+    gets wrong is :func:`error_section` (with ``published``, the published runs' difficulty)."""
     by_line = {l.paper_id: l for l in lines}
     by_paper = {p.id: p for p in papers}
     by_gold = {g.id: g for g in gold}
@@ -345,7 +381,23 @@ def render_report(manifest: Manifest, scores: Optional[RunScores], lines: list[P
     run_head, run_rows = run_table([facts])
     return env.from_string(_TEMPLATE).render(manifest=manifest, scores=scores, fields=BOARD_COLUMNS, ci_names=CI_NAMES,
                                             plot=_field_bar_png(scores) if scores else "", papers=items, facts=facts,
-                                            run_head=run_head, run_rows=run_rows, run_text=run_table_text())
+                                            run_head=run_head, run_rows=run_rows, run_text=run_table_text(),
+                                            **error_section(lines, gold if scores else [], papers, published if scores else None))
+
+
+def published_difficulty(gold_path: Path, runs_dir: Optional[Path] = None) -> Optional["Difficulty"]:
+    """The difficulty of the published runs (``results/runs``; :func:`~paperfields.scoring.difficulty.load_difficulty`),
+    or None when there are none, they hold no complete contender, or their scores cannot be read (the
+    report then leaves the most-missed items out rather than fail on runs it is not about)."""
+    from paperfields.core import paths
+    from paperfields.core.runlog import RunError
+    from paperfields.scoring.difficulty import load_difficulty
+
+    try:
+        view = load_difficulty(runs_dir or paths.published_runs_dir(), gold_path)
+    except (RunError, ValueError, OSError):
+        return None
+    return view if view.contenders else None
 
 
 def write_report(run_dir: Path, gold_path: Path, corpus_path: Optional[Path] = None, out: Optional[Path] = None) -> Path:
@@ -371,7 +423,7 @@ def write_report(run_dir: Path, gold_path: Path, corpus_path: Optional[Path] = N
     if missing:
         raise RunError(f"{corpus_path}: paper {missing[0]} of the run {run_dir.name} is not in this corpus"
                        f"{f' (nor {len(missing) - 1} more)' if len(missing) > 1 else ''}; give the run's corpus with --corpus FILE")
-    html = render_report(manifest, scores, lines, gold, papers, detail)
+    html = render_report(manifest, scores, lines, gold, papers, detail, published_difficulty(gold_path) if scores else None)
     target = out or run_dir / "report.html"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(html, encoding="utf-8")

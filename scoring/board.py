@@ -149,6 +149,7 @@ def _row(s: RunScores, rank: Optional[int]) -> dict[str, Any]:
         **{f"{metric}_{source}": (getattr(s.calibration[source], metric) if source in s.calibration else None)
            for source in CALIBRATION_SOURCES for metric in CALIBRATION_METRICS},
         "schema_version": s.schema_version, "scorer_version": s.scorer_version, "gold_version": s.gold_version,
+        "provenance": provenance(s), "submission": s.submitted,
     }
 
 
@@ -217,6 +218,34 @@ def output_constraint(s: RunScores) -> str:
     if s.mode:
         return s.mode + ("+grammar" if s.grammar else "")
     return "grammar" if s.grammar else UNDEFINED
+
+
+def provenance(s: RunScores) -> str:
+    """``submitted`` for a run scored here from predictions sent by others (``submissions/<name>/``: not
+    reproduced here), ``reproduced`` for a run made by this project's commands."""
+    return "submitted" if s.submitted else "reproduced"
+
+
+SUBMITTED_MARK = " (submitted)"  # after the run id of a submitted run, on every board
+
+
+def submitted_markdown(board: "Board") -> list[str]:
+    """The board's Markdown lines about submitted runs: what the mark means and one row of provenance per
+    submitted run (model, provider, date run, strategy, who submits, model cutoff); no line when none is."""
+    chosen = [s for s in board.runs if s.submitted]
+    if not chosen:
+        return []
+    lines = ["## Submitted runs", "",
+             f"A run marked `{SUBMITTED_MARK.strip()}` was scored here, by the same scorer, from predictions sent by others "
+             "(`submissions/<name>/`, checked by `paperfields submission check`): scored here, not reproduced here. Every other "
+             "run was reproduced here by the project's own commands.", "",
+             "| run | model | provider | date run | strategy | submitted by | model cutoff |", "|---|---|---|---|---|---|---|"]
+    for s in chosen:
+        m = s.submitted or {}
+        cells = [s.run_id, m.get("model"), m.get("provider"), m.get("date_run"), m.get("strategy"), m.get("submitted_by"),
+                 m.get("model_cutoff") or "unknown"]
+        lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+    return lines
 
 
 def _contamination_cell(row: dict[str, Any]) -> str:
@@ -314,7 +343,7 @@ def _markdown(board: Board) -> str:
         for r in chosen:
             s = by_id[r["run_id"]]
             failures = ", ".join(f"{k} {v}" for k, v in s.failures_by_class.items()) or UNDEFINED
-            row = [UNDEFINED if r["rank"] is None else str(r["rank"]), s.run_id, s.backend, s.strategy, r["output_constraint"], papers_cell(s),
+            row = [UNDEFINED if r["rank"] is None else str(r["rank"]), s.run_id + (SUBMITTED_MARK if s.submitted else ""), s.backend, s.strategy, r["output_constraint"], papers_cell(s),
                    f"{s.valid_rate:.0%}",
                    failures, fmt_ci(s.headline, r["headline_ci95"]), fmt(s.precision), fmt(s.recall), fmt(s.per_paper_f1)]
             row += [fmt(s.fields[f].score) for f in BOARD_COLUMNS]
@@ -336,6 +365,8 @@ def _markdown(board: Board) -> str:
         for field in BOARD_TABLE:
             cells = [fmt_ci(s.fields[field].score, s.fields[field].ci95, 2) for s in ordered]
             lines.append(f"| {field} | " + " | ".join(cells) + " |")
+    if any(s.submitted for s in scores):
+        lines += [""] + submitted_markdown(board)
     s0 = scores[0]
     lines += ["", f"Versions: schema {s0.schema_version}, scorer {s0.scorer_version}, gold {s0.gold_version}.", ""]
     return "\n".join(lines)
@@ -392,6 +423,8 @@ def _terminal(board: Board, highlight: Optional[str], wide: bool) -> "Table":
             model += f" ({own_id})"  # a run id of one's own says which run this is
         if own_id != s.run_id:
             model += " (yours)"
+        if s.submitted:
+            model += SUBMITTED_MARK
         papers = f"{s.papers_done}/{s.papers} done" if s.unfinished else f"{s.papers} of {s.papers_in_split}" if s.partial else str(s.papers)
         cells = [label, model, s.strategy, papers, f"{s.valid_rate:.0%}", fmt_ci(s.headline, r["headline_ci95"]),
                  f"{fmt(s.precision, 2)}/{fmt(s.recall, 2)}", f"{s.seconds_per_paper:.1f}"]

@@ -118,6 +118,19 @@ def contamination_status(backend: str, reference: bool = False, corpus_date: Opt
     return Contamination(status="after cutoff" if gap > corpus.margin_months else "possible overlap", **found)
 
 
+def with_stated_cutoff(found: Contamination, cutoff: str, source: str, path: Path = CUTOFFS) -> Contamination:
+    """``found`` decided again from a cutoff the run states itself (a submission's ``model_cutoff``,
+    ``YYYY-MM``) when the table gave none (status ``unknown`` with a corpus date); a status the table
+    decided, and ``n/a``, are kept. Raises ValueError when ``cutoff`` is not ``YYYY-MM``."""
+    _months(cutoff)
+    if found.status != "unknown" or found.corpus_earliest_public is None:
+        return found
+    corpus, _ = load_cutoffs(path)
+    gap = _months(found.corpus_earliest_public) - _months(cutoff)
+    return found.model_copy(update={"status": "after cutoff" if gap > corpus.margin_months else "possible overlap",
+                                    "model_cutoff": cutoff, "cutoff_source": source, "note": None})
+
+
 def run_contamination(manifest: "Manifest", reference: Optional[bool] = None, papers: Optional[list[Paper]] = None,
                       path: Path = CUTOFFS) -> Contamination:
     """The status of the run described by ``manifest`` on the corpus it ran on: the benchmark corpus

@@ -65,51 +65,59 @@ def _read_numbered(path: Path, known_ids: set[str]) -> list[tuple[int, Predictio
             raise RunError(f"{where}: not JSON ({exc})") from None
         if not isinstance(row, dict):
             raise RunError(f"{where}: a line must be a JSON object with paper_id and record")
-        paper_id = row.get("paper_id", row.get("id"))
-        if paper_id is None or paper_id == "":
-            raise RunError(f"{where}: field 'paper_id': missing (give \"paper_id\" or \"id\")")
-        if not isinstance(paper_id, str):
-            raise RunError(f"{where}: field 'paper_id': must be a string, got {type(paper_id).__name__} {paper_id!r}")
-        if paper_id not in known_ids:
-            raise RunError(f"{where}: field 'paper_id': {paper_id!r} is not a paper of the corpus")
-        if paper_id in seen:
-            raise RunError(f"{where}: field 'paper_id': {paper_id} already on line {seen[paper_id]}")
-        seen[paper_id] = number
-        if "record" not in row:
-            raise RunError(f"{where}: field 'record': missing (give the record, or \"record\": null for a paper your system failed)")
-        record = row.get("record")
-        if record is not None and row.get("failure"):
-            raise RunError(f"{where}: field 'failure': a line with a record is not a failure; give one or the other")
-        if record is not None and not isinstance(record, dict):
-            raise RunError(f"{where}: field 'record': must be an object or null")
-        unknown = sorted(set(record or {}) - set(PaperRecord.model_fields))
-        if unknown:
-            raise RunError(f"{where}: field 'record.{unknown[0]}': not a field of the record (fields: {', '.join(PaperRecord.model_fields)})")
-        failure = row.get("failure")
-        if record is None:
-            try:
-                failure = FailureClass(failure or FailureClass.malformed_json.value)
-            except ValueError:
-                raise RunError(f"{where}: field 'failure': {failure!r} is not a failure class "
-                               f"({', '.join(f.value for f in FailureClass)})") from None
-        repairs: list[str] = []
-        if record is not None:
-            # Validated here, with the context the schema's validators note their repairs in (as a model's
-            # reply is): "56.61%", "N/A" or "yes" are read as model runs read them, and the line says so.
-            try:
-                record = PaperRecord.model_validate(record, context={"repairs": repairs}).model_dump(mode="json")
-            except ValidationError as exc:
-                raise RunError(f"{where}: not a PaperRecord: {field_error(exc, 'record')}") from None
-        lines.append((number, PredictionLine(paper_id=paper_id, record=record, failure=None if record is not None else failure,
-                                             error=None if record is not None else "no record in the imported file", dollars=None,
-                                             repairs=repairs)))
+        line = parse_row(where, row, known_ids)
+        if line.paper_id in seen:
+            raise RunError(f"{where}: field 'paper_id': {line.paper_id} already on line {seen[line.paper_id]}")
+        seen[line.paper_id] = number
+        lines.append((number, line))
     if not lines:
         raise RunError(f"{path}: no prediction lines")
     return lines
 
 
+def parse_row(where: str, row: dict[str, Any], known_ids: set[str]) -> PredictionLine:
+    """One line of the minimal format, already read as a JSON object, as a :class:`PredictionLine`
+    (see :func:`_read_numbered` for the rules; repeated ids are the caller's to find). Raises RunError
+    starting with ``where`` (``file:line``) and naming the field."""
+    paper_id = row.get("paper_id", row.get("id"))
+    if paper_id is None or paper_id == "":
+        raise RunError(f"{where}: field 'paper_id': missing (give \"paper_id\" or \"id\")")
+    if not isinstance(paper_id, str):
+        raise RunError(f"{where}: field 'paper_id': must be a string, got {type(paper_id).__name__} {paper_id!r}")
+    if paper_id not in known_ids:
+        raise RunError(f"{where}: field 'paper_id': {paper_id!r} is not a paper of the corpus")
+    if "record" not in row:
+        raise RunError(f"{where}: field 'record': missing (give the record, or \"record\": null for a paper your system failed)")
+    record = row.get("record")
+    if record is not None and row.get("failure"):
+        raise RunError(f"{where}: field 'failure': a line with a record is not a failure; give one or the other")
+    if record is not None and not isinstance(record, dict):
+        raise RunError(f"{where}: field 'record': must be an object or null")
+    unknown = sorted(set(record or {}) - set(PaperRecord.model_fields))
+    if unknown:
+        raise RunError(f"{where}: field 'record.{unknown[0]}': not a field of the record (fields: {', '.join(PaperRecord.model_fields)})")
+    failure = row.get("failure")
+    if record is None:
+        try:
+            failure = FailureClass(failure or FailureClass.malformed_json.value)
+        except ValueError:
+            raise RunError(f"{where}: field 'failure': {failure!r} is not a failure class "
+                           f"({', '.join(f.value for f in FailureClass)})") from None
+    repairs: list[str] = []
+    if record is not None:
+        # Validated here, with the context the schema's validators note their repairs in (as a model's
+        # reply is): "56.61%", "N/A" or "yes" are read as model runs read them, and the line says so.
+        try:
+            record = PaperRecord.model_validate(record, context={"repairs": repairs}).model_dump(mode="json")
+        except ValidationError as exc:
+            raise RunError(f"{where}: not a PaperRecord: {field_error(exc, 'record')}") from None
+    return PredictionLine(paper_id=paper_id, record=record, failure=None if record is not None else failure,
+                          error=None if record is not None else "no record in the imported file", dollars=None, repairs=repairs)
+
+
 def import_predictions(path: Path, name: str, split: str, runs_dir: Path, gold_path: Path, corpus_path: Path,
-                       note: Optional[str] = None) -> Path:
+                       note: Optional[str] = None, *, backend: Optional[str] = None, strategy: str = IMPORTED_STRATEGY,
+                       run_id: Optional[str] = None, submission: Optional[dict[str, Any]] = None) -> Path:
     """Write a run folder ``runs_dir/<name>__imported__<split>`` (``manifest.json`` and
     ``predictions.jsonl``) from an outside predictions file, ready for :func:`~paperfields.scoring.runs.score_run`.
 
@@ -119,7 +127,11 @@ def import_predictions(path: Path, name: str, split: str, runs_dir: Path, gold_p
     under the same name is refused (remove the folder first). Raises RunError as
     :func:`read_outside_predictions`, when a paper is outside ``split`` (naming file, line, field and
     the split that fits the file: ``--split dev`` for a file of dev papers, else ``--split all``), or
-    when the folder exists with other predictions."""
+    when the folder exists with other predictions.
+
+    A submission (:mod:`paperfields.scoring.submissions`) gives its own ``backend`` (``provider/model``),
+    ``strategy``, ``run_id`` and ``submission`` (its ``submission.toml``, kept in the manifest as
+    ``import.submission``, which marks the run *submitted* on the board)."""
     if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.+=@-]*(/[A-Za-z0-9_.+=@-]+)?", name):
         raise RunError(f"--name {name!r} must be a plain name such as 'my-system' or 'annotator/second-blind'")
     corpus = load_corpus(corpus_path)
@@ -141,14 +153,16 @@ def import_predictions(path: Path, name: str, split: str, runs_dir: Path, gold_p
     order = {p.id: i for i, p in enumerate(corpus)}
     lines.sort(key=lambda line: order[line.paper_id])
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    backend = name if "/" in name else f"outside/{name}"
-    run_id = default_run_id(backend, IMPORTED_STRATEGY, split)
-    config = RunConfig(backend=backend, strategy=IMPORTED_STRATEGY, prompt_version="none", prompt_sha256=digest, split=split)
+    backend = backend or (name if "/" in name else f"outside/{name}")
+    run_id = run_id or default_run_id(backend, strategy, split)
+    config = RunConfig(backend=backend, strategy=strategy, prompt_version="none", prompt_sha256=digest, split=split)
     manifest = Manifest(run_id=run_id, config=config, started_at=now(), finished_at=now(), status="complete", papers_total=len(lines),
                         dollars_total=None, git_commit=None)
     provenance: dict[str, Any] = {"imported_from": path.name, "imported_sha256": digest}
     if note:
         provenance["note"] = note
+    if submission is not None:
+        provenance["submission"] = submission
     return write_imported_run(runs_dir / run_id, lines, manifest, provenance, f"{path} under the name {name!r}")
 
 

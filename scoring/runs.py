@@ -18,7 +18,7 @@ from paperfields.core.plural import any_of, plural
 from paperfields.core.runlog import FailureClass, Manifest, PredictionLine, RunError, iter_predictions, latest_lines, load_manifest
 from paperfields.scoring.board import board_order
 from paperfields.scoring.calibration import run_calibration
-from paperfields.scoring.contamination import run_contamination
+from paperfields.scoring.contamination import Contamination, run_contamination, with_stated_cutoff
 from paperfields.scoring.score import HEADLINE_FIELDS, RunScores, is_reference_backend, score_predictions, write_scores
 
 
@@ -88,6 +88,10 @@ def score_run(run_dir: Path, gold_path: Path, corpus_path: Path | None = None, w
     scores.predictions_sha256 = hashlib.sha256(data).hexdigest()
     scores.papers_asked = manifest.papers_total
     add_cost_and_contamination(scores, manifest, every_line)
+    scores.submitted = submission_of(run_dir)
+    if scores.submitted and scores.submitted.get("model_cutoff"):
+        scores.contamination = with_stated_cutoff(Contamination.model_validate(scores.contamination), scores.submitted["model_cutoff"],
+                                                  "stated by the submitter (submission.toml)").model_dump()
     scores.calibration = run_calibration({line.paper_id: line.notes for line in lines if line.record is not None}, detail, HEADLINE_FIELDS)
     if write:
         write_scores(run_dir, scores, detail)
@@ -105,6 +109,14 @@ def add_cost_and_contamination(scores: RunScores, manifest: Manifest, every_line
         scores.seconds_per_correct = scores.model_seconds / scores.correct_items
         scores.dollars_per_correct = None if scores.dollars_total is None else scores.dollars_total / scores.correct_items
     scores.contamination = run_contamination(manifest, scores.reference).model_dump()
+
+
+def submission_of(run_dir: Path) -> dict | None:
+    """The ``submission.toml`` a submitted run was made from (kept in its manifest as ``import.submission``
+    by :func:`~paperfields.scoring.imported.import_predictions`), or None for a reproduced run."""
+    raw = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    found = (raw.get("import") or {}).get("submission") if isinstance(raw, dict) else None
+    return found if isinstance(found, dict) else None
 
 
 def predictions_sha256(run_dir: Path) -> str:

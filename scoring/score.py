@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_serializer
 
 from paperfields.core.errors import field_error
 from paperfields.core.fields import RecordField, record_fields, scores_of
@@ -380,6 +380,17 @@ class RunScores(BaseModel):
     predictions_sha256: Optional[str] = Field(
         default=None, description="sha256 of the predictions.jsonl bytes that were scored; when the file changes, these scores are stale")
     higher_is_better: dict[str, bool] = Field(default_factory=lambda: dict(HIGHER_IS_BETTER))
+    submitted: Optional[dict[str, Any]] = Field(
+        default=None, description="a run submitted from outside (submissions/<name>/, scoring/submissions.py): its submission.toml "
+        "(model, provider, date run, strategy, who submits, model cutoff): scored here, not reproduced here. Absent for reproduced runs")
+
+    @model_serializer(mode="wrap")
+    def _without_absent_submission(self, handler: Any) -> Any:
+        # a reproduced run's scores.json stays as it was before submissions existed: no "submitted": null
+        data = handler(self)
+        if isinstance(data, dict) and data.get("submitted") is None:
+            data.pop("submitted", None)
+        return data
 
     @property
     def partial(self) -> bool:

@@ -27,6 +27,7 @@ def results(tmp_path_factory) -> Path:
     """A results/ folder: the published runs' predictions, scored against today's gold, and their
     leaderboard.md (so these tests never depend on results/ having been regenerated)."""
     from paperfields.scoring.board import leaderboard_markdown
+    from paperfields.scoring.difficulty import difficulty_markdown, load_difficulty
     from paperfields.scoring.runs import collect_scores, score_run
 
     folder = tmp_path_factory.mktemp("results")
@@ -44,6 +45,7 @@ def results(tmp_path_factory) -> Path:
             (run / "predictions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
         score_run(run, GOLD)
     (folder / "leaderboard.md").write_text(leaderboard_markdown(collect_scores(folder / "runs"), GOLD), encoding="utf-8")
+    (folder / "difficulty.md").write_text(difficulty_markdown(load_difficulty(folder / "runs", GOLD)), encoding="utf-8")
     return folder
 
 
@@ -348,3 +350,14 @@ def test_card_shows_cost_per_correct_item_and_contamination_per_run_with_referen
         assert row["correct items"] == str(scores[run_id].correct_items)
         assert (row["cost / correct item"], row["$ / correct"], row["contamination"], row["model cutoff"]) == ("–", "–", "n/a", "–")
     assert "The benchmark corpus was first public 2026-01 (cutoffs.toml: ICML 2026 dates page" in text
+
+
+def test_card_says_what_models_get_wrong(exported, results):
+    """The card carries results/difficulty.md's tables: the most-missed gold items with their sentence and each run's errors by kind."""
+    card = (exported / "README.md").read_text(encoding="utf-8")
+    section = card.split("## What models get wrong", 1)[1].split("\n## ", 1)[0]
+    assert "From `results/difficulty.md`:" in section
+    assert "### The 20 most-missed gold items" in section and "| paper | field | gold item | contenders right | sentence |" in section
+    assert "### Errors of local_qwen2.5-coder-0.5b__zero_shot__test, per field" in section
+    # the failed lines the fixture wrote are missed items, so the card's counts are the fixture's, not results/'s
+    assert section.count("| all fields |") == len(list((results / "runs").glob("*/scores.json")))

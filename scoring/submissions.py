@@ -1,0 +1,324 @@
+"""Submissions from outside: a folder ``submissions/<name>/`` checked, scored and placed on the board.
+
+A submission is two files (``submissions/README.md`` says how to make them):
+
+- ``submission.toml``: who ran what (:class:`SubmissionMeta`: model, provider, date run, strategy or
+  ``own pipeline``, the prompt if shared, who submits, the model's training cutoff if known);
+- ``predictions.jsonl``: one line per test paper, ``{"paper_id": ..., "record": {...}}`` (or
+  ``"record": null`` with an optional ``"failure"`` class for a paper the system failed), in the
+  minimal format of :mod:`~paperfields.scoring.imported`.
+
+:func:`check_submission` finds every problem at once, each naming file, line and field: the TOML
+against :class:`SubmissionMeta` (unknown keys refused); the predictions file's size
+(:data:`MAX_FILE_BYTES`) and each line's (:data:`MAX_LINE_BYTES`); each line against the prediction
+line's JSON Schema (:func:`line_schema`: the record schema with every object closed, so a misspelled
+key is an error, never a field left empty) and against the record model; every test paper exactly once,
+no dev paper, no unknown id. :func:`add_submission` then scores the submission into a new run folder
+under the published runs (``<name>__submitted__test``), which the board marks *submitted*; a
+submission with a problem changes nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import shutil
+import tempfile
+import tomllib
+from dataclasses import dataclass, field as dc_field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from paperfields.core.corpus import load_corpus, month_index
+from paperfields.core.gold import load_gold
+from paperfields.core.runlog import FailureClass, RunError
+from paperfields.core.schema import PaperRecord
+from paperfields.scoring.imported import parse_row
+
+META_FILE = "submission.toml"
+PREDICTIONS_FILE = "predictions.jsonl"
+SPLIT = "test"
+MAX_FILE_BYTES = 4 * 1024 * 1024  # the published runs' predictions files, grounding and notes included, are under 0.3 MiB
+MAX_LINE_BYTES = 64 * 1024  # their longest line is about 11 KiB
+MAX_PROBLEMS = 50  # listed per submission; a file that is wrong throughout says so once
+NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+OWN_PIPELINE = "own pipeline"
+
+
+class SubmissionError(RunError):
+    """A submission that cannot go on the board: the message lists every problem, one per line."""
+
+
+class SubmissionMeta(BaseModel):
+    """``submission.toml``: where the predictions come from. Unknown keys are refused.
+
+    - ``model``: the model id as its provider names it (``gpt-4o-2024-08-06``);
+    - ``provider``: who serves it (``openai``, ``anthropic``, ``vllm``, ``own``); ``provider/model`` is the
+      run's backend on the board (``rules``, ``annotator`` and ``human`` name references, not submissions);
+    - ``date_run``: the day the predictions were made (``2026-11-30``);
+    - ``strategy``: a PaperFields strategy the predictions were made with (``zero_shot``, ``few_shot``, ...)
+      or ``own pipeline``;
+    - ``prompt``: the prompt, or a file of this folder holding it, when shared (optional);
+    - ``submitted_by``: a name or handle to answer for the submission;
+    - ``model_cutoff``: the model's training-data cutoff (``YYYY-MM``) when known: the board's
+      contamination status is decided from it when ``extract/backends/cutoffs.toml`` does not list the model;
+    - ``notes``: anything else (optional).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(min_length=1, max_length=200)
+    provider: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    date_run: dt.date
+    strategy: str = Field(min_length=1, max_length=100)
+    prompt: Optional[str] = Field(default=None, max_length=20000)
+    submitted_by: str = Field(min_length=1, max_length=200)
+    model_cutoff: Optional[str] = None
+    notes: Optional[str] = Field(default=None, max_length=5000)
+
+    @field_validator("provider")
+    @classmethod
+    def _not_a_reference(cls, value: str) -> str:
+        from paperfields.scoring.score import is_reference_backend
+
+        if is_reference_backend(f"{value}/x"):
+            raise ValueError(f"'{value}' names a reference (rules/, annotator/, human/), not a submitted model")
+        return value
+
+    @field_validator("strategy")
+    @classmethod
+    def _known_strategy(cls, value: str) -> str:
+        from paperfields.core import paths
+
+        known = sorted(p.stem for p in paths.prompts_dir().glob("*.toml"))
+        if value != OWN_PIPELINE and value not in known:
+            raise ValueError(f"'{value}' is neither '{OWN_PIPELINE}' nor a strategy ({', '.join(known)})")
+        return value
+
+    @field_validator("model_cutoff")
+    @classmethod
+    def _month(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None:
+            month_index(value)  # ValueError naming the value
+        return value
+
+
+@lru_cache(maxsize=1)
+def line_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of one line of a submission's ``predictions.jsonl``: ``paper_id``,
+    ``record`` (the record's JSON Schema, every object closed: no key outside the schema) or null, and an
+    optional ``failure`` class. ``paperfields submission schema`` prints it."""
+    record = PaperRecord.model_json_schema()
+    defs = record.pop("$defs", {})
+
+    def closed(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {k: closed(v) for k, v in node.items()}
+            if "properties" in out and out.get("type") == "object":
+                out["additionalProperties"] = False
+            return out
+        if isinstance(node, list):
+            return [closed(v) for v in node]
+        return node
+
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "PaperFields prediction line",
+        "type": "object",
+        "properties": {
+            "paper_id": {"type": "string", "minLength": 1},
+            "record": {"anyOf": [closed(record), {"type": "null"}]},
+            "failure": {"enum": [f.value for f in FailureClass]},
+        },
+        "required": ["paper_id", "record"],
+        "additionalProperties": False,
+        "$defs": {name: closed(d) for name, d in defs.items()},
+    }
+
+
+def _schema_problem(where: str, row: Any) -> Optional[str]:
+    """The deepest JSON Schema error of a line (the one that says most: inside the record rather than
+    "not valid under any of"), as ``where: field 'record.results[0].value': message``; None when it validates."""
+    def leaves(errors: Any) -> Any:
+        for error in errors:
+            if error.context:  # an anyOf (the record or null): the branches' own errors
+                yield from leaves(error.context)
+            else:
+                yield error
+
+    found = list(leaves(_validator().iter_errors(row)))
+    if not found:
+        return None
+    # the deepest error, and not the null branch's "is not of type 'null'" when the record branch says more
+    error = max(found, key=lambda e: (len(e.absolute_path), e.validator_value != "null"))
+    path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path).lstrip(".") or "(line)"
+    message = error.message if len(error.message) <= 200 else error.message[:200] + "..."
+    return f"{where}: field '{path}': {message} (the line's JSON Schema: `paperfields submission schema`)"
+
+
+@lru_cache(maxsize=1)
+def _validator():
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(line_schema())
+
+
+@dataclass
+class SubmissionCheck:
+    """What :func:`check_submission` found: the folder, its ``meta`` (None when the TOML is bad), the
+    ``problems`` (each ``file:line: field 'x': what is wrong``; empty when the submission is valid) and
+    ``papers`` (the test papers it answers)."""
+
+    folder: Path
+    meta: Optional[SubmissionMeta] = None
+    problems: list[str] = dc_field(default_factory=list)
+    papers: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def name(self) -> str:
+        return self.folder.name
+
+
+def _toml_line(text: str, key: str) -> Optional[int]:
+    found = re.search(rf"^\s*{re.escape(key)}\s*=", text, re.M)
+    return text[: found.start()].count("\n") + 1 if found else None
+
+
+def _check_meta(folder: Path, check: SubmissionCheck) -> None:
+    path = folder / META_FILE
+    if not path.is_file():
+        check.problems.append(f"{path}: missing (see submissions/README.md for its fields)")
+        return
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
+    except UnicodeDecodeError:
+        check.problems.append(f"{path}: not UTF-8; save the file as UTF-8")
+        return
+    except tomllib.TOMLDecodeError as exc:
+        at = re.search(r"at line (\d+)", str(exc))
+        check.problems.append(f"{path}:{at.group(1) if at else 1}: not TOML ({exc})")
+        return
+    try:
+        check.meta = SubmissionMeta.model_validate(data)
+    except ValidationError as exc:
+        for error in exc.errors():
+            key = ".".join(str(p) for p in error["loc"]) or "(file)"
+            line = _toml_line(text, str(error["loc"][0])) if error["loc"] else None
+            what = "missing" if error["type"] == "missing" else "not a field of submission.toml" if error["type"] == "extra_forbidden" \
+                else error["msg"].removeprefix("Value error, ")
+            check.problems.append(f"{path}{f':{line}' if line else ''}: field '{key}': {what}")
+
+
+def _check_predictions(folder: Path, check: SubmissionCheck, gold_path: Path, corpus_path: Path) -> None:
+    path = folder / PREDICTIONS_FILE
+    if not path.is_file():
+        check.problems.append(f"{path}: missing (one JSON line per test paper: {{\"paper_id\": ..., \"record\": {{...}}}})")
+        return
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        check.problems.append(f"{path}: {size} bytes, more than the {MAX_FILE_BYTES} a submission may hold (one record per test paper)")
+        return
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        check.problems.append(f"{path}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x}); save the file as UTF-8")
+        return
+    split_of = {g.id: g.split for g in load_gold(gold_path)}
+    known = {p.id for p in load_corpus(corpus_path)}
+    seen: dict[str, int] = {}
+    for number, raw in enumerate(text.split("\n"), start=1):
+        if not raw.strip():
+            continue
+        where = f"{path}:{number}"
+        if len(raw.encode("utf-8")) > MAX_LINE_BYTES:
+            check.problems.append(f"{where}: line of {len(raw.encode('utf-8'))} bytes, more than {MAX_LINE_BYTES}: one paper's record per line")
+            continue
+        try:
+            row = json.loads(raw)
+        except ValueError as exc:
+            check.problems.append(f"{where}: not JSON ({exc})")
+            continue
+        problem = _schema_problem(where, row)
+        if problem:
+            check.problems.append(problem)
+            continue
+        try:
+            line = parse_row(where, row, known)
+        except RunError as exc:
+            check.problems.append(str(exc))
+            continue
+        if line.paper_id in seen:
+            check.problems.append(f"{where}: field 'paper_id': {line.paper_id} already on line {seen[line.paper_id]}; give each test paper once")
+            continue
+        seen[line.paper_id] = number
+        if split_of.get(line.paper_id) != SPLIT:
+            why = f"a {split_of[line.paper_id]} paper" if line.paper_id in split_of else "a paper without gold"
+            check.problems.append(f"{where}: field 'paper_id': {line.paper_id} is {why}; a submission answers the {SPLIT} papers only")
+    missing = [pid for pid, split in split_of.items() if split == SPLIT and pid not in seen]
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        check.problems.append(f"{path}: field 'paper_id': {len(missing)} {SPLIT} paper{'s' if len(missing) > 1 else ''} missing: {shown} "
+                              f"(every {SPLIT} paper once; \"record\": null for a paper your system failed)")
+    check.papers = sum(1 for pid in seen if split_of.get(pid) == SPLIT)
+
+
+def check_submission(folder: Path, gold_path: Path, corpus_path: Path) -> SubmissionCheck:
+    """Every problem of the submission in ``folder`` (see the module docstring), at most
+    :data:`MAX_PROBLEMS` of them listed, each naming file, line and field. Reads only."""
+    check = SubmissionCheck(folder)
+    if not folder.is_dir():
+        check.problems.append(f"{folder}: no such submission folder")
+        return check
+    if not NAME.fullmatch(folder.name):
+        check.problems.append(f"{folder}: the folder name must be lower-case letters, digits, '.', '_' or '-' (at most 64), "
+                              "as it becomes the run id")
+    _check_meta(folder, check)
+    _check_predictions(folder, check, gold_path, corpus_path)
+    if len(check.problems) > MAX_PROBLEMS:
+        check.problems = check.problems[:MAX_PROBLEMS] + [f"{folder}: ... and {len(check.problems) - MAX_PROBLEMS} more problems"]
+    return check
+
+
+def run_id_of(name: str) -> str:
+    """The run id of the submission ``name`` on the board: ``<name>__submitted__test``."""
+    return f"{name}__submitted__{SPLIT}"
+
+
+def add_submission(folder: Path, gold_path: Path, corpus_path: Path, runs_dir: Path) -> Path:
+    """Check the submission in ``folder``, score it and place its run folder ``runs_dir/<name>__submitted__test``
+    (what the board reads); returns that folder. Raises SubmissionError listing every problem, or when
+    the run folder exists with other predictions (remove it to replace the submission); nothing in
+    ``runs_dir`` changes then. Adding the same submission again returns the existing folder."""
+    from paperfields.scoring.imported import import_predictions
+    from paperfields.scoring.runs import score_run
+
+    check = check_submission(folder, gold_path, corpus_path)
+    if not check.ok:
+        raise SubmissionError(f"{folder}: {len(check.problems)} problem{'s' if len(check.problems) > 1 else ''}:\n" + "\n".join(check.problems))
+    meta = check.meta
+    assert meta is not None  # a check without problems has read the TOML
+    target = runs_dir / run_id_of(folder.name)
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=runs_dir.parent, prefix=".submission-") as scratch:
+        # imported and scored away from the board, moved in only when both succeeded
+        made = import_predictions(folder / PREDICTIONS_FILE, folder.name, SPLIT, Path(scratch), gold_path, corpus_path,
+                                  backend=f"{meta.provider}/{meta.model}", strategy=meta.strategy, run_id=target.name,
+                                  submission={"name": folder.name, **meta.model_dump(mode="json", exclude_none=True)})
+        score_run(made, gold_path, corpus_path)
+        if target.exists():
+            if (target / PREDICTIONS_FILE).is_file() and (target / PREDICTIONS_FILE).read_bytes() == (made / PREDICTIONS_FILE).read_bytes():
+                return target
+            raise SubmissionError(f"{target} holds other predictions; remove it to replace the submission {folder.name}")
+        shutil.move(str(made), str(target))
+    return target
