@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -216,6 +217,44 @@ def test_page_sorts_a_column_and_keeps_sections_apart(site, tmp_path):
     assert [r["section"] for r in by_p.rows["main"]] == [r["section"] for r in default.rows["main"]]
     by_run = _dom(site, tmp_path, "#sort=heat:run&dir=desc")
     assert [r["run"] for r in by_run.rows["heat"] if r["section"] == "contender"] == sorted(contenders, key=str.lower, reverse=True)
+
+
+HARNESS = """<!doctype html><html><body><iframe id="f" src="PAGE" width="1200" height="800"></iframe><pre id="out"></pre>
+<script>
+document.getElementById("f").addEventListener("load", function () {
+  var d = this.contentDocument, result = {};
+  var order = function () { return Array.prototype.map.call(d.querySelectorAll("#main tr[data-run]"),
+                                                            function (tr) { return [tr.getAttribute("data-run"), tr.hidden]; }); };
+  var header = d.querySelector('#main th[data-key="p"] button');
+  result.before = order();
+  header.click();
+  result.first = order();
+  header.click();
+  result.second = order();
+  var select = d.querySelector('select[data-filter="strategy"]');
+  select.value = "few_shot";
+  select.dispatchEvent(new Event("change"));
+  result.filtered = order();
+  result.hash = decodeURIComponent(d.location.hash);
+  document.getElementById("out").textContent = JSON.stringify(result);
+});
+</script></body></html>"""
+
+
+def test_clicking_a_header_sorts_and_choosing_a_filter_hides_rows(site, tmp_path):
+    """Real clicks and a real change event, dispatched from a page that holds the board in a frame
+    (file pages may read each other only with --allow-file-access-from-files)."""
+    rows = _board_rows(site)
+    harness = tmp_path / "harness.html"
+    harness.write_text(HARNESS.replace("PAGE", (site / "site" / "leaderboard.html").as_uri()), encoding="utf-8")
+    dom = _browser(tmp_path, "--allow-file-access-from-files", "--dump-dom", harness.as_uri()).stdout
+    result = json.loads(unescape(dom[dom.index('<pre id="out">') + 14: dom.index("</pre>")]))
+    contenders = [run for run, _ in result["before"] if rows[run]["section"] == "contender"]
+    by_p = sorted(contenders, key=lambda r: rows[r]["precision"])
+    assert [run for run, _ in result["first"] if run in contenders] == by_p[::-1] != contenders  # first click: highest first
+    assert [run for run, _ in result["second"] if run in contenders] == by_p  # second click: lowest first
+    assert {run for run, hidden in result["filtered"] if not hidden} == {r for r, row in rows.items() if row["strategy"] == "few_shot"}
+    assert result["hash"] == "#sort=main:p&dir=asc&strategy=few_shot"  # the view is in the address, to link
 
 
 def test_page_filters_hide_rows(site, tmp_path):
