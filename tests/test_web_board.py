@@ -337,12 +337,19 @@ def test_push_space_dry_run_lists_the_files_and_uploads_nothing(site, tmp_path):
         assert proc.returncode == 2 and "one of them" in proc.stderr
 
 
-def test_a_run_removed_from_the_board_loses_its_report_and_the_page_its_link(site, tmp_path):
+def test_a_removed_run_loses_its_report_and_a_stale_one_its_link(site, tmp_path):
     runs = tmp_path / "runs"
     shutil.copytree(site / "runs", runs)
     out = tmp_path / "site"
     shutil.copytree(site / "site", out)
     shutil.rmtree(runs / "tiny")
+    stale = runs / "rules_baseline__zero_shot__test" / "predictions.jsonl"
+    stale.write_text(stale.read_text() + stale.read_text().splitlines()[0] + "\n")  # changed since it was scored
     proc = _cli("leaderboard", "--runs-dir", str(runs), "--out", str(out / "leaderboard.md"), "--no-plots")
     assert f"removed {out / 'reports' / 'tiny.html'} (the report of a run no longer on the board)" in proc.stderr
-    assert not (out / "reports" / "tiny.html").exists() and 'href="reports/tiny.html"' not in (out / "leaderboard.html").read_text()
+    page = (out / "leaderboard.html").read_text()
+    assert not (out / "reports" / "tiny.html").exists() and 'href="reports/tiny.html"' not in page
+    # the stale run keeps its row, unlinked, and the warning says why; its old report is gone, not left to contradict it
+    assert "warning: no report for rules_baseline__zero_shot__test on the web board: rules_baseline__zero_shot__test: its scores are stale" in proc.stderr
+    assert 'data-run="rules_baseline__zero_shot__test"' in page and 'href="reports/rules_baseline__zero_shot__test.html"' not in page
+    assert not (out / "reports" / "rules_baseline__zero_shot__test.html").exists()
