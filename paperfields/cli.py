@@ -634,33 +634,42 @@ def publish(
 
 @app.command()
 def push(
-    repo_id: str = typer.Argument(..., help="Hub dataset repo, e.g. your-name/paperfields."),
-    folder: Path = typer.Option(Path("dist/paperfields"), help="Folder written by `paperfields export`."),
+    repo_id: Optional[str] = typer.Argument(None, help="Hub dataset repo, e.g. your-name/paperfields (or give --space)."),
+    space_name: Optional[str] = typer.Option(None, "--space", help="Upload the leaderboard Space written by `paperfields space` to this Space, e.g. your-name/paperfields-board, instead of a dataset."),
+    folder: Optional[Path] = typer.Option(None, help="Folder to upload [default: dist/paperfields, written by `paperfields export`; with --space: dist/space, written by `paperfields space`]."),
     private: bool = typer.Option(False, help="Create the repo as private."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the files and the commit it would make; upload nothing."),
     include_partial: list[str] = typer.Option([], "--include-partial", help="A partial or unfinished run to upload all the same (repeatable); others are refused."),
 ) -> None:
-    """Upload an exported dataset folder to the Hugging Face Hub (token from HF_TOKEN or `huggingface-cli login`)."""
+    """Upload an exported dataset folder (or, with --space, the leaderboard Space) to the Hugging Face Hub (token from HF_TOKEN or `huggingface-cli login`)."""
     import json
 
     from paperfields.export import push_dataset
+    from paperfields.space import push_space
 
-    if not (folder / "README.md").is_file():
+    if (repo_id is None) == (space_name is None):
+        fail("give a dataset repo (`paperfields push you/paperfields`) or a Space (`paperfields push --space you/paperfields-board`), one of them")
+    folder = folder or Path("dist/space" if space_name is not None else "dist/paperfields")
+    if space_name is None and not (folder / "README.md").is_file():
         fail(f"{folder}: no exported dataset here (run `paperfields export {folder}` first)")
     try:
-        plan = push_dataset(folder, repo_id, private, dry_run, set(include_partial))
+        plan = (push_space(folder, space_name, private, dry_run) if space_name is not None
+                else push_dataset(folder, repo_id, private, dry_run, set(include_partial)))
     except RuntimeError as exc:
         fail(str(exc))
     out.print_json(json.dumps(plan))
 
 
-def _write_board(board, runs_dir: Path, gold_path: Path, target: Path, plots: bool) -> list[Path]:
+def _write_board(board, runs_dir: Path, gold_path: Path, target: Path, plots: bool, html: bool = True) -> list[Path]:
     """Write the board files of ``board`` (the runs of ``runs_dir``): ``target`` (Markdown), the .csv,
-    difficulty.md and (``plots``) the PNG plots beside it; returns the files written."""
+    difficulty.md, (``html``) the web page with the reports it links and (``plots``) the PNG plots
+    beside it; returns the files written."""
     _write_text(target, board.markdown())
     _write_text(target.with_suffix(".csv"), board.csv())
     written = [target, target.with_suffix(".csv")]
     written.append(_write_difficulty(runs_dir, gold_path, target.parent / "difficulty.md", board.runs))
+    if html:
+        written += _write_site(board, runs_dir, target.parent, target.with_suffix(".html").name, target.with_suffix(".csv").name)
     if plots:
         from paperfields.plots import write_plots
 
@@ -683,30 +692,23 @@ def _write_difficulty(runs_dir: Path, gold_path: Path, target: Path, scores) -> 
 @app.command()
 def leaderboard(
     runs_dir: Path = typer.Option(None, help="The published runs [default: results/runs]; your own runs are in runs/ until `paperfields publish`."),
-    out_path: Path = typer.Option(None, "--out", help="Markdown file to write [default: results/leaderboard.md]; the .csv, difficulty.md and PNG plots go beside it."),
+    out_path: Path = typer.Option(None, "--out", help="Markdown file to write [default: results/leaderboard.md]; the .csv, difficulty.md, the web page (.html), its reports/ and the PNG plots go beside it."),
     plots: bool = typer.Option(True, help="Also write the PNG plots next to the board."),
+    html: bool = typer.Option(True, help="Also write the web leaderboard (.html beside the Markdown) and each run's report under reports/ beside it, which the page links."),
     write: bool = typer.Option(True, help="Write the board files; --no-write only prints."),
     wide: bool = typer.Option(False, "--wide", help="More columns in the terminal: invented rate, dollars, seconds per correct item, contamination, per-paper F1 and every headline field's score."),
     as_json: bool = typer.Option(False, "--json", help="Print the board as a JSON array, one object per run (rank, headline, headline_ci95, reference, papers, ...), instead of a table."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ) -> None:
-    """Regenerate results/leaderboard.md, .csv, difficulty.md (what models get wrong) and the PNG plots from the published runs, and print the board.
+    """Regenerate results/leaderboard.md, .csv, difficulty.md (what models get wrong), .html (with each run's report in results/reports/) and the PNG plots from the published runs, and print the board.
 
     Ranked by the headline (micro F1 per field, macro over fields); references (rules/*, a blind second
-    labeling under annotator/*) and partial or unfinished runs are listed apart with no rank."""
-    from paperfields.scoring.board import Board, MixedVersionsError
-    from paperfields.scoring.runs import collect_scores
-
+    labeling under annotator/*) and partial or unfinished runs are listed apart with no rank. Open
+    results/leaderboard.html in a browser to sort, filter and follow a run to its report."""
     runs_dir = runs_dir or paths.published_runs_dir()
     gold_path = paths.gold_dir() / "gold.jsonl"
-    try:
-        scores = collect_scores(runs_dir) if runs_dir.is_dir() else []
-        if not scores:
-            fail(f"no scored runs under {runs_dir} (run `paperfields run`, then `paperfields publish RUN`)")
-        board = Board.of(scores, gold_path)
-    except (MixedVersionsError, *_known_errors()) as exc:
-        fail(str(exc))
-    written = _write_board(board, runs_dir, gold_path, out_path or paths.results_dir() / "leaderboard.md", plots) if write else []
+    board = _published_board(runs_dir)
+    written = _write_board(board, runs_dir, gold_path, out_path or paths.results_dir() / "leaderboard.md", plots, html) if write else []
     if as_json:
         print(board.json())
     elif not quiet:
@@ -793,6 +795,57 @@ def submission_schema() -> None:
     from paperfields.scoring.submissions import line_schema
 
     print(json.dumps(line_schema(), indent=1))
+
+
+def _published_board(runs_dir: Path):
+    """The Board of the scored runs under ``runs_dir``, or fail naming what is wrong."""
+    from paperfields.scoring.board import Board, MixedVersionsError
+    from paperfields.scoring.runs import collect_scores
+
+    try:
+        scores = collect_scores(runs_dir) if runs_dir.is_dir() else []
+        if not scores:
+            fail(f"no scored runs under {runs_dir} (run `paperfields run`, then `paperfields publish RUN`)")
+        return Board.of(scores, paths.gold_dir() / "gold.jsonl")
+    except (MixedVersionsError, *_known_errors()) as exc:
+        fail(str(exc))
+
+
+def _write_site(board, runs_dir: Path, out_dir: Path, page_name: str, csv_name: str) -> list[Path]:
+    """Write the web page and the reports it links into ``out_dir``; returns the files written
+    (removed stale reports are said on stderr)."""
+    from paperfields.web import write_site
+
+    try:
+        site = write_site(board, runs_dir, out_dir, paths.gold_dir() / "gold.jsonl", page_name, csv_name)
+    except OSError as exc:
+        fail(f"cannot write the web leaderboard into {out_dir}: {exc.strerror or exc}")
+    for path in site.removed:
+        console.print(f"removed {path} (the report of a run no longer on the board)")
+    return site.written
+
+
+@app.command()
+def space(
+    out_dir: Path = typer.Argument(..., help="Folder to write the Space into (e.g. dist/space); made if missing."),
+    runs_dir: Path = typer.Option(None, help="The published runs [default: results/runs]."),
+) -> None:
+    """Write a static Hugging Face Space of the leaderboard: README.md (Space front matter, sdk: static),
+    index.html (the web leaderboard), reports/ (each run's report), leaderboard.csv.
+
+    Upload it with `paperfields push --space NAME --folder DIR` (--dry-run shows what would be sent)."""
+    from paperfields.space import space_readme
+
+    runs_dir = runs_dir or paths.published_runs_dir()
+    board = _published_board(runs_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        fail(f"{out_dir} is a file; give a folder for the Space")
+    _write_text(out_dir / "README.md", space_readme(board))
+    _write_text(out_dir / "leaderboard.csv", board.csv())
+    written = [out_dir / "README.md", out_dir / "leaderboard.csv"]
+    written += _write_site(board, runs_dir, out_dir, "index.html", "leaderboard.csv")
+    for path in written:
+        console.print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -488,8 +488,15 @@ def push_dataset(folder: Path, repo_id: str, private: bool, dry_run: bool, inclu
     files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
     message = f"PaperFields release: {len(files)} files"
     plan = {"repo_id": repo_id, "repo_type": "dataset", "private": private, "commit_message": message, "files": files}
-    if dry_run:
-        return plan
+    return plan if dry_run else upload_folder(folder, plan)
+
+
+def upload_folder(folder: Path, plan: dict[str, Any], **create: Any) -> dict[str, Any]:
+    """Upload ``folder`` to the Hub as ``plan`` says (``repo_id``, ``repo_type``, ``private``,
+    ``commit_message``), creating the repo when missing (``create``: more arguments to
+    ``create_repo``, such as ``space_sdk``); returns ``plan`` with the ``commit`` made. The token comes
+    from HF_TOKEN or the standard login and is never written. Raises RuntimeError for a missing token
+    or any Hub or network failure, with the Hub's own message."""
     from huggingface_hub import HfApi
     from huggingface_hub.utils import get_token
 
@@ -497,9 +504,10 @@ def push_dataset(folder: Path, repo_id: str, private: bool, dry_run: bool, inclu
     if not token:
         raise RuntimeError("no Hugging Face token: set HF_TOKEN or run `huggingface-cli login` (it is never written anywhere)")
     api = HfApi(token=token)
+    repo_id, repo_type = plan["repo_id"], plan["repo_type"]
     try:
-        api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-        info = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type="dataset", commit_message=message)
+        api.create_repo(repo_id, repo_type=repo_type, private=plan["private"], exist_ok=True, **create)
+        info = api.upload_folder(folder_path=str(folder), repo_id=repo_id, repo_type=repo_type, commit_message=plan["commit_message"])
     except Exception as exc:  # network, auth, hub errors all end here with the hub's own message
         raise RuntimeError(f"upload to {repo_id} failed: {type(exc).__name__}: {str(exc)[:300]}") from None
     return {**plan, "commit": str(getattr(info, "oid", info))}

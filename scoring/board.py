@@ -3,24 +3,26 @@
 :meth:`Board.of` checks the runs can share a board (one split, current versions), orders them
 (contenders by headline, then references, then partial and unfinished runs), ranks them and builds
 one plain row per run; :meth:`Board.markdown`, :meth:`Board.csv`, :meth:`Board.json` and
-:meth:`Board.terminal` render those rows, and the plots (:mod:`paperfields.plots`) draw from the same
-board. An undefined number is printed one way everywhere: :data:`UNDEFINED`.
+:meth:`Board.terminal` render those rows, and the plots (:mod:`paperfields.plots`) and the web page
+(:mod:`paperfields.web`) draw from the same board. The tables' columns (:data:`MAIN_COLUMNS`,
+:data:`DETAIL_TABLES`) are declared once here, for the Markdown and the web page alike. An undefined number is printed one way everywhere: :data:`UNDEFINED`.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from paperfields.core.errors import InputError
 from paperfields.core.fields import scores_of
 from paperfields.core.gold import gold_fingerprint
 from paperfields.core.schema import SCHEMA_VERSION, PaperRecord
 from paperfields.scoring.calibration import SOURCES as CALIBRATION_SOURCES
-from paperfields.scoring.score import GROUNDED_FIELDS, HEADLINE_FIELDS, SCORER_VERSION, RunScores
+from paperfields.scoring.score import GROUNDED_FIELDS, HEADLINE_FIELDS, SCORER_VERSION, RunScores, is_reference_backend
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -106,12 +108,17 @@ def fmt_ci(value: Optional[float], ci: Optional[tuple[float, float]], digits: in
     return fmt(value, digits) + (f" [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]" if ci else "")
 
 
-def _pooled_grounding(s: RunScores) -> str:
+def _pooled_grounding_rate(s: RunScores) -> Optional[float]:
+    """Share of the predicted strings and numbers of the grounded fields found in the abstract; None with nothing predicted."""
     predicted = sum((s.grounding.get(f) or {}).get("predicted") or 0 for f in GROUNDED_FIELDS)
     if not predicted:
-        return UNDEFINED
+        return None
     grounded = sum(((s.grounding.get(f) or {}).get("grounded_rate") or 0) * ((s.grounding.get(f) or {}).get("predicted") or 0) for f in GROUNDED_FIELDS)
-    return f"{grounded / predicted:.0%}"
+    return grounded / predicted
+
+
+def _pooled_grounding(s: RunScores) -> str:
+    return _percent(_pooled_grounding_rate(s))
 
 
 def mean_invented(s: RunScores) -> Optional[float]:
@@ -119,6 +126,18 @@ def mean_invented(s: RunScores) -> Optional[float]:
     predicted); lower is better; None when no field has a paper with empty gold."""
     rates = [a.invented_rate for a in s.fields.values() if a.invented_rate is not None]
     return sum(rates) / len(rates) if rates else None
+
+
+def model_family(backend: str) -> str:
+    """The family a backend's model belongs to, for the web board's filter: the model name without its
+    provider and without a trailing size (``local/qwen2.5-coder-1.5b`` -> ``qwen2.5-coder``,
+    ``openai/gpt-4o-mini`` -> ``gpt-4o-mini``, ``local/path/to/x-7B-Q4.gguf`` -> ``x``); the provider
+    itself for references (``rules``, ``annotator``), which have no model."""
+    provider, _, name = backend.partition("/")
+    if not name or is_reference_backend(backend):
+        return provider or backend
+    name = name.rsplit("/", 1)[-1].removesuffix(".gguf")
+    return re.split(r"[-_.]\d+(?:\.\d+)?[bBmM](?![a-zA-Z])", name, maxsplit=1)[0] or name
 
 
 def section_of(s: RunScores) -> str:
@@ -138,7 +157,9 @@ def _row(s: RunScores, rank: Optional[int]) -> dict[str, Any]:
         "valid_rate": s.valid_rate, "failures_by_class": s.failures_by_class,
         "precision": s.precision, "recall": s.recall, "invented_rate": _round4(mean_invented(s)),
         "per_paper_f1": s.per_paper_f1, "undefined_fields": s.undefined_fields,
-        "fields": {f: s.fields[f].score for f in BOARD_COLUMNS},
+        "fields": {f: s.fields[f].score for f in BOARD_TABLE},
+        "fields_ci95": {f: list(s.fields[f].ci95) if s.fields[f].ci95 else None for f in BOARD_TABLE},
+        "model_family": model_family(s.backend),
         "mode": s.mode, "grammar": s.grammar, "output_constraint": output_constraint(s),
         "seconds_per_paper": s.seconds_per_paper, "tokens_per_paper": s.tokens_per_paper,
         "input_tokens_per_paper": s.input_tokens_per_paper, "dollars_total": s.dollars_total,
@@ -182,8 +203,10 @@ class Board:
         return [s for s, r in zip(self.runs, self.rows) if r["section"] == key]
 
     def markdown(self) -> str:
-        """The board as Markdown (``results/leaderboard.md``): ranked contenders, then references, then
-        partial and unfinished runs (no rank, no CI), then per-field scores with CIs."""
+        """The board as Markdown (``results/leaderboard.md``), to read on GitHub: the main table
+        (:data:`MAIN_COLUMNS`, 12 columns) of ranked contenders, then references, then partial and
+        unfinished runs (no rank, no CI); then :data:`DETAIL_TABLES` (per-field scores, cost,
+        calibration, mode), and how the headline is made."""
         return _markdown(self)
 
     def csv(self) -> str:
@@ -277,6 +300,156 @@ score, the mean over papers of per-paper F1 where an answered paper with nothing
 predicted on a field scores 1 on it (abstention credit): it rewards leaving fields empty, so it never
 ranks."""
 
+# The board's sections, in order: (row section, heading). The reference heading's wording is the
+# project's: the second labeling is by a separate AI agent session, never a human ceiling.
+SECTIONS = (("contender", "Contenders (ranked by headline)"),
+            ("reference", "References (not ranked): model-free floors and a blind second labeling by a separate AI agent session (not a human ceiling), for scale"),
+            ("partial", "Partial and unfinished runs (not ranked, no CI): fewer papers than the split, not comparable"))
+
+
+def cost_per_correct_cell(s: RunScores) -> str:
+    """The run's cost per correct item in its own unit: model seconds for a local model (``5.66 s``),
+    dollars when the run is priced (``$0.000123``), seconds with ``(no price)`` when the price is
+    unknown; ``–`` for a reference (it calls no model) or without a correct item."""
+    if s.reference or not s.correct_items:
+        return UNDEFINED
+    seconds = s.model_seconds / s.correct_items  # recomputed: a scores.json written before 2026-12-01 stored it rounded to 4 decimals
+    if s.backend.startswith("local/"):
+        return f"{seconds:.2f} s"
+    if s.dollars_per_correct is None:
+        return f"{seconds:.2f} s (no price)"
+    return f"${s.dollars_per_correct:.6f}"
+
+
+def _cost_key(s: RunScores) -> Optional[float]:
+    """What the cost cell sorts by: dollars when priced, else model seconds (a board mixes them only
+    when it mixes local and priced runs, whose cells say their unit)."""
+    if s.reference or not s.correct_items:
+        return None
+    if not s.backend.startswith("local/") and s.dollars_per_correct is not None:
+        return s.dollars_per_correct
+    return s.model_seconds / s.correct_items
+
+
+def _percent(value: Optional[float]) -> str:
+    return UNDEFINED if value is None else f"{value:.0%}"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a board table: its ``name``, the ``cell`` text of a run (its scores and board
+    row) and the ``key`` it sorts by on the web page (a number, a string, or None when undefined:
+    sorted last)."""
+
+    name: str
+    cell: Callable[[RunScores, dict[str, Any]], str]
+    key: Callable[[RunScores, dict[str, Any]], Any]
+
+
+def _rank_cell(s: RunScores, r: dict[str, Any]) -> str:
+    return UNDEFINED if r["rank"] is None else str(r["rank"])
+
+
+# The main table: what a reader compares first. Every other number is in the tables below it and in the csv.
+MAIN_COLUMNS: tuple[Column, ...] = (
+    Column("rank", _rank_cell, lambda s, r: r["rank"]),
+    Column("run", lambda s, r: s.run_id + (SUBMITTED_MARK if s.submitted else ""), lambda s, r: s.run_id),
+    Column("model", lambda s, r: s.backend, lambda s, r: s.backend),
+    Column("strategy", lambda s, r: s.strategy, lambda s, r: s.strategy),
+    Column("papers", lambda s, r: papers_cell(s), lambda s, r: s.papers),
+    Column("valid", lambda s, r: _percent(s.valid_rate), lambda s, r: s.valid_rate),
+    Column("headline [95% CI]", lambda s, r: fmt_ci(s.headline, r["headline_ci95"]), lambda s, r: s.headline),
+    Column("P", lambda s, r: fmt(s.precision), lambda s, r: s.precision),
+    Column("R", lambda s, r: fmt(s.recall), lambda s, r: s.recall),
+    Column("invented", lambda s, r: _percent(r["invented_rate"]), lambda s, r: r["invented_rate"]),
+    Column("cost / correct", lambda s, r: cost_per_correct_cell(s), lambda s, r: _cost_key(s)),
+    Column("contamination", lambda s, r: r["contamination"], lambda s, r: r["contamination"]),
+)
+
+FIELD_COLUMNS: tuple[Column, ...] = (
+    Column("run", lambda s, r: s.run_id, lambda s, r: s.run_id),
+    *(Column(SHORT[f], (lambda f: lambda s, r: fmt(s.fields[f].score, 2))(f), (lambda f: lambda s, r: s.fields[f].score)(f)) for f in BOARD_TABLE),
+    Column("per-paper F1", lambda s, r: fmt(s.per_paper_f1, 2), lambda s, r: s.per_paper_f1),
+)
+
+COST_COLUMNS: tuple[Column, ...] = (
+    Column("run", lambda s, r: s.run_id, lambda s, r: s.run_id),
+    Column("s/paper", lambda s, r: f"{s.seconds_per_paper:.1f}", lambda s, r: s.seconds_per_paper),
+    Column("tokens/paper", lambda s, r: f"{s.tokens_per_paper:.0f}", lambda s, r: s.tokens_per_paper),
+    Column("$/run", lambda s, r: "?" if s.dollars_total is None else f"{s.dollars_total:.4f}", lambda s, r: s.dollars_total),
+    Column("correct items", lambda s, r: str(s.correct_items), lambda s, r: s.correct_items),
+    Column("s/correct", lambda s, r: fmt(s.seconds_per_correct, 2), lambda s, r: s.seconds_per_correct),
+    Column("$/correct", lambda s, r: "?" if s.dollars_total is None else fmt(s.dollars_per_correct, 6), lambda s, r: s.dollars_per_correct),
+)
+
+CALIBRATION_NAMES = {"brier": "Brier", "ece": "ECE", "aurc": "AURC", "errors_caught_20": "caught@20%"}
+
+CALIBRATION_COLUMNS: tuple[Column, ...] = (
+    Column("run", lambda s, r: s.run_id, lambda s, r: s.run_id),
+    *(Column(f"{CALIBRATION_NAMES[metric]} asked / logprob",
+             (lambda metric: lambda s, r: " / ".join(fmt(r[f"{metric}_{source}"]) for source in CALIBRATION_SOURCES))(metric),
+             (lambda metric: lambda s, r: next((r[f"{metric}_{source}"] for source in CALIBRATION_SOURCES if r[f"{metric}_{source}"] is not None), None))(metric))
+      for metric in CALIBRATION_METRICS),
+)
+
+MODE_COLUMNS: tuple[Column, ...] = (
+    Column("run", lambda s, r: s.run_id, lambda s, r: s.run_id),
+    Column("mode", lambda s, r: r["output_constraint"], lambda s, r: r["output_constraint"]),
+    Column("prompt tokens/paper", lambda s, r: "?" if s.input_tokens_per_paper is None else f"{s.input_tokens_per_paper:.0f}",
+           lambda s, r: s.input_tokens_per_paper),
+    Column("failures", lambda s, r: ", ".join(f"{k} {v}" for k, v in s.failures_by_class.items()) or UNDEFINED,
+           lambda s, r: sum(s.failures_by_class.values())),
+    Column("grounded", lambda s, r: _pooled_grounding(s), lambda s, r: _pooled_grounding_rate(s)),
+    Column("contamination (model cutoff)", lambda s, r: _contamination_cell(r), lambda s, r: r["contamination"]),
+)
+
+# The tables after the main one: (heading, columns, which sections' runs, the paragraph under the heading).
+DETAIL_TABLES: tuple[tuple[str, tuple[Column, ...], tuple[str, ...], str], ...] = (
+    ("Per-field scores", FIELD_COLUMNS, ("contender", "reference"),
+     "Micro F1 per field (accuracy for `research_area` and `training_free`; higher is better), `–` where undefined; "
+     "`results` is scored at the value+metric level, `results: value` on the value alone and `results: full` on the whole "
+     "tuple, `name (soft)` under the looser name rule. The 95% CI of every field is in the csv "
+     "(`<field>_ci95_low`, `_high`) and on the web page: Wilson for the two accuracy fields, percentile bootstrap over papers "
+     "for micro F1 between 0 and 1, and at exactly 0 or 1 the Wilson interval of the matched share over the papers the field "
+     "counts on, carried to F1 (see the end). `per-paper F1` is the secondary score with abstention credit."),
+    ("Cost", COST_COLUMNS, ("contender", "reference", "partial"),
+     "`correct items` are the true positives pooled over the 12 fields; `s/correct` is model seconds and `$/correct` "
+     "dollars per correct item, every attempt, retry and re-ask included and answers served from the response cache "
+     "excluded. `$/run` from `extract/backends/prices.toml` (`?` when the price is unknown; `paperfields run --price IN,OUT` "
+     "gives one). Lower is better in every column."),
+    ("Calibration", CALIBRATION_COLUMNS, ("contender", "reference", "partial"),
+     "`Brier` and `ECE` (lower is better) check per-field confidences against whether the field is exactly right on the "
+     "paper: `asked` where the model stated a confidence per field (the `confidence` strategy), `logprob` where it was "
+     "derived from the tokens' log-probabilities (local models); ECE over 10 equal-width bins; `–` without confidences. "
+     "Reliability diagrams: `results/reliability_<run>.png`. Calibrated is not the same as useful for finding errors, so "
+     "beside them is selective prediction (Geifman & El-Yaniv 2017): keep only the most confident (paper, field) answers "
+     "and measure the error rate of those kept. `AURC` is the area under that risk–coverage curve (lower is better; a "
+     "confidence that ranks nothing scores the error rate), `caught@20%` the share of wrong fields among the least "
+     "confident 20% (higher is better; 0.2 at random); tied confidences count in expected value over their orders. "
+     "Risk–coverage curves: `results/risk_coverage_<run>.png`."),
+    ("Mode, failures, grounding and contamination", MODE_COLUMNS, ("contender", "reference", "partial"),
+     "`mode` is how the record was asked for: the instructor mode of an `openai/` run (`md_json` puts the schema in the "
+     "prompt, `json_schema` and `tools` send it in the request), `+grammar` when a grammar built from the schema "
+     "constrained the output (`grammar` alone: a `local/` model in-process); `prompt tokens/paper` is what the model was "
+     "sent per paper, so rows that differ in mode are not like-for-like. `grounded` is the share of predicted strings and "
+     "numbers found in the abstract. `contamination` compares the model's training-data cutoff with the corpus's first "
+     "public date (`extract/backends/cutoffs.toml`, with the source of each date): `after cutoff` (the model cannot have "
+     "seen the abstracts), `possible overlap`, `unknown` (no published cutoff in the table), `n/a` for references."),
+)
+
+BROWSE_TEXT = """\
+Generated by `paperfields leaderboard` from the published runs in `results/runs/*/scores.json`; do not edit by hand.
+Sortable and filterable, with CI whiskers, a per-field heatmap and each run's report: `results/leaderboard.html`
+(open it in a browser from a clone; GitHub shows its source). Every column is in `results/leaderboard.csv`."""
+
+COLUMNS_TEXT = """\
+**headline**: pooled (micro) F1 per field, macro-averaged over the 12 fields, with its 95% bootstrap CI over papers
+(higher is better; how it is made is at the end). `P`, `R`: micro precision and recall over all fields' items.
+`valid`: share of papers with a schema-valid record. `invented`: mean over fields of the share of papers with empty
+gold where something was predicted (lower is better). `cost / correct`: model seconds (`s`, a local model) or dollars
+(`$`, a priced API) per correct item (lower is better). `contamination`: the model's training-data cutoff against the
+corpus's first public date. `–`: undefined."""
+
 
 def leaderboard_markdown(scores: list[RunScores], gold_path: Path | None = None) -> str:
     """:meth:`Board.markdown` of ``scores``. Raises MixedVersionsError as :func:`check_versions`."""
@@ -288,87 +461,27 @@ def leaderboard_csv(scores: list[RunScores], gold_path: Path | None = None) -> s
     return Board.of(scores, gold_path).csv()
 
 
+def _table(columns: tuple[Column, ...], pairs: list[tuple[RunScores, dict[str, Any]]]) -> list[str]:
+    lines = ["| " + " | ".join(c.name for c in columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(c.cell(s, r) for c in columns) + " |" for s, r in pairs]
+    return lines
+
+
 def _markdown(board: Board) -> str:
-    rows, scores = board.rows, board.runs
-    by_id = {s.run_id: s for s in scores}
-    head = ["rank", "run", "backend", "strategy", "mode", "papers", "valid", "failures", "headline [95% CI]", "P", "R", "per-paper F1"]
-    head += [SHORT[f] for f in BOARD_COLUMNS]
-    head += ["invented", "grounded", "s/paper", "tokens/paper", "prompt tokens/paper", "$/run", "correct items",
-             "s/correct", "$/correct", "contamination", "Brier asked / logprob", "ECE asked / logprob", "AURC asked / logprob",
-             "caught@20% asked / logprob"]
-    lines = [
-        "# PaperFields leaderboard",
-        "",
-        "Generated by `paperfields leaderboard` from the published runs in `results/runs/*/scores.json`; do not edit by hand.",
-        "",
-        HEADLINE_TEXT,
-        "",
-        "`results` is scored at the value+metric level, `results: value` on the value alone and `results: full` on",
-        "the whole tuple. `valid` is the share of papers with a schema-valid record; `invented` the mean over fields",
-        "of the share of papers with empty gold where something was predicted (lower is better); `grounded` the",
-        "share of predicted strings and numbers found in the abstract; `$/run` from `extract/backends/prices.toml`",
-        "(`?` when the price is unknown; `paperfields run --price IN,OUT` gives one). Higher is better everywhere else except",
-        "s/paper, tokens/paper, prompt tokens/paper, $/run and the cost per correct item.",
-        "",
-        "`mode` is how the record was asked for: the instructor mode of an `openai/` run (`md_json` puts the schema in the",
-        "prompt, `json_schema` and `tools` send it in the request), `+grammar` when a grammar built from the schema",
-        "constrained the output (`grammar` alone: a `local/` model in-process). `prompt tokens/paper` is what the model was",
-        "sent per paper: rows that differ in mode are not like-for-like.",
-        "",
-        "`correct items` are the true positives pooled over the 12 fields; `s/correct` is model seconds and `$/correct` dollars",
-        "per correct item, every attempt, retry and re-ask included and answers served from the response cache excluded",
-        "(lower is better). `contamination` compares the model's training-data cutoff with the corpus's first public date",
-        "(`extract/backends/cutoffs.toml`, with the source of each date): `after cutoff` (the model cannot have seen the",
-        "abstracts), `possible overlap`, `unknown` (no published cutoff in the table), `n/a` for references.",
-        "",
-        "`Brier` and `ECE` (lower is better) check per-field confidences against whether the field is exactly right on the",
-        "paper: `asked` where the model stated a confidence per field (the `confidence` strategy), `logprob` where it was",
-        "derived from the tokens' log-probabilities (local models); ECE over 10 equal-width bins; `–` without confidences.",
-        "Reliability diagrams: `results/reliability_<run>.png`. Calibrated is not the same as useful for finding errors, so",
-        "beside them is selective prediction (Geifman & El-Yaniv 2017): keep only the most confident (paper, field) answers",
-        "and measure the error rate of those kept. `AURC` is the area under that risk–coverage curve (lower is better; a",
-        "confidence that ranks nothing scores the error rate), `caught@20%` the share of wrong fields among the least",
-        "confident 20% (higher is better; 0.2 at random); tied confidences count in expected value over their orders.",
-        "Risk–coverage curves: `results/risk_coverage_<run>.png`.",
-        "",
-    ]
-    sections = (("contender", "Contenders (ranked by headline)"),
-                ("reference", "References (not ranked): model-free floors and a blind second labeling by a separate AI agent session (not a human ceiling), for scale"),
-                ("partial", "Partial and unfinished runs (not ranked, no CI): fewer papers than the split, not comparable"))
-    for key, title in sections:
-        chosen = [r for r in rows if r["section"] == key]
-        if not chosen:
-            continue
-        lines += [f"## {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        for r in chosen:
-            s = by_id[r["run_id"]]
-            failures = ", ".join(f"{k} {v}" for k, v in s.failures_by_class.items()) or UNDEFINED
-            row = [UNDEFINED if r["rank"] is None else str(r["rank"]), s.run_id + (SUBMITTED_MARK if s.submitted else ""), s.backend, s.strategy, r["output_constraint"], papers_cell(s),
-                   f"{s.valid_rate:.0%}",
-                   failures, fmt_ci(s.headline, r["headline_ci95"]), fmt(s.precision), fmt(s.recall), fmt(s.per_paper_f1)]
-            row += [fmt(s.fields[f].score) for f in BOARD_COLUMNS]
-            row += [UNDEFINED if r["invented_rate"] is None else f"{r['invented_rate']:.0%}", _pooled_grounding(s)]
-            row += [f"{s.seconds_per_paper:.1f}", f"{s.tokens_per_paper:.0f}", "?" if s.input_tokens_per_paper is None else f"{s.input_tokens_per_paper:.0f}",
-                    "?" if s.dollars_total is None else f"{s.dollars_total:.4f}"]
-            row += [str(s.correct_items), fmt(s.seconds_per_correct, 2),
-                    "?" if s.dollars_total is None else fmt(s.dollars_per_correct, 6), _contamination_cell(r)]
-            row += [" / ".join(fmt(r[f"{metric}_{source}"]) for source in CALIBRATION_SOURCES) for metric in CALIBRATION_METRICS]
-            lines.append("| " + " | ".join(row) + " |")
-        lines.append("")
-    ordered = [by_id[r["run_id"]] for r in rows if r["section"] != "partial"]
-    if ordered:
-        lines += ["## Per-field scores with 95% CI", "",
-                  "Micro F1 (accuracy for `research_area` and `training_free`); `–` where undefined. CIs: Wilson for the two",
-                  "accuracy fields, percentile bootstrap over papers for micro F1 between 0 and 1, and at exactly 0 or 1 the Wilson",
-                  "interval of the matched share over the papers the field counts on, carried to F1 (see above).", "",
-                  "| field | " + " | ".join(s.run_id for s in ordered) + " |", "|---|" + "---|" * len(ordered)]
-        for field in BOARD_TABLE:
-            cells = [fmt_ci(s.fields[field].score, s.fields[field].ci95, 2) for s in ordered]
-            lines.append(f"| {field} | " + " | ".join(cells) + " |")
-    if any(s.submitted for s in scores):
-        lines += [""] + submitted_markdown(board)
-    s0 = scores[0]
-    lines += ["", f"Versions: schema {s0.schema_version}, scorer {s0.scorer_version}, gold {s0.gold_version}.", ""]
+    pairs = list(zip(board.runs, board.rows))
+    lines = ["# PaperFields leaderboard", "", BROWSE_TEXT, "", COLUMNS_TEXT, ""]
+    for key, title in SECTIONS:
+        chosen = [(s, r) for s, r in pairs if r["section"] == key]
+        if chosen:
+            lines += [f"## {title}", "", *_table(MAIN_COLUMNS, chosen), ""]
+    for title, columns, sections, text in DETAIL_TABLES:
+        chosen = [(s, r) for s, r in pairs if r["section"] in sections]
+        if chosen:
+            lines += [f"## {title}", "", text, "", *_table(columns, chosen), ""]
+    lines += submitted_markdown(board) + ([""] if any(s.submitted for s in board.runs) else [])
+    lines += ["## How the headline is made", "", HEADLINE_TEXT, ""]
+    s0 = board.runs[0]
+    lines += [f"Versions: schema {s0.schema_version}, scorer {s0.scorer_version}, gold {s0.gold_version}.", ""]
     return "\n".join(lines)
 
 
@@ -383,6 +496,7 @@ def _csv(board: Board) -> str:
         row.update({"headline_ci95_low": ci[0], "headline_ci95_high": ci[1], "precision": r["precision"], "recall": r["recall"],
                     "per_paper_f1": r["per_paper_f1"], "invented_rate": r["invented_rate"]})
         row.update({f"{field}_score": value for field, value in r["fields"].items()})
+        row.update({f"{field}_ci95_{end}": (ci[i] if ci else None) for field, ci in r["fields_ci95"].items() for i, end in enumerate(("low", "high"))})
         row.update({f"failures_{k}": v for k, v in r["failures_by_class"].items()})
         row.update({k: r[k] for k in ("seconds_per_paper", "tokens_per_paper", "input_tokens_per_paper", "dollars_total", "correct_items", "seconds_per_correct",
                                       "dollars_per_correct", "contamination", "model_cutoff", "brier_asked", "ece_asked", "brier_logprob",

@@ -131,7 +131,8 @@ def test_seconds_per_correct_item_is_rounded_once_on_every_view(tmp_path, capsys
     assert scores.seconds_per_correct == scores.model_seconds / correct and f"{scores.seconds_per_correct:.2f}" == shown
     board = Board.of([scores])  # built once, every view below rendered from it
     markdown = board.markdown()
-    row = next(line for line in markdown.splitlines() if line.startswith("|") and "openai/gpt-4o-mini" in line)
+    cost_table = markdown.split("\n## Cost\n")[1].split("\n## ")[0]
+    row = [line for line in cost_table.splitlines() if line.startswith("| run |")][1]  # the header, then the run (its id is "run")
     assert f"| {shown} |" in row
     cell = next(csv.DictReader(io.StringIO(board.csv())))["seconds_per_correct"]
     assert float(cell) == round(scores.model_seconds / correct, 4)  # the csv keeps 4 decimals, rounded once

@@ -226,8 +226,8 @@ def test_mode_grammar_prompt_tokens_and_a_given_price_reach_the_manifest_and_boa
     assert [(s.mode, s.grammar, s.input_tokens_per_paper) for s in scores] == [("md_json", False, 2820.0), ("md_json", True, 2820.0)]
     board = leaderboard_markdown(scores)
     assert "| mode |" in board and "prompt tokens/paper" in board
-    assert "| openai/my-model | zero_shot | md_json+grammar | 3 of 60 (partial) |" in board
-    assert "| openai/my-model | zero_shot | md_json | 2 of 60 (partial) |" in board
+    assert "| priced | openai/my-model | zero_shot | 3 of 60 (partial) |" in board and "| priced | md_json+grammar | 2820 |" in board
+    assert "| unpriced | openai/my-model | zero_shot | 2 of 60 (partial) |" in board and "| unpriced | md_json | 2820 |" in board
     table = leaderboard_csv(scores)
     header = table.splitlines()[0].split(",")
     assert {"mode", "grammar", "input_tokens_per_paper"} <= set(header)

@@ -105,7 +105,7 @@ def test_mixed_versions_are_refused_with_the_runs_to_rescore(tmp_path):
 
 def test_leaderboard_cli_writes_plots(tmp_path):
     runs = _committed_runs(tmp_path)
-    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "leaderboard", "--runs-dir", str(runs), "--out", str(tmp_path / "board.md")],
+    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "leaderboard", "--runs-dir", str(runs), "--out", str(tmp_path / "board.md"), "--no-html"],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     confident = "local_qwen2.5-coder-0.5b__confidence__test"  # a run with per-field confidences: its two diagrams side by side
@@ -141,7 +141,7 @@ def test_show_with_a_bad_prediction_line_is_a_clean_error(tmp_path):
 def test_leaderboard_out_creates_missing_folders(tmp_path):
     runs = _committed_runs(tmp_path)
     target = tmp_path / "new" / "dir" / "lb.md"
-    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "leaderboard", "--runs-dir", str(runs), "--out", str(target), "--no-plots", "-q"],
+    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "leaderboard", "--runs-dir", str(runs), "--out", str(target), "--no-plots", "--no-html", "-q"],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert target.read_text() == (ROOT / "results" / "leaderboard.md").read_text()
