@@ -554,7 +554,7 @@ def show(
     if not run and paper_id not in gold:
         fail(f"no gold for paper '{paper_id}' in {paths.gold_dir() / 'gold.jsonl'}; give --run RUN to see a run's prediction for it")
     paper, g = papers[paper_id], gold.get(paper_id)
-    styles = {"both": "black on green", "gold": "black on yellow", "pred": "black on red" if g else "black on magenta", "quote": "black on cyan"}
+    styles = {"both": "black on green", "gold": "black on yellow", "pred": "black on red", "predicted": "black on magenta", "quote": "black on cyan"}
     text = Text(paper.text)
     spans = paper_spans(paper.text, g, line)  # the line's stored grounding: the spans the scorer and report read
     for start, end, kind in sorted(spans, key=lambda s: s[2] != "quote"):  # a quote first, so the items in it show over it

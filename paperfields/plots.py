@@ -75,9 +75,22 @@ def plot_overall(board: Board, path: Path) -> Path:
     return path
 
 
+def _row_label(s: RunScores, kind: str | None) -> str:
+    """A heatmap row's label: the run id, then in brackets ``kind`` (reference, partial) and the papers
+    its scores cover when not the whole split: ``annotator_x [reference, 25 of 60 papers]`` (a second
+    labeling's sample), ``r [partial, 6 of 60 papers]``, ``r [partial, 30/60 papers answered]``."""
+    notes = [kind] if kind else []
+    if s.unfinished:
+        notes.append(f"{s.papers_done}/{s.papers} papers answered")
+    elif s.partial:
+        notes.append(f"{s.papers} of {s.papers_in_split} papers")
+    return s.run_id + (f" [{', '.join(notes)}]" if notes else "")
+
+
 def plot_fields(board: Board, path: Path) -> Path:
     """Heatmap of per-field scores (micro F1; accuracy for ACCURACY_FIELDS): runs x
-    fields; undefined cells gray with a dash; references and partial runs marked in the row label."""
+    fields; undefined cells gray with a dash; references and partial runs marked in the row label,
+    with the papers a row covers when fewer than the split (:func:`_row_label`)."""
     contenders, references, partial = _split(board)
     rows = contenders + references + partial
     data = np.array([[np.nan if s.fields[f].score is None else s.fields[f].score for f in HEADLINE_FIELDS] for s in rows], dtype=float)
@@ -87,8 +100,8 @@ def plot_fields(board: Board, path: Path) -> Path:
     image = ax.imshow(np.ma.masked_invalid(data), vmin=0, vmax=1, cmap=cmap, aspect="auto")
     labels = [f"{f} (acc)" if f in ACCURACY_FIELDS else f for f in HEADLINE_FIELDS]
     ax.set_xticks(range(len(HEADLINE_FIELDS)), labels, rotation=40, ha="right")
-    tags = {id(s): " [reference]" for s in references} | {id(s): " [partial]" for s in partial}
-    ax.set_yticks(range(len(rows)), [s.run_id + tags.get(id(s), "") for s in rows])
+    kinds = {id(s): "reference" for s in references} | {id(s): "partial" for s in partial}
+    ax.set_yticks(range(len(rows)), [_row_label(s, kinds.get(id(s))) for s in rows])
     for i, row in enumerate(data):
         for j, value in enumerate(row):
             text = UNDEFINED if np.isnan(value) else f"{value:.2f}"

@@ -33,9 +33,22 @@ from paperfields.scoring.score import HEADLINE_FIELDS, RunScores, paper_f1, scor
 if TYPE_CHECKING:
     from paperfields.scoring.difficulty import Difficulty
 
-_PRIORITY = {"both": 2, "gold": 1, "pred": 0}
 # FieldAggregate.ci_method as a report cell
 CI_NAMES = {"wilson": "Wilson", "percentile_bootstrap": "percentile bootstrap", "wilson_f1_edge": "Wilson of J (F1 at 0 or 1)"}
+_PRIORITY = {"both": 2, "gold": 1, "pred": 0, "predicted": 0}
+
+# What each highlight kind of :func:`grounding_spans` means, as the legend says it. ``pred`` is a
+# prediction judged against gold (not in it); ``predicted`` a prediction of a paper without gold:
+# nothing to judge it against, so it has its own neutral colour.
+HIGHLIGHTS = {"both": "gold and predicted", "gold": "gold, missed", "pred": "predicted, not gold",
+              "predicted": "predicted (no gold to check it against)", "quote": "evidence quote"}
+
+
+def legend(with_gold: bool, without_gold: bool, quotes: bool) -> list[tuple[str, str]]:
+    """(kind, label) of each highlight a report shows: the gold kinds when some paper has gold, the
+    neutral ``predicted`` when some paper has none, ``quote`` when some prediction has evidence quotes."""
+    kinds = (["both", "gold", "pred"] if with_gold else []) + (["predicted"] if without_gold else []) + (["quote"] if quotes else [])
+    return [(kind, HIGHLIGHTS[kind]) for kind in kinds]
 
 
 @dataclass(frozen=True)
@@ -179,14 +192,15 @@ def grounding_spans(gold: Optional[Grounding], predicted: Optional[Grounding]) -
     """(start, end, kind) spans of an abstract, in order, from the grounding of its gold record and of
     a prediction (:mod:`~paperfields.core.locate`: only what is written there, exact or
     normalized). Items: ``both`` (a span located for a gold item and for a predicted one), ``gold``
-    (missed), ``pred`` (predicted, not gold); where item spans overlap, both > gold > pred, then the
+    (missed), ``pred`` (predicted, not gold); with no gold record (``gold`` None) every predicted item
+    is ``predicted``, neither right nor wrong. Where item spans overlap, both > gold > pred, then the
     longer. Quotes: ``quote`` (the prediction's evidence quotes, the longer first). Items never overlap
     items, nor quotes quotes; a quote may hold items."""
     gold_spans = {(s, e) for s, e, what in marks(gold) if what == "item"} if gold else set()
     pred_marks = marks(predicted) if predicted else []
     pred_spans = {(s, e) for s, e, what in pred_marks if what == "item"}
     items = [(s, e, "both" if (s, e) in pred_spans else "gold") for s, e in gold_spans]
-    items += [(s, e, "pred") for s, e in pred_spans - gold_spans]
+    items += [(s, e, "pred" if gold else "predicted") for s, e in pred_spans - gold_spans]
     quotes = {(s, e, "quote") for s, e, what in pred_marks if what == "quote"}
     return sorted(_disjoint(items) + _disjoint(sorted(quotes)))
 
@@ -247,7 +261,9 @@ _TEMPLATE = """<!doctype html>
 <style>
 body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;vertical-align:top;text-align:left}
-mark.both{background:#b7e4b0}mark.gold{background:#ffe08a}mark.pred{background:#f6b0b0}mark.quote{background:#b0d4f6}
+mark.both{background:#b7e4b0}mark.gold{background:#ffe08a}mark.pred{background:#f6b0b0}mark.predicted{background:#ddd6ea}mark.quote{background:#b0d4f6}
+.run-wrap{overflow-x:auto;margin:1em 0}table.run{width:100%;margin:0;font-size:.8em}table.run th,table.run td{padding:.25em .35em}
+table.run td{overflow-wrap:anywhere}table.run td:first-child{min-width:10em}
 .ok{color:#1a7f37}.bad{color:#b42318}.paper{border-top:2px solid #888;margin-top:2em}
 </style></head><body>
 <h1>PaperFields report: {{ manifest.run_id }}</h1>
@@ -274,10 +290,10 @@ Wilson interval of the matched share over the papers the field counts on, carrie
 </table>
 <img alt="per-field F1 with 95% CI" src="data:image/png;base64,{{ plot }}">{% endif %}
 <h2 id="cost-contamination">Cost and contamination{% if facts.reference %} (a reference run: not ranked, no trained model){% endif %}</h2>
-<table class="run">
+<div class="run-wrap"><table class="run">
 <tr>{% for name in run_head %}<th>{{ name }}</th>{% endfor %}</tr>
 {% for row in run_rows %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}
-</table>
+</table></div>
 <p>{{ run_text }}</p>
 {% if errors_head %}<h2 id="errors">What this run gets wrong</h2>
 <p>{{ errors_text }}</p>
@@ -289,7 +305,7 @@ Wilson interval of the matched share over the papers the field counts on, carrie
 <table class="missed"><tr><th>paper</th><th>field</th><th>gold item</th><th>contenders right</th><th>this run</th><th>sentence of the abstract</th></tr>
 {% for i in missed %}<tr><td>{{ i.paper_id }}</td><td>{{ i.field }}</td><td>{{ i.text }}</td><td>{{ i.right }}/{{ i.contenders }}</td><td>{{ i.mine }}</td><td>{{ i.sentence }}</td></tr>{% endfor %}
 </table>{% endif %}
-<p>Highlights: <mark class="both">gold and predicted</mark> <mark class="gold">gold, missed</mark> <mark class="pred">predicted, not gold</mark> <mark class="quote">evidence quote</mark></p>
+{% if highlights %}<p class="legend">Highlights: {% for kind, label in highlights %}<mark class="{{ kind }}">{{ label }}</mark>{% if not loop.last %} {% endif %}{% endfor %}</p>{% endif %}
 {% for p in papers %}<section class="paper" id="{{ p.id }}">
 <h2>{{ p.id }} <small>({{ p.source }}, #{{ p.position }}; {% if p.gold %}per-paper F1 {{ "%.3f"|format(p.overall) }}{% else %}no gold{% endif %})</small></h2>
 {% if p.failure %}<p class="bad">No record: {{ p.failure }}: {{ p.error }}</p><pre>{{ p.raw_text }}</pre>{% endif %}
@@ -361,10 +377,11 @@ def render_report(manifest: Manifest, scores: Optional[RunScores], lines: list[P
     by_line = {l.paper_id: l for l in lines}
     by_paper = {p.id: p for p in papers}
     by_gold = {g.id: g for g in gold}
-    items = []
+    items, kinds = [], set()
     for paper_id in manifest.paper_ids or list(by_gold):
         paper, line, g = by_paper[paper_id], by_line.get(paper_id), by_gold.get(paper_id)
         spans = paper_spans(paper.text, g, line)
+        kinds |= {kind for _, _, kind in spans}
         items.append({
             "id": paper_id, "source": paper.source, "position": paper.position, "gold": g is not None,
             "overall": detail.get(paper_id, {}).get("per_paper_f1", 0.0),
@@ -382,6 +399,7 @@ def render_report(manifest: Manifest, scores: Optional[RunScores], lines: list[P
     return env.from_string(_TEMPLATE).render(manifest=manifest, scores=scores, fields=BOARD_COLUMNS, ci_names=CI_NAMES,
                                             plot=_field_bar_png(scores) if scores else "", papers=items, facts=facts,
                                             run_head=run_head, run_rows=run_rows, run_text=run_table_text(),
+                                            highlights=legend(any(p["gold"] for p in items), not all(p["gold"] for p in items), "quote" in kinds),
                                             **error_section(lines, gold if scores else [], papers, published if scores else None))
 
 

@@ -124,3 +124,29 @@ def test_the_readme_first_command_leaves_git_status_clean_on_a_fresh_clone(clone
     assert proc.returncode == 0, proc.stderr
     assert _status(clone) == ""
     assert list((clone / "runs").glob("*/predictions.jsonl"))
+
+
+def test_the_field_heatmap_says_how_many_papers_a_row_covers(tmp_path, monkeypatch):
+    """Issue 28, item 9c: a reference over a sample, a --limit run and an unfinished one say their papers in the row label."""
+    import matplotlib.pyplot as plt
+
+    from paperfields import plots
+    from paperfields.scoring.board import Board
+    from paperfields.scoring.runs import collect_scores
+
+    scores = collect_scores(ROOT / "results" / "runs")
+    annotator = next(s for s in scores if s.run_id.startswith("annotator_"))
+    assert annotator.papers < annotator.papers_in_split  # a second labeling of a sample of the test papers
+    full = next(s for s in scores if s.run_id == "local_qwen2.5-coder-0.5b__zero_shot__test")
+    limited = full.model_copy(update={"run_id": "limited", "papers": 6, "papers_done": 6})
+    unfinished = full.model_copy(update={"run_id": "unfinished", "papers_done": 30})
+    drawn: list[list[str]] = []
+    close = plt.close
+    monkeypatch.setattr(plots.plt, "close", lambda fig: (drawn.append([t.get_text() for t in fig.axes[0].get_yticklabels()]), close(fig)))
+    plots.plot_fields(Board.of(scores + [limited, unfinished]), tmp_path / "fields.png")
+    [labels] = drawn
+    assert f"{annotator.run_id} [reference, {annotator.papers} of {annotator.papers_in_split} papers]" in labels
+    assert "rules_baseline__zero_shot__test [reference]" in labels  # a reference over the whole split: no count
+    assert full.run_id in labels  # a contender over the whole split: its id alone
+    assert f"limited [partial, 6 of {full.papers_in_split} papers]" in labels
+    assert f"unfinished [partial, 30/{full.papers} papers answered]" in labels

@@ -389,3 +389,59 @@ def test_a_server_that_never_answers_fails_the_run_naming_it(tmp_path):
         again = subprocess.run(base[:-1] + ["r2", "--base-url", server.url], capture_output=True, text=True, env=env)
     assert again.returncode == 0, again.stderr
     assert json.loads((runs / "r2" / "manifest.json").read_text())["papers_valid"] == 2
+
+
+# --- instructor's "Max retries exceeded" line and the Python API (issue 28, item 9b) ------------------------------
+
+BROKEN = reply('{"method_name": "Stub')  # malformed JSON on every attempt: instructor's re-asks are exhausted
+
+# A user's script with no logging set up: Python's last-resort handler would print instructor's ERROR
+# record on stderr. It logs a line of its own through instructor's logger after the calls, which must
+# still show: the API silences only instructor's records about our own calls.
+_USER_SCRIPT = """
+import logging, sys
+import paperfields as pf
+url, runs = sys.argv[1], sys.argv[2]
+failure = pf.extract_record("We propose StubNet, reaching 41.5% on GSM8K.", backend="openai/stub-model", base_url=url, cache=False)
+print("extract_record:", failure.failure)
+result = pf.run(["We propose StubNet, reaching 41.5% on GSM8K."], backend="openai/stub-model", base_url=url, split="all",
+                runs_dir=runs, cache=False)
+print("run:", result.manifest.failures_by_class)
+print("instructor level:", logging.getLogger("instructor").level, "root handlers:", logging.getLogger().handlers)
+logging.getLogger("instructor.v2.retry").error("the user's own instructor line")
+"""
+
+
+def test_the_python_api_prints_no_instructor_log_line_for_exhausted_reasks(tmp_path):
+    with StubServer(default=BROKEN) as server:
+        proc = subprocess.run([sys.executable, "-c", _USER_SCRIPT, server.url, str(tmp_path / "runs")], capture_output=True, text=True,
+                              env=dict(os.environ, PAPERFIELDS_RESPONSE_CACHE=str(tmp_path / "cache.sqlite")), timeout=300)
+        asked = len(server.requests)
+    assert proc.returncode == 0, proc.stderr
+    assert "extract_record: malformed_json" in proc.stdout and "run: {'malformed_json': 1}" in proc.stdout
+    assert asked == 4  # two attempts (one re-ask) for each call: the re-asks were exhausted twice
+    assert "Max retries exceeded" not in proc.stderr, proc.stderr
+    # the user's logging configuration is as Python left it, and instructor's logger still speaks outside our calls
+    assert "instructor level: 0 root handlers: []" in proc.stdout
+    assert proc.stderr.strip() == "the user's own instructor line", proc.stderr
+
+
+def test_instructor_records_of_our_calls_are_dropped_and_others_kept_in_process(caplog, capsys):
+    import logging
+
+    import paperfields as pf
+
+    instructor_logger = logging.getLogger("instructor")
+    cli_level = instructor_logger.level  # the CLI, when a test imported it, sets it for its own process: not here
+    instructor_logger.setLevel(logging.NOTSET)
+    try:
+        with StubServer(default=BROKEN) as server, caplog.at_level(logging.DEBUG, logger="instructor"):
+            failure = pf.extract_record("We propose StubNet, reaching 41.5% on GSM8K.", backend="openai/stub-model", base_url=server.url, cache=False)
+            assert failure.failure == "malformed_json" and len(server.requests) == 2
+            logging.getLogger("instructor.v2.retry").error("outside our calls")
+    finally:
+        instructor_logger.setLevel(cli_level)
+    messages = [(r.name, r.levelname, r.getMessage()) for r in caplog.records if r.name.startswith("instructor")]
+    assert [m for m in messages if m[1] in ("WARNING", "ERROR")] == [("instructor.v2.retry", "ERROR", "outside our calls")], messages
+    assert any(level == "DEBUG" for _, level, _ in messages)  # what a user asks for by level still reaches them
+    assert "Max retries exceeded" not in capsys.readouterr().err

@@ -460,3 +460,128 @@ def test_one_more_run_column_appears_in_the_report_and_the_card(monkeypatch):
                             contamination=report.Contamination(status="unknown"))
     card = run_cost_section([facts])
     assert "| run | correct items |" in card and "| Brier (asked) |" in card and "| 0.125 r1 |" in card
+
+
+# --- a report on a corpus of one's own, and the per-run table's width (issue 28, items 4 and 9a) -----------------
+
+OWN_ABSTRACTS = [
+    "We introduce LatticeFormer, a sparse attention transformer for long-document question answering. On NarrativeQA and "
+    "QuALITY, LatticeFormer improves exact match by 3.1 points over Longformer while using 40% less memory.",
+    "We propose RouteLoRA, which routes tokens between low-rank adapters for low-resource machine translation. On FLORES-200, "
+    "RouteLoRA reaches 27.4 BLEU, outperforming LoRA, without any additional training data.",
+]
+
+# Runs in the page after layout: what the tests read back from the dumped DOM (the report's own policy
+# forbids scripts, so the measured copy allows this one inline script and nothing else).
+_MEASURE = """<script>
+const table = document.querySelector('table.run'), box = table.parentElement;
+const style = m => getComputedStyle(m).backgroundColor;
+const legend = document.querySelector('p.legend');
+document.body.setAttribute('data-measured', JSON.stringify({
+  table: table.scrollWidth, box: box.clientWidth, boxRight: box.getBoundingClientRect().right,
+  page: document.documentElement.scrollWidth, window: innerWidth,
+  spans: [...document.querySelectorAll('section.paper mark')].map(m => [m.className, style(m), m.textContent]),
+  legend: legend ? legend.textContent : null,
+  legendSpans: legend ? [...legend.querySelectorAll('mark')].map(m => [m.className, style(m), m.textContent]) : []}));
+</script>"""
+
+
+def _measured_in_chromium(html: str, tmp_path: Path, window: str = "1400,900") -> dict:
+    """Render ``html`` in headless Chromium at ``window`` (width,height) and return what :data:`_MEASURE` read."""
+    import html as html_lib
+
+    browser = _chromium()
+    if browser is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed; .ci/run installs Debian's chromium for this test")
+        pytest.skip("chromium not installed (apt-get install chromium)")
+    policy = "default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+    assert policy in html  # the report's own policy, widened below for the measuring script only
+    page = tmp_path / f"measured-{window.replace(',', 'x')}.html"
+    page.write_text(html.replace(policy, policy + "; script-src 'unsafe-inline'").replace("</body>", _MEASURE + "</body>"), encoding="utf-8")
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", f"--window-size={window}"]
+    dom = subprocess.run([browser, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    found = re.search(r'data-measured="([^"]*)"', dom)
+    assert found, dom[:2000]
+    return json.loads(html_lib.unescape(found.group(1)))
+
+
+def _own_run_report(tmp_path: Path, with_benchmark_paper: bool = False) -> str:
+    """The HTML report of a rules/baseline run (through the CLI) on a corpus built from ``OWN_ABSTRACTS``,
+    plus the first benchmark test paper (which has gold) when ``with_benchmark_paper``."""
+    seeds = tmp_path / "mine.txt"
+    seeds.write_text("\n\n".join(OWN_ABSTRACTS) + "\n", encoding="utf-8")
+    corpus = tmp_path / "mine.jsonl"
+    cli = lambda *args: subprocess.run([sys.executable, "-m", "paperfields.cli", *args], capture_output=True, text=True)
+    built = cli("corpus", "build", str(seeds), "--out", str(corpus))
+    assert built.returncode == 0, built.stderr
+    if with_benchmark_paper:
+        test_id = next(json.loads(l)["id"] for l in GOLD.read_text().splitlines() if json.loads(l)["split"] == "test")
+        benchmark = next(l for l in (ROOT / "gold" / "corpus.jsonl").read_text().splitlines() if json.loads(l)["id"] == test_id)
+        corpus.write_text(corpus.read_text() + benchmark + "\n")
+    runs = tmp_path / "runs"
+    ran = cli("run", "-b", "rules/baseline", "--corpus", str(corpus), "--split", "all", "--runs-dir", str(runs))
+    assert ran.returncode == 0, ran.stderr
+    [run_dir] = runs.iterdir()
+    reported = cli("report", str(run_dir), "--out", str(tmp_path / "report.html"))
+    assert reported.returncode == 0, reported.stderr
+    return (tmp_path / "report.html").read_text(encoding="utf-8")
+
+
+def test_a_report_without_gold_marks_predictions_in_one_neutral_style_in_chromium(tmp_path):
+    html = _own_run_report(tmp_path)
+    seen = _measured_in_chromium(html, tmp_path)
+    assert seen["legend"] == "Highlights: predicted (no gold to check it against)"  # no gold kinds, no quote: none in this run
+    [(kind, colour, _)] = seen["legendSpans"]
+    assert kind == "predicted"
+    assert len(seen["spans"]) >= 6 and {"LatticeFormer", "RouteLoRA"} <= {text for _, _, text in seen["spans"]}
+    assert {(k, c) for k, c, _ in seen["spans"]} == {("predicted", colour)}  # every span the legend's one style
+    # that style is none of the judged ones (red: predicted, not gold; yellow: missed; green: matched)
+    (tmp_path / "judged").mkdir()
+    judged = _measured_in_chromium(_malicious_report(), tmp_path / "judged")
+    judged_colours = {c for _, c, _ in judged["legendSpans"]}
+    assert [k for k, _, _ in judged["legendSpans"]] == ["both", "gold", "pred"] and colour not in judged_colours
+    assert "predicted, not gold" in judged["legend"] and "gold, missed" in judged["legend"]
+
+
+def test_a_report_mixing_papers_with_and_without_gold_judges_only_the_first(tmp_path):
+    from paperfields.core.gold import load_gold
+
+    html = _own_run_report(tmp_path, with_benchmark_paper=True)
+    sections = re.findall(r'<section class="paper" id="([^"]+)">(.*?)</section>', html, re.S)
+    gold_ids = {g.id for g in load_gold(GOLD)}
+    kinds = {pid: set(re.findall(r'<mark class="([a-z]+)">', body)) for pid, body in sections}
+    assert len(kinds) == 3
+    for pid, found in kinds.items():
+        assert found, pid  # every paper has some highlighted prediction
+        assert found <= ({"both", "gold", "pred"} if pid in gold_ids else {"predicted"}), (pid, found)
+    legend = re.search(r'<p class="legend">(.*?)</p>', html).group(1)
+    assert re.sub(r"<[^>]+>", "", legend) == ("Highlights: gold and predicted gold, missed predicted, not gold "
+                                              "predicted (no gold to check it against)")
+
+
+def test_show_without_gold_marks_predictions_in_the_neutral_colour(tmp_path):
+    html = _own_run_report(tmp_path)  # leaves the run in tmp_path/runs
+    [run_dir] = (tmp_path / "runs").iterdir()
+    paper_id = json.loads((run_dir / "predictions.jsonl").read_text().splitlines()[0])["paper_id"]
+    assert paper_id in html
+    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "show", paper_id, "--run", str(run_dir)], capture_output=True, text=True,
+                          env={**os.environ, "FORCE_COLOR": "1"})
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b[30;45m" in proc.stdout and "\x1b[30;41m" not in proc.stdout  # black on magenta, never black on red
+    assert "predicted, not gold" not in proc.stdout and "gold, missed" not in proc.stdout
+
+
+@pytest.mark.parametrize("run", ["local_qwen2.5-coder-0.5b__confidence__test", "annotator_second-blind__imported__test", None])
+def test_the_cost_and_contamination_table_fits_a_1400_px_window(tmp_path, run):
+    from paperfields.report import write_report
+
+    html = write_report(ROOT / "results" / "runs" / run, GOLD, out=tmp_path / "r.html").read_text(encoding="utf-8") if run else _own_run_report(tmp_path)
+    seen = _measured_in_chromium(html, tmp_path)
+    assert seen["window"] == 1400
+    assert seen["table"] <= seen["box"], seen  # the table fits the box it is in: nothing to scroll sideways
+    assert seen["page"] <= seen["window"], seen  # nor does the page
+    narrow = _measured_in_chromium(html, tmp_path, "700,900")
+    # narrower than the table can go: it scrolls inside its box, which stays in the window (whatever else on the page does)
+    assert narrow["table"] > narrow["box"] and narrow["boxRight"] <= narrow["window"], narrow

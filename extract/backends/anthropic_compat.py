@@ -10,6 +10,7 @@ from pydantic import Field
 
 from paperfields.core.runlog import FailureClass, Generation, Usage, error_text
 from paperfields.extract.backends.base import BackendError, BackendOptions, GenerationRequest, parse_reply, register_provider
+from paperfields.extract.backends.instructor_logs import quiet_instructor
 from paperfields.extract.backends.openai_compat import rejected_class
 
 
@@ -36,10 +37,11 @@ class AnthropicBackend:
         system = "\n\n".join(m["content"] for m in request.messages if m["role"] == "system")
         messages = [m for m in request.messages if m["role"] != "system"]
         try:
-            record, completion = await self.client.messages.create_with_completion(
-                model=self.model, system=system, messages=messages, response_model=request.response_model,
-                max_tokens=request.params.max_tokens, temperature=request.params.temperature, max_retries=self.reasks,
-            )
+            with quiet_instructor():  # each attempt is recorded below; instructor's log line would repeat it
+                record, completion = await self.client.messages.create_with_completion(
+                    model=self.model, system=system, messages=messages, response_model=request.response_model,
+                    max_tokens=request.params.max_tokens, temperature=request.params.temperature, max_retries=self.reasks,
+                )
             usage = getattr(completion, "usage", None)
             gen = Generation(record=record.model_dump(mode="json"), finish_reason=getattr(completion, "stop_reason", None))
             gen.usage = Usage(input_tokens=getattr(usage, "input_tokens", 0), output_tokens=getattr(usage, "output_tokens", 0))

@@ -54,6 +54,7 @@ from paperfields.extract.backends.base import (
     register_provider,
     replace_surrogates,
 )
+from paperfields.extract.backends.instructor_logs import quiet_instructor
 
 MODES = ("json", "md_json", "tools", "json_schema")
 STRICT_MODES = ("tools", "json_schema")  # the modes that carry the schema in the request: sent in OpenAI's strict form
@@ -548,15 +549,16 @@ class OpenAIBackend:
         elif self.mode == "tools":
             extra["extra_body"] = {"tools": [{"type": "function", "function": {**wrapped.openai_schema, "strict": True}}]}
         try:
-            record, _ = await self.client.chat.completions.create_with_completion(
-                model=self.model,
-                messages=request.messages,
-                response_model=wrapped,
-                max_retries=self.reasks,
-                hooks=hooks,
-                **sampling_params(self.model, request.params, request.sample_index),
-                **extra,
-            )
+            with quiet_instructor():  # each attempt is recorded below; instructor's log line would repeat it
+                record, _ = await self.client.chat.completions.create_with_completion(
+                    model=self.model,
+                    messages=request.messages,
+                    response_model=wrapped,
+                    max_retries=self.reasks,
+                    hooks=hooks,
+                    **sampling_params(self.model, request.params, request.sample_index),
+                    **extra,
+                )
         except self._errors.IncompleteOutputException as exc:
             if exc.last_completion is not None and exc.last_completion not in responses:
                 on_response(exc.last_completion)
