@@ -139,7 +139,7 @@ def _calibration(source: str, metric: str) -> RunColumn:
     return (f"{_CALIBRATION_NAMES[metric]} ({source} confidence)", cell)
 
 
-RUN_COLUMNS: list[RunColumn] = [
+RUN_COST_COLUMNS: list[RunColumn] = [
     ("correct items", lambda r: UNDEFINED if r.scores is None else str(r.scores.correct_items)),
     ("cost / correct item", cost_per_correct),
     ("model s / correct", lambda r: UNDEFINED if r.scores is None or r.reference else (UNDEFINED if not r.scores.correct_items else fmt(r.scores.model_seconds / r.scores.correct_items, 2))),
@@ -148,9 +148,13 @@ RUN_COLUMNS: list[RunColumn] = [
     ("model cutoff", lambda r: r.contamination.model_cutoff or (UNDEFINED if r.reference else "unknown")),
     ("cutoff source", lambda r: r.contamination.cutoff_source or UNDEFINED),
     ("corpus first public", _corpus_date),
+]
+# Confidence in a table of its own: beside cost and contamination, 17 columns do not fit a 1,400 px window.
+RUN_CONFIDENCE_COLUMNS: list[RunColumn] = [
     *(_calibration(source, metric) for source in ("asked", "logprob") for metric in ("brier", "ece")),
     *(_calibration(source, metric) for source in ("asked", "logprob") for metric in ("aurc", "errors_caught_20")),
 ]
+RUN_COLUMNS: list[RunColumn] = RUN_COST_COLUMNS + RUN_CONFIDENCE_COLUMNS
 
 
 def run_table(facts: list[RunFacts], columns: Optional[list[RunColumn]] = None) -> tuple[list[str], list[list[str]]]:
@@ -290,11 +294,11 @@ Wilson interval of the matched share over the papers the field counts on, carrie
 </table>
 <img alt="per-field F1 with 95% CI" src="data:image/png;base64,{{ plot }}">{% endif %}
 <h2 id="cost-contamination">Cost and contamination{% if facts.reference %} (a reference run: not ranked, no trained model){% endif %}</h2>
-<div class="run-wrap"><table class="run">
-<tr>{% for name in run_head %}<th>{{ name }}</th>{% endfor %}</tr>
-{% for row in run_rows %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}
+{% for head, rows in run_tables %}<div class="run-wrap"><table class="run">
+<tr>{% for name in head %}<th>{{ name }}</th>{% endfor %}</tr>
+{% for row in rows %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}
 </table></div>
-<p>{{ run_text }}</p>
+{% endfor %}<p>{{ run_text }}</p>
 {% if errors_head %}<h2 id="errors">What this run gets wrong</h2>
 <p>{{ errors_text }}</p>
 <table class="errors"><tr>{% for name in errors_head %}<th>{{ name }}</th>{% endfor %}</tr>
@@ -395,10 +399,11 @@ def render_report(manifest: Manifest, scores: Optional[RunScores], lines: list[P
     env.globals["num"] = fmt  # an undefined score shows as a dash, never as 1.000
     env.globals["plural"] = plural
     facts = run_facts(manifest, scores, papers)
-    run_head, run_rows = run_table([facts])
+    split = len(RUN_COST_COLUMNS)  # cost and contamination, then confidence and any column added after it
+    run_tables = [run_table([facts], RUN_COLUMNS[:split]), run_table([facts], RUN_COLUMNS[split:])]
     return env.from_string(_TEMPLATE).render(manifest=manifest, scores=scores, fields=BOARD_COLUMNS, ci_names=CI_NAMES,
                                             plot=_field_bar_png(scores) if scores else "", papers=items, facts=facts,
-                                            run_head=run_head, run_rows=run_rows, run_text=run_table_text(),
+                                            run_tables=run_tables, run_text=run_table_text(),
                                             highlights=legend(any(p["gold"] for p in items), not all(p["gold"] for p in items), "quote" in kinds),
                                             **error_section(lines, gold if scores else [], papers, published if scores else None))
 

@@ -340,12 +340,16 @@ GOLD = ROOT / "gold" / "gold.jsonl"
 
 
 def _run_table(html: str) -> list[list[str]]:
-    """The rows (header first) of the report's per-run table, each cell as the text a reader sees."""
+    """The rows (header first) of the report's per-run tables (cost and contamination, then confidence),
+    joined side by side on the run column, each cell as the text a reader sees."""
     import html as html_lib
     import re
 
-    table = re.search(r'<table class="run">(.*?)</table>', html, re.S).group(1)
-    return [[html_lib.unescape(c) for c in re.findall(r"<t[hd]>(.*?)</t[hd]>", row, re.S)] for row in re.findall(r"<tr>(.*?)</tr>", table, re.S)]
+    joined: list[list[str]] = []
+    for table in re.findall(r'<table class="run">(.*?)</table>', html, re.S):
+        rows = [[html_lib.unescape(c) for c in re.findall(r"<t[hd]>(.*?)</t[hd]>", row, re.S)] for row in re.findall(r"<tr>(.*?)</tr>", table, re.S)]
+        joined = rows if not joined else [a + b[1:] for a, b in zip(joined, rows)]
+    return joined
 
 
 def _hand_run(tmp_path: Path, backend: str, dollars: float | None, latencies: list[float]) -> Path:
@@ -474,7 +478,8 @@ OWN_ABSTRACTS = [
 # Runs in the page after layout: what the tests read back from the dumped DOM (the report's own policy
 # forbids scripts, so the measured copy allows this one inline script and nothing else).
 _MEASURE = """<script>
-const table = document.querySelector('table.run'), box = table.parentElement;
+const tables = [...document.querySelectorAll('table.run')];
+const table = tables.reduce((a, b) => (b.scrollWidth - b.parentElement.clientWidth > a.scrollWidth - a.parentElement.clientWidth ? b : a)), box = table.parentElement;
 const style = m => getComputedStyle(m).backgroundColor;
 const legend = document.querySelector('p.legend');
 document.body.setAttribute('data-measured', JSON.stringify({
