@@ -1,5 +1,6 @@
-"""Local model threads on a busy machine: one 2-thread process, one 1-thread process, two 1-thread
-workers and the load-aware default, side by side, with a CPU hog on one core and without.
+"""Local model threads on a busy machine: one 2-thread process, one 1-thread process and two 1-thread
+workers, side by side, with a CPU hog on one core and without. (The default since this bench is one
+1-thread llama.cpp worker per core in one process: extract/backends/local.py, workers_and_threads.)
 
 Each configuration extracts the same test papers with the default model and zero-shot prompt, in a
 fresh process (the model loaded once per process, its load time not counted), and prints seconds per
@@ -63,7 +64,7 @@ def main() -> None:
     ids = _test_ids(n)
     half = [ids[: n // 2], ids[n // 2:]]
     configs = [("one process, 2 threads", "2", [ids]), ("one process, 1 thread", "1", [ids]),
-               ("two workers, 1 thread each", "1", half), ("one process, default threads", "default", [ids])]
+               ("two workers, 1 thread each", "1", half)]
     print(f"{os.cpu_count()} cores; load before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {n} test papers, zero-shot, 0.5B")
     reference: dict = {}
     for hog in (False, True):

@@ -409,7 +409,7 @@ def run(
             manifest = _sync(run_batch(papers, strat, config, run_dir, engine.raw_client, response_cache, opts.poll_interval, written,
                                        on_status, started, price=price_given, corpus_path=recorded))
         else:
-            manifest = _sync(run_extraction(papers, engine, strat, config, run_dir, opts.concurrency, written, response_cache, started,
+            manifest = _sync(run_extraction(papers, engine, strat, config, run_dir, opts.concurrency or getattr(engine, "concurrency", 1), written, response_cache, started,
                                             price=price_given, corpus_path=recorded))
     except KeyboardInterrupt:
         raise RunInterrupted(_interrupted_advice(run_dir, opts.batch)) from None

@@ -49,9 +49,12 @@ class ExtractOptions(BaseModel):
     temperature: Optional[float] = Field(None, ge=0.0, le=2.0, description=(
         "Sampling temperature [default: the strategy's own: 0.7 for self_consistency, else 0]."))
     threads: Optional[int] = Field(None, ge=1, description=(
-        "local/ backends: CPU threads for llama.cpp [default: the cores not kept busy by other work, from the load "
-        "average: all cores on an idle machine]; does not change the output. On a machine shared with other work, 1 is "
-        "safest: a llama.cpp thread that shares its core with other work holds the others back."))
+        "local/ backends: CPU threads of each llama.cpp worker [default: 1, with one worker per core]; does not change the "
+        "output. One worker per core beat one many-threaded process on idle cores and far more on a busy machine, where a "
+        "thread that shares its core holds the others back (bench/bench_threads.py)."))
+    workers: Optional[int] = Field(None, ge=1, description=(
+        "local/ backends: llama.cpp instances answering papers at once, each with --threads threads [default: one per core, "
+        "or cores / --threads]; the weights are shared, each worker adds its own context memory. Does not change the output."))
     reasoning_effort: Optional[Literal["low", "medium", "high"]] = Field(None, description=(
         "OpenAI reasoning models only (o1, o3, o4-mini, gpt-5 families): how long the model thinks before it answers "
         "[default: the model's own]. Those models sample at their fixed temperature, so --temperature is not sent to them."))
@@ -76,7 +79,7 @@ class ExtractOptions(BaseModel):
         """The backend options given (unset ones left out: each backend refuses options that do not
         apply to it, and a default must not trip that), by the backend's own names."""
         given = {"base_url": self.base_url, "mode": self.mode, "grammar": self.grammar or None, "n_threads": self.threads,
-                 "timeout_s": self.timeout, "transport_retries": self.retries}
+                 "timeout_s": self.timeout, "transport_retries": self.retries, "workers": self.workers}
         return {k: v for k, v in given.items() if v is not None}
 
 
@@ -87,8 +90,8 @@ class RunOptions(ExtractOptions):
     split: str = Field("test", description="Papers to run: test, dev or all.")
     limit: Optional[int] = Field(None, json_schema_extra=_cli(min=1), description=(
         "Only the first N papers of the split (a later run with a larger limit continues the same run)."))
-    concurrency: int = Field(1, ge=1, description=(
-        "Papers in flight at once (remote backends; local models run one at a time)."))
+    concurrency: Optional[int] = Field(None, ge=1, description=(
+        "Papers in flight at once [default: 1 for remote backends; for local/ its workers, one per core]."))
     price: Optional[Any] = Field(None, json_schema_extra=_cli("--price", metavar="IN,OUT", type=Optional[str]), description=(
         "USD per million input and output tokens (e.g. 0.2,0.8) for a model not in extract/backends/prices.toml (else $/run "
         "is '?'); recorded in the manifest. In Python also a (IN, OUT) tuple or a Price."))

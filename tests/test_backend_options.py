@@ -80,15 +80,18 @@ def test_every_provider_declares_options_that_forbid_the_rest():
     assert option_flag("n_threads") == "--threads" and option_flag("base_url") == "--base-url"
 
 
-def test_local_threads_default_to_the_cores_other_work_leaves_free(monkeypatch):
+def test_local_workers_default_to_one_one_thread_worker_per_core(monkeypatch):
     import os
 
     from paperfields.extract.backends import local
 
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-    for load, threads in ((0.0, 2), (0.4, 2), (0.6, 1), (1.0, 1), (1.4, 1), (6.0, 1)):
-        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
-        assert local.default_threads() == threads, load
+    assert local.workers_and_threads(None, None) == (2, 1)
+    assert local.workers_and_threads(None, 1) == (2, 1)  # --threads 1: a 1-thread worker per core
+    assert local.workers_and_threads(None, 2) == (1, 2)  # --threads 2: the one 2-thread process of before
+    assert local.workers_and_threads(1, None) == (1, 2)
+    assert local.workers_and_threads(3, 1) == (3, 1)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
-    monkeypatch.setattr(os, "getloadavg", lambda: (2.6, 2.0, 1.0))
-    assert local.default_threads() == 5
+    assert local.workers_and_threads(None, None) == (8, 1) and local.workers_and_threads(None, 4) == (2, 4)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert local.workers_and_threads(None, None) == (1, 1) and local.workers_and_threads(None, 4) == (1, 4)

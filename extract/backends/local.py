@@ -21,6 +21,7 @@ import asyncio
 import atexit
 import functools
 import os
+import queue
 import threading
 import time
 from dataclasses import dataclass
@@ -163,8 +164,10 @@ def _llama_class() -> type:
     return _Llama
 
 
-def _load(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
-    key = (str(path), n_ctx, n_threads)
+def _load(path: Path, n_ctx: int, n_threads: int, slot: int = 0) -> tuple[Any, threading.Lock]:
+    """The llama.cpp instance ``slot`` of the model at ``path`` (one per worker: each has its own KV cache
+    and context; the weights are memory-mapped, so workers share them), with the lock of its use."""
+    key = (str(path), n_ctx, n_threads, slot)
     with _INSTANCES_LOCK:
         if key not in _INSTANCES:
             try:
@@ -376,14 +379,22 @@ class LocalBackend:
     # The same request (weights file, grammar, seeded sampler) gets the same reply: a failed reply may be cached.
     deterministic = True
 
-    def __init__(self, model: str, n_ctx: int = 8192, n_threads: int | None = None) -> None:
+    def __init__(self, model: str, n_ctx: int = 8192, n_threads: int | None = None, workers: int | None = None) -> None:
         self.name = f"local/{model}"
         self.mode = GRAMMAR_ID if self.engine == "llguidance" else GBNF_GRAMMAR_ID  # in the run config and the cache key
         if self.canonical:
             self.mode += "+canonical"
         self.path = model_path(model)
         self.n_ctx = n_ctx
-        self.n_threads = n_threads or default_threads()
+        self.workers, self.n_threads = workers_and_threads(workers, n_threads)
+        self._free_slots: queue.SimpleQueue[int] = queue.SimpleQueue()
+        for slot in range(self.workers):
+            self._free_slots.put(slot)
+
+    @property
+    def concurrency(self) -> int:
+        """Papers this backend answers at once (its workers): the runner's default concurrency."""
+        return self.workers
 
     def grammar(self, response_model: type) -> Any:
         """The ``llama_cpp.LlamaGrammar`` of the "gbnf" engine for ``response_model``
@@ -391,7 +402,14 @@ class LocalBackend:
         return grammar_for(response_model)
 
     def _complete(self, request: GenerationRequest, cancel: threading.Event) -> Generation:
-        llm, lock = _load(self.path, self.n_ctx, self.n_threads)
+        slot = self._free_slots.get()  # a free worker; the runner sends at most `concurrency` requests at once
+        try:
+            return self._complete_on(slot, request, cancel)
+        finally:
+            self._free_slots.put(slot)
+
+    def _complete_on(self, slot: int, request: GenerationRequest, cancel: threading.Event) -> Generation:
+        llm, lock = _load(self.path, self.n_ctx, self.n_threads, slot)
         capture = TokenLogprobs() if self.capture_logprobs else None
         params = request.params
         with lock:
@@ -451,27 +469,31 @@ class LocalBackend:
             raise
 
 
-def default_threads() -> int:
-    """llama.cpp threads when ``--threads`` is not given: the cores this process may use, less those other
-    work keeps busy (the 1-minute load average, rounded), at least 1.
+def workers_and_threads(workers: int | None, n_threads: int | None) -> tuple[int, int]:
+    """(llama.cpp instances answering papers at once, CPU threads each) from the options given: by default
+    one 1-thread worker per core this process may use; ``--threads N`` alone gives cores // N workers of N
+    threads; ``--workers W`` alone gives W workers sharing the cores.
 
-    llama.cpp's threads wait for each other at every step, so one thread that shares its core with other
-    work holds all of them back: on 2 cores with a CPU hog on one, 2 threads ran several times slower
-    than 1 (bench/bench_threads.py). On an idle machine this is every core, as before.
+    Measured side by side on 2 cores (bench/bench_threads.py, 0.5B, same papers, records identical): two
+    1-thread workers took 0.78x the time of one 2-thread process on idle cores and 0.42x with a CPU hog
+    on one core, where the 2-thread process ran 3.2x slower than idle (llama.cpp's threads wait for
+    each other at every step, so one that shares its core holds all back) and one 1-thread process 1.8x.
     """
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-    return max(1, min(cores, int(cores - busy + 0.5)))
+    if workers is None:
+        workers = max(1, cores // n_threads) if n_threads else cores
+    return workers, n_threads or max(1, cores // workers)
 
 
 class LocalOptions(BackendOptions):
-    """llama.cpp's context window (tokens) and CPU threads (None: :func:`default_threads`, the cores
-    not kept busy by other work; the output does not depend on it)."""
+    """llama.cpp's context window (tokens), CPU threads per worker and workers (None: :func:`workers_and_threads`,
+    one 1-thread worker per core); the output does not depend on either."""
 
     n_ctx: int = 8192
     n_threads: int | None = Field(default=None, ge=1, json_schema_extra={"flag": "--threads"})
+    workers: int | None = Field(default=None, ge=1, json_schema_extra={"flag": "--workers"})
 
 
 @register_provider("local", LocalOptions)
 def _factory(model: str, **options: Any) -> LocalBackend:
-    return LocalBackend(model, n_ctx=options.get("n_ctx") or 8192, n_threads=options.get("n_threads"))
+    return LocalBackend(model, n_ctx=options.get("n_ctx") or 8192, n_threads=options.get("n_threads"), workers=options.get("workers"))
