@@ -391,6 +391,7 @@ def test_cli_ctrl_c_while_in_progress_names_the_batch_to_resume(tmp_path, stub):
     stub.polls_in_progress = 10**6
     runs = tmp_path / "runs"
     env = dict(os.environ, OPENAI_API_KEY=KEY)
+    # a real process, not tests.cli_in_process: the test sends it SIGINT (Ctrl-C) while it polls
     cmd = [sys.executable, "-m", "paperfields.cli", "run", "-b", "openai/x", "--base-url", stub.url, "--batch",
            "--poll-interval", "0.05", "--limit", "2", "--runs-dir", str(runs), "--run-id", "b", "--no-score"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)

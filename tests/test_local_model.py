@@ -293,6 +293,7 @@ def test_ctrl_c_during_a_local_generation_stops_it_within_tokens_and_keeps_the_f
     mine.write_text("".join(json.dumps({"id": p.id, "text": p.text}) + "\n" for p in (_paper(corpus, PAPER_B), _paper(corpus, PAPER_A))))
     tokens = tmp_path / "tokens.log"  # one byte per generated token (tests/cli_child.py)
     runs = tmp_path / "runs"
+    # a real process, not tests.cli_in_process: the test sends it SIGINT (Ctrl-C) in the middle of a generation
     cmd = [sys.executable, str(Path(__file__).parent / "cli_child.py"), "run", "-b", "local/qwen2.5-coder-0.5b", "--corpus", str(mine),
            "--split", "all", "--max-tokens", str(max_tokens), "--runs-dir", str(runs), "--run-id", "r", "--no-score"]
     env = dict(os.environ, PF_TOKEN_LOG=str(tokens))
