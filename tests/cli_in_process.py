@@ -15,7 +15,9 @@ What a new process would start with, each call gets again, so no call sees what 
 - the interpreter's warning filters with an empty "shown once" registry, and the warning printer the
   CLI installs (restored afterwards, so pytest's own warning capture is left as it was);
 - no handler on the root logger (pytest's capture handlers are set aside), so a library's log record
-  reaches stderr through logging's last-resort handler as it would in a process of its own;
+  reaches stderr through logging's last-resort handler as it would in a process of its own; every
+  logger's level is put back afterwards (the CLI silences ``instructor`` at import, which must not
+  hide the Python API's log lines from a later test);
 - every ``functools`` cache of a ``paperfields`` module emptied (some hold files read through
   ``PAPERFIELDS_ROOT``, such as the rules backend's gazetteer from the gold file).
 
@@ -82,6 +84,15 @@ def _runner() -> CliRunner:
         return CliRunner()
 
 
+def _loggers() -> dict[str, logging.Logger]:
+    named = {name: logger for name, logger in logging.root.manager.loggerDict.items() if isinstance(logger, logging.Logger)}
+    return named | {"": logging.getLogger()}
+
+
+def _logger_levels() -> dict[str, int]:
+    return {name: logger.level for name, logger in _loggers().items()}
+
+
 def _clear_package_caches() -> None:
     for name, module in list(sys.modules.items()):
         if not name.startswith("paperfields") or module is None:
@@ -105,7 +116,8 @@ def run_cli(*args: Union[str, Path], env: Optional[Mapping[str, str]] = None, cw
         changes.update({key: str(value) for key, value in env.items()})
     here = os.getcwd()
     root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
+    handlers = root.handlers[:]
+    levels = _logger_levels()
     _clear_package_caches()
     try:
         if cwd is not None:
@@ -116,7 +128,9 @@ def run_cli(*args: Union[str, Path], env: Optional[Mapping[str, str]] = None, cw
             warnings.filters[:] = INTERPRETER_WARNING_FILTERS
             result = _runner().invoke(_FreshCli(), list(argv), input=input, env=changes, prog_name="paperfields")
     finally:
-        root.handlers, root.level = handlers, level
+        root.handlers = handlers
+        for name, logger in _loggers().items():
+            logger.setLevel(levels.get(name, logging.NOTSET))
         os.chdir(here)
     stderr, output = result.stderr, result.output
     if result.exception is not None and not isinstance(result.exception, SystemExit):

@@ -72,3 +72,20 @@ def test_the_board_and_compare_tests_pass_with_a_users_run_of_the_same_id_in_the
             shutil.rmtree(user_runs / RUN_ID)
         if made_folder and user_runs.is_dir() and not any(user_runs.iterdir()):
             user_runs.rmdir()
+
+
+def test_an_in_process_cli_run_leaves_this_process_as_it_was(tmp_path):
+    import logging
+    import warnings
+
+    environ, cwd = dict(os.environ), os.getcwd()
+    filters, showwarning = list(warnings.filters), warnings.showwarning
+    root_handlers = logging.getLogger().handlers[:]
+    levels = {name: lg.level for name, lg in logging.root.manager.loggerDict.items() if isinstance(lg, logging.Logger)}
+    elsewhere = run_cli("leaderboard", "--no-write", env=dict(os.environ, COLUMNS="100"), cwd=tmp_path)
+    here = run_cli("leaderboard", "--no-write")
+    assert elsewhere.returncode == 0 and elsewhere.stdout == here.stdout and "rules/empty" in here.stdout, elsewhere.stderr
+    assert dict(os.environ) == environ and os.getcwd() == cwd
+    assert list(warnings.filters) == filters and warnings.showwarning is showwarning
+    assert logging.getLogger().handlers == root_handlers
+    assert {name: lg.level for name, lg in logging.root.manager.loggerDict.items() if isinstance(lg, logging.Logger) and name in levels} == levels
