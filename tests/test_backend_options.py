@@ -7,15 +7,14 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from typer.testing import CliRunner
 
-from paperfields.cli import app
 from paperfields.extract.backends import BackendError, GenerationRequest, get_backend, known_providers
 from paperfields.extract.backends.base import _PROVIDERS, BackendOptions, option_flag
+from tests.cli_in_process import run_cli
 
 
 def _run(tmp_path, *args):
-    return CliRunner().invoke(app, ["run", "--runs-dir", str(tmp_path / "runs"), "--no-score", "-q", *args])
+    return run_cli("run", "--runs-dir", str(tmp_path / "runs"), "--no-score", "-q", *args)
 
 
 def test_cli_refuses_options_that_do_not_apply_before_any_work(tmp_path):

@@ -12,9 +12,7 @@ import sys
 import time
 
 import pytest
-from typer.testing import CliRunner
 
-from paperfields.cli import app
 from paperfields.core import paths
 from paperfields.core.runlog import RunConfig, load_manifest, read_predictions
 from paperfields.core.schema import PaperRecord, all_required
@@ -27,6 +25,7 @@ from paperfields.extract.runner import run_extraction
 from paperfields.extract.strategies import EvidenceRecord, ReasoningRecord, Strategy
 from paperfields.scoring.runs import score_run
 from tests.batch_stub import BatchStub, refusal
+from tests.cli_in_process import run_cli
 from tests.openai_stub import reply
 
 INPUT_FILE, OUTPUT_FILE, ERROR_FILE = job_files(1)  # the first job's files: batch_1_input.jsonl, ...
@@ -313,12 +312,12 @@ def test_cli_batch_over_the_limits_then_in_parts_with_a_growing_limit(tmp_path, 
     monkeypatch.setattr(batch_module, "MAX_BATCH_REQUESTS", 3)
     runs = tmp_path / "runs"
     args = ["run", "-b", "openai/x", "--base-url", stub.url, "--batch", "--poll-interval", "0.01", "--runs-dir", str(runs), "--run-id", "b", "--no-score", "-q"]
-    refused = CliRunner().invoke(app, [*args, "--limit", "5"])
+    refused = run_cli(*args, "--limit", "5")
     assert refused.exit_code == 2 and stub.requests == []
     assert "error: the batch request file would hold 5 requests" in refused.stderr and "first --limit 3, then" in refused.stderr
     # What the message says: --limit 3 now, then a larger --limit continues the same folder with a new job.
-    assert CliRunner().invoke(app, [*args, "--limit", "3"]).exit_code == 0
-    result = CliRunner().invoke(app, [*args, "--limit", "5"])
+    assert run_cli(*args, "--limit", "3").exit_code == 0
+    result = run_cli(*args, "--limit", "5")
     assert result.exit_code == 0, result.output
     manifest = load_manifest(runs / "b")
     assert manifest.batch_ids == ["batch_1", "batch_2"] and manifest.status == "complete" and manifest.papers_done == 5 == manifest.papers_valid
@@ -364,7 +363,7 @@ def test_cli_batch_run_then_rerun(tmp_path, stub, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     args = ["run", "-b", "openai/x", "--base-url", stub.url, "--batch", "--poll-interval", "0.01", "--limit", "3",
             "--runs-dir", str(tmp_path / "runs"), "--json"]
-    result = CliRunner().invoke(app, args)
+    result = run_cli(*args)
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout.strip().splitlines()[-1])
     assert out["manifest"]["run_id"] == "openai_x__zero_shot__test__batch" and out["manifest"]["config"]["batch"] is True
@@ -374,7 +373,7 @@ def test_cli_batch_run_then_rerun(tmp_path, stub, monkeypatch):
     body = json.loads((tmp_path / "runs" / "openai_x__zero_shot__test__batch" / INPUT_FILE).read_text().splitlines()[0])["body"]
     assert body["model"] == "x" and body["response_format"]["json_schema"]["strict"] is True
     made = len(stub.requests)
-    again = CliRunner().invoke(app, args)
+    again = run_cli(*args)
     assert again.exit_code == 0 and len(stub.requests) == made
 
 
@@ -383,7 +382,7 @@ def test_cli_batch_run_then_rerun(tmp_path, stub, monkeypatch):
     (["-b", "openai/x", "--base-url", "http://127.0.0.1:9/v1", "--batch", "--grammar"], "--mode and --grammar do not apply to --batch"),
 ])
 def test_cli_batch_refused_before_any_work(tmp_path, args, message):
-    result = CliRunner().invoke(app, ["run", *args, "--runs-dir", str(tmp_path / "runs")])
+    result = run_cli("run", *args, "--runs-dir", str(tmp_path / "runs"))
     assert result.exit_code == 2 and message in result.stderr
     assert not (tmp_path / "runs").exists()
 
@@ -392,6 +391,7 @@ def test_cli_ctrl_c_while_in_progress_names_the_batch_to_resume(tmp_path, stub):
     stub.polls_in_progress = 10**6
     runs = tmp_path / "runs"
     env = dict(os.environ, OPENAI_API_KEY=KEY)
+    # a real process, not tests.cli_in_process: the test sends it SIGINT (Ctrl-C) while it polls
     cmd = [sys.executable, "-m", "paperfields.cli", "run", "-b", "openai/x", "--base-url", stub.url, "--batch",
            "--poll-interval", "0.05", "--limit", "2", "--runs-dir", str(runs), "--run-id", "b", "--no-score"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)

@@ -6,19 +6,16 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli_in_process import CliResult, run_cli
 from tests.conftest import ROOT
 
-CLI = [sys.executable, "-m", "paperfields.cli"]
-
-
-def _cli(*args: str, root: Path | None = None, check: bool = False) -> subprocess.CompletedProcess:
+def _cli(*args: str, root: Path | None = None, check: bool = False) -> CliResult:
     env = dict(os.environ, **({"PAPERFIELDS_ROOT": str(root)} if root else {}))
-    proc = subprocess.run([*CLI, *args], capture_output=True, text=True, env=env)
+    proc = run_cli(*args, env=env)
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc
@@ -63,7 +60,7 @@ def test_no_committed_score_has_precision_one_with_nothing_predicted():
 
 
 def test_the_board_reads_at_100_columns():
-    proc = subprocess.run([*CLI, "leaderboard", "--no-write"], capture_output=True, text=True, env=dict(os.environ, COLUMNS="100"))
+    proc = run_cli("leaderboard", "--no-write", env=dict(os.environ, COLUMNS="100"))
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert all(len(line.rstrip()) <= 100 for line in lines), max(lines, key=len)

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -25,6 +23,7 @@ from paperfields.scoring.calibration import (
     run_calibration,
 )
 from paperfields.scoring.score import HEADLINE_FIELDS
+from tests.cli_in_process import run_cli
 from tests.openai_stub import StubServer, reply
 
 
@@ -132,9 +131,9 @@ def test_a_confidence_run_is_scored_for_calibration(tmp_path):
                                               "models", "metrics", "baselines", "results", "code_url", "training_free")}}
     with StubServer(default=reply(json.dumps(answer))) as stub:
         env = dict(os.environ, PAPERFIELDS_RESPONSE_CACHE=str(tmp_path / "cache.sqlite"))
-        cmd = [sys.executable, "-m", "paperfields.cli", "run", "-b", "openai/m", "--base-url", stub.url, "-s", "confidence",
+        cmd = ["run", "-b", "openai/m", "--base-url", stub.url, "-s", "confidence",
                "--limit", "3", "--runs-dir", str(tmp_path / "runs"), "--run-id", "c"]
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+        proc = run_cli(*cmd, env=env)
     assert proc.returncode == 0, proc.stderr
     run = tmp_path / "runs" / "c"
     lines = [json.loads(x) for x in (run / "predictions.jsonl").read_text().splitlines()]

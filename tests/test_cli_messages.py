@@ -7,16 +7,14 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-from paperfields.cli import app
 from paperfields.core.plural import plural
+from tests.cli_in_process import run_cli
 
 FOO = "We propose FooNet for image classification, reaching 91.2% accuracy on ImageNet."
 
 
 def _cli(*args: str):
-    return CliRunner().invoke(app, list(args))
+    return run_cli(*args)
 
 
 def _one_abstract_corpus(tmp_path: Path):
@@ -106,27 +104,22 @@ def test_the_paired_bootstrap_p_value_has_the_floor_two_over_b_plus_one():
 
 
 def test_compare_shows_small_p_values_as_below_a_thousandth_and_heads_the_paper_list():
-    import subprocess
-    import sys
-
     from paperfields.scoring.metrics import COMPARE_RESAMPLES
 
-    args = [sys.executable, "-m", "paperfields.cli", "compare", "rules_empty__zero_shot__test", "rules_baseline__zero_shot__test"]
-    shown = subprocess.run(args, capture_output=True, text=True)
+    args = ["compare", "rules_empty__zero_shot__test", "rules_baseline__zero_shot__test"]
+    shown = run_cli(*args)
     assert shown.returncode == 0, shown.stderr
     headline = next(line for line in shown.stdout.splitlines() if line.startswith("│ headline "))
     assert headline.split("│")[6].strip() == "< 0.001" and "0.000 " not in headline
     assert "Papers where B and A differ most, largest per-paper F1 difference first (at most --top 5)" in shown.stdout
     assert "per-paper F1 A" in shown.stdout and "headline fields whose item counts differ" in shown.stdout
-    fields = json.loads(subprocess.run(args + ["--json"], capture_output=True, text=True).stdout)["fields"]
+    fields = json.loads(run_cli(*args, "--json").stdout)["fields"]
     assert fields[0]["field"] == "headline" and fields[0]["p_value"] == round(2 / (COMPARE_RESAMPLES + 1), 4)
     assert all(f["p_value"] is None or f["p_value"] > 0 for f in fields)
 
 
 def test_publishing_a_run_without_gold_says_why_and_writes_nothing(tmp_path):
     import os
-    import subprocess
-    import sys
 
     from paperfields import api
     from paperfields.scoring.runs import NoGoldError
@@ -135,7 +128,7 @@ def test_publishing_a_run_without_gold_says_why_and_writes_nothing(tmp_path):
     seeds = tmp_path / "mine.txt"
     seeds.write_text(f"My abstracts\n\n{FOO}\n\nWe introduce BazBench, a benchmark of 300 tasks for code repair.\n")
     env = dict(os.environ, PAPERFIELDS_ROOT=str(tmp_path))  # runs/ and results/ under tmp_path, never the repository's
-    cli = lambda *args: subprocess.run([sys.executable, "-m", "paperfields.cli", *args], capture_output=True, text=True, env=env)  # noqa: E731
+    cli = lambda *args: run_cli(*args, env=env)  # noqa: E731
     published_before = sorted(p.name for p in (ROOT / "results" / "runs").iterdir())
     assert cli("corpus", "build", str(seeds), "--out", str(tmp_path / "mine.jsonl")).returncode == 0
     ran = cli("run", "-b", "rules/baseline", "--corpus", str(tmp_path / "mine.jsonl"), "--split", "all", "--no-cache")

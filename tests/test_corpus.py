@@ -16,12 +16,10 @@ from paperfields.core.corpus import (
     split_lines,
     write_corpus,
 )
+from tests.cli_in_process import run_cli
 from tests.conftest import SEEDS
 
-seeds_present = pytest.mark.skipif(not SEEDS.is_dir(), reason=f"seed files not found at {SEEDS}")
 
-
-@seeds_present
 def test_real_seeds_give_76_abstracts_without_headers():
     papers = read_corpus_files(sorted(SEEDS.glob("*.txt")))
     assert len(papers) == 76
@@ -31,7 +29,6 @@ def test_real_seeds_give_76_abstracts_without_headers():
     assert [p.position for p in papers if p.source == papers[0].source] == list(range(1, 20))
 
 
-@seeds_present
 def test_committed_corpus_equals_a_rebuild_and_ids_are_stable(tmp_path, root):
     out = tmp_path / "corpus.jsonl"
     write_corpus(read_corpus_files(sorted(SEEDS.glob("*.txt"))), out)
@@ -41,7 +38,6 @@ def test_committed_corpus_equals_a_rebuild_and_ids_are_stable(tmp_path, root):
     assert {p.id for p in again} == {json.loads(l)["id"] for l in out.read_text().splitlines()}
 
 
-@seeds_present
 def test_no_real_seed_file_warns_and_each_header_line_is_skipped():
     import warnings
 
@@ -172,8 +168,6 @@ def test_glued_abstracts_warn_naming_file_and_line(tmp_path):
 
 
 def test_a_long_abstract_warns_alike_from_jsonl_and_text_naming_file_and_line(tmp_path):
-    import subprocess
-    import sys
     import warnings
 
     from paperfields.core.corpus import LONG_ABSTRACT_CHARS
@@ -195,8 +189,7 @@ def test_a_long_abstract_warns_alike_from_jsonl_and_text_naming_file_and_line(tm
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # loading a corpus to run it says nothing: corpus build said it
         assert [len(p.text) for p in load_corpus(jsonl)] == [LONG_ABSTRACT_CHARS, LONG_ABSTRACT_CHARS + 1]
-    built = subprocess.run([sys.executable, "-m", "paperfields.cli", "corpus", "build", str(jsonl), "--out", str(tmp_path / "c.jsonl")],
-                           capture_output=True, text=True)
+    built = run_cli("corpus", "build", str(jsonl), "--out", str(tmp_path / "c.jsonl"))
     assert built.returncode == 0 and built.stderr.splitlines()[0] == "warning: " + f"{jsonl}:4: " + expected.format(
         on="", advice="give each abstract its own JSON line")
 
@@ -268,10 +261,7 @@ def test_load_corpus_of_a_text_file_points_to_corpus_build(tmp_path):
 
 
 def _cli(*args: str, env: dict | None = None):
-    import subprocess
-    import sys
-
-    return subprocess.run([sys.executable, "-m", "paperfields.cli", *args], capture_output=True, text=True, env=env)
+    return run_cli(*args, env=env)
 
 
 def test_cli_run_on_a_text_corpus_points_to_corpus_build(tmp_path):
@@ -359,9 +349,6 @@ def test_duplicate_abstract_names_both_places(tmp_path):
 
 
 def test_duplicates_name_each_file_as_given_and_its_line(tmp_path):
-    import subprocess
-    import sys
-
     (tmp_path / "x").mkdir()
     (tmp_path / "w").mkdir()
     _write(tmp_path / "x", "mine.jsonl", b'{"id": "a1", "text": "We propose FooNet."}\n\n{"id": "a1", "text": "We propose BarNet."}\n')
@@ -370,8 +357,7 @@ def test_duplicates_name_each_file_as_given_and_its_line(tmp_path):
                                           b'{"id": "b2", "text": "One.", "source": "seed.txt", "line": 44}\n')
     _write(tmp_path / "x", "a.txt", b"H\n\nSame text.\n")
     _write(tmp_path / "x", "b.txt", b"H\n\nOther.\n\nSame  text.\n")
-    build = lambda *files: subprocess.run([sys.executable, "-m", "paperfields.cli", "corpus", "build", *files, "--out", "c.jsonl"],  # noqa: E731
-                                          capture_output=True, text=True, cwd=tmp_path / "w")
+    build = lambda *files: run_cli("corpus", "build", *files, "--out", "c.jsonl", cwd=tmp_path / "w")
     proc = build("../x/mine.jsonl")
     assert proc.returncode == 2 and proc.stderr == "error: ../x/mine.jsonl:3: duplicate id 'a1' (also ../x/mine.jsonl:1)\n"
     proc = build("../x/built.jsonl")
@@ -398,8 +384,6 @@ def test_jsonl_corpus_and_its_errors(tmp_path):
 def test_build_without_out_never_replaces_the_benchmark_corpus_by_accident(tmp_path, root):
     import os
     import shutil
-    import subprocess
-    import sys
 
     (tmp_path / "gold").mkdir()
     shutil.copy(root / "gold" / "corpus.jsonl", tmp_path / "gold" / "corpus.jsonl")
@@ -407,7 +391,7 @@ def test_build_without_out_never_replaces_the_benchmark_corpus_by_accident(tmp_p
     mine = tmp_path / "mine.txt"
     mine.write_text("Header\n\nWe propose FooNet, a method for bar.\n")
     env = dict(os.environ, PAPERFIELDS_ROOT=str(tmp_path))
-    build = lambda *args: subprocess.run([sys.executable, "-m", "paperfields.cli", "corpus", "build", *args], capture_output=True, text=True, env=env)
+    build = lambda *args: run_cli("corpus", "build", *args, env=env)
     refused = build(str(mine))
     assert refused.returncode == 2 and "--out PATH" in refused.stderr and "--force" in refused.stderr
     assert (tmp_path / "gold" / "corpus.jsonl").read_bytes() == before
@@ -418,12 +402,8 @@ def test_build_without_out_never_replaces_the_benchmark_corpus_by_accident(tmp_p
 
 
 def test_cli_build_into_a_folder_or_an_unwritable_place_is_a_clean_error(tmp_path):
-    import subprocess
-    import sys
-
     path = _write(tmp_path, "seeds.txt", b"Header\n\nWe propose FooNet.\n")
-    build = lambda out: subprocess.run([sys.executable, "-m", "paperfields.cli", "corpus", "build", str(path), "--out", str(out)],
-                                       capture_output=True, text=True)
+    build = lambda out: run_cli("corpus", "build", str(path), "--out", str(out))
     folder = build(tmp_path)
     assert folder.returncode == 2 and f"--out {tmp_path} is a folder" in folder.stderr and "Traceback" not in folder.stderr
     blocked = tmp_path / "file-not-folder"
@@ -435,8 +415,6 @@ def test_cli_build_into_a_folder_or_an_unwritable_place_is_a_clean_error(tmp_pat
 def test_build_never_writes_over_the_benchmark_corpus_an_input_or_an_other_output_by_accident(tmp_path, root):
     import os
     import shutil
-    import subprocess
-    import sys
 
     (tmp_path / "gold").mkdir()
     shutil.copy(root / "gold" / "corpus.jsonl", tmp_path / "gold" / "corpus.jsonl")
@@ -449,8 +427,7 @@ def test_build_never_writes_over_the_benchmark_corpus_an_input_or_an_other_outpu
     env = dict(os.environ, PAPERFIELDS_ROOT=str(tmp_path))
 
     def build(*args: str, cwd: Path = tmp_path):
-        return subprocess.run([sys.executable, "-m", "paperfields.cli", "corpus", "build", *args], capture_output=True, text=True,
-                              env=env, cwd=cwd)
+        return run_cli("corpus", "build", *args, env=env, cwd=cwd)
 
     for out, cwd in [("gold/corpus.jsonl", tmp_path), ("gold/../gold/corpus.jsonl", tmp_path), ("link.jsonl", tmp_path),
                      ("../gold/corpus.jsonl", elsewhere), (str(tmp_path / "gold" / "corpus.jsonl"), elsewhere)]:

@@ -8,9 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from paperfields.cli import app
 from paperfields.core.corpus import (
     CorpusError,
     Paper,
@@ -22,6 +20,7 @@ from paperfields.core.corpus import (
 )
 from paperfields.core.runlog import Manifest, RunConfig
 from paperfields.scoring.contamination import OWN_CORPUS_SOURCE, contamination_status, run_contamination
+from tests.cli_in_process import run_cli
 from tests.conftest import ROOT
 
 BENCHMARK = ROOT / "gold" / "corpus.jsonl"
@@ -113,7 +112,7 @@ def test_old_corpora_load_and_the_benchmark_corpus_keeps_its_bytes(tmp_path):
 
 
 def _cli(*args: str):
-    return CliRunner().invoke(app, list(args))
+    return run_cli(*args)
 
 
 def _status(run_dir: Path) -> dict:

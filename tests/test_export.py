@@ -6,8 +6,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ import pytest
 from paperfields.core.gold import load_gold
 from paperfields.export import card_extras, export_dataset, push_dataset, split_names
 from paperfields.scoring.score import score_predictions
+from tests.cli_in_process import run_cli
 from tests.conftest import ROOT, SEEDS
 
 GOLD = ROOT / "gold" / "gold.jsonl"
@@ -266,8 +265,7 @@ def test_push_dry_run_and_missing_token(exported, tmp_path):
     assert plan["files"][:2] == ["LICENSE.md", "README.md"] and "gold/test.parquet" in plan["files"] and plan["private"] is True
     env = dict(os.environ, HF_TOKEN="", HF_HOME=str(tmp_path / "hf-home"), HF_HUB_OFFLINE="1")
     env.pop("HUGGING_FACE_HUB_TOKEN", None)
-    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "push", "someone/paperfields", "--folder", str(exported)],
-                          capture_output=True, text=True, env=env)
+    proc = run_cli("push", "someone/paperfields", "--folder", str(exported), env=env)
     assert proc.returncode == 2 and "no Hugging Face token" in proc.stderr
 
 
@@ -277,7 +275,7 @@ def test_export_without_predictions_into_an_earlier_export_removes_its_stale_pre
     earlier = sorted((out / "predictions").glob("*.parquet"))
     assert earlier, "the fixture export has predictions"
     (out / "NOTES.txt").write_text("mine")  # not written by the exporter: kept
-    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "export", str(out), "--no-predictions"], capture_output=True, text=True)
+    proc = run_cli("export", str(out), "--no-predictions")
     assert proc.returncode == 0, proc.stderr
     assert [line for line in proc.stderr.splitlines() if line.startswith("removed ")] == [
         f"removed {p} (predictions of an earlier export that this one does not include)" for p in earlier]
@@ -306,7 +304,6 @@ def test_export_refuses_a_run_whose_scores_are_stale(results, tmp_path):
     assert not (tmp_path / "ds" / "predictions").exists()
 
 
-@pytest.mark.skipif(not SEEDS.is_dir(), reason=f"seed files not found at {SEEDS}")
 def test_the_cards_provenance_statement_holds_for_the_seed_files():
     """What LICENSE.md and the card say of the abstracts: each is verbatim from the seed list named in
     `source`, and each list is headed as an ICML 2026 paper list."""

@@ -3,13 +3,12 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import subprocess
-import sys
 
 import pytest
 
 from paperfields.core.gold import GoldError, check_gold, load_gold
 from paperfields.core.schema import PaperRecord
+from tests.cli_in_process import run_cli
 
 
 def test_committed_gold_passes_the_check(gold, corpus, root):
@@ -46,7 +45,7 @@ def _edit_record(change):
 
 def test_cli_check_fails_naming_file_line_and_field(root, tmp_path):
     path = _corrupt(root, tmp_path, 4, _edit_record(lambda o: o["record"]["datasets"].append("ImaginaryBench-9000")))
-    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "gold", "check", "--gold", str(path)], capture_output=True, text=True)
+    proc = run_cli("gold", "check", "--gold", str(path))
     assert proc.returncode == 1
     assert f"{path}:5: datasets[" in proc.stderr and "ImaginaryBench-9000" in proc.stderr
 
@@ -117,7 +116,7 @@ def test_gold_is_strict_where_model_replies_are_lenient(root, tmp_path, change, 
     with pytest.raises(GoldError) as err:
         load_gold(path)
     assert str(err.value) == f"{path}:1: {message}"
-    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "gold", "check", "--gold", str(path)], capture_output=True, text=True)
+    proc = run_cli("gold", "check", "--gold", str(path))
     assert proc.returncode == 1 and f"{path}:1: {message}" in proc.stderr
 
 
@@ -140,15 +139,13 @@ def test_every_bad_line_is_reported_not_just_the_first(root, tmp_path):
     assert problems[0].startswith(f"{path}:3: not valid JSON")
     assert problems[1].startswith(f"{path}:10: field 'record.research_area'")
     assert len(problems) == 2
-    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "gold", "check", "--gold", str(path)], capture_output=True, text=True)
+    proc = run_cli("gold", "check", "--gold", str(path))
     assert proc.returncode == 1
     assert f"{path}:3: not valid JSON" in proc.stderr + proc.stdout and f"{path}:10: field 'record.research_area'" in proc.stderr + proc.stdout
 
 
 def test_sample_pairs_draws_near_misses_and_reports_bad_runs_cleanly(tmp_path, gold):
-    from typer.testing import CliRunner
 
-    from paperfields.cli import app
 
     paper = next(g for g in gold if g.record.datasets)
     record = paper.record.model_dump()
@@ -159,18 +156,18 @@ def test_sample_pairs_draws_near_misses_and_reports_bad_runs_cleanly(tmp_path, g
     (run / "predictions.jsonl").write_text(json.dumps({"paper_id": paper.id, "record": record}) + "\n")
     out = tmp_path / "new" / "folder" / "pairs.jsonl"
     args = ["gold", "sample-pairs", "r", "--runs-dir", str(tmp_path / "runs"), "--out", str(out)]
-    done = CliRunner().invoke(app, args)
+    done = run_cli(*args)
     assert done.exit_code == 0, done.output
     pairs = [json.loads(l) for l in out.read_text().splitlines()]
     assert {"paper_id": paper.id, "field": "datasets", "prediction": exact + " v2", "gold": exact} in pairs
     assert not any(p["prediction"] == p["gold"] for p in pairs) and all("same" not in p for p in pairs)
     # A cut-off line in the middle is an error naming file and line, not a traceback.
     (run / "predictions.jsonl").write_text('{"paper_id": \n' + json.dumps({"paper_id": paper.id, "record": record}) + "\n")
-    bad = CliRunner().invoke(app, args)
+    bad = run_cli(*args)
     assert bad.exit_code == 2 and f"{run / 'predictions.jsonl'}:1: bad prediction line" in bad.output and bad.exception.__class__ is SystemExit
     # A run without any usable item gives no pairs: an error, not an empty file to judge.
     (run / "predictions.jsonl").write_text(json.dumps({"paper_id": paper.id, "record": None, "failure": "truncated"}) + "\n")
-    empty = CliRunner().invoke(app, args)
+    empty = run_cli(*args)
     assert empty.exit_code == 1 and "no (prediction, gold) item pairs in r" in empty.output
 
 

@@ -20,6 +20,7 @@ from paperfields.extract.strategies import Strategy
 from paperfields.report import highlighted_html, paper_spans, write_report
 from paperfields.scoring.runs import score_run
 from paperfields.scoring.score import diagnose_paper, score_predictions
+from tests.cli_in_process import run_cli
 from tests.conftest import ROOT
 
 SWE = "We evaluate on SWE-bench Verified and report gains."
@@ -181,11 +182,7 @@ def test_an_empty_item_is_not_found(item):
 
 
 def test_show_marks_the_evidence_quotes(tmp_path):
-    import subprocess
-    import sys
-
     run_dir, paper = _evidence_run(tmp_path)
-    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "show", paper.id, "--run", str(run_dir)],
-                          capture_output=True, text=True, cwd=ROOT, env={"PATH": "/usr/bin:/bin", "COLUMNS": "200", "NO_COLOR": "1"})
+    proc = run_cli("show", paper.id, "--run", str(run_dir), cwd=ROOT, env={"PATH": "/usr/bin:/bin", "COLUMNS": "200", "NO_COLOR": "1"})
     assert proc.returncode == 0, proc.stderr
     assert "evidence quote" in proc.stdout and "Programming-by-Example (PBE)" in proc.stdout

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -12,6 +10,7 @@ from paperfields.core.gold import load_gold
 from paperfields.core.runlog import RunError
 from paperfields.scoring.imported import import_predictions
 from paperfields.scoring.runs import score_run
+from tests.cli_in_process import run_cli
 from tests.conftest import ROOT
 
 GOLD = ROOT / "gold" / "gold.jsonl"
@@ -77,12 +76,11 @@ def test_a_duplicate_paper_and_a_paper_outside_the_split_are_refused(tmp_path):
 def test_the_cli_scores_outside_predictions(tmp_path):
     test = _test_gold()
     path = _write(tmp_path / "p.jsonl", [{"paper_id": g.id, "record": {"method_name": g.record.method_name}} for g in test])
-    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "score", "--predictions", str(path), "--name", "names-only",
-                           "--runs-dir", str(tmp_path / "runs"), "--json"], capture_output=True, text=True)
+    proc = run_cli("score", "--predictions", str(path), "--name", "names-only", "--runs-dir", str(tmp_path / "runs"), "--json")
     assert proc.returncode == 0, proc.stderr
     scores = json.loads(proc.stdout)
     assert scores["fields"]["method_name"]["score"] == 1.0 and scores["headline"] < 0.2
-    missing = subprocess.run([sys.executable, "-m", "paperfields.cli", "score", "--predictions", str(path)], capture_output=True, text=True)
+    missing = run_cli("score", "--predictions", str(path))
     assert missing.returncode == 2 and "--predictions needs --name" in missing.stderr
 
 
@@ -143,7 +141,6 @@ def test_a_paper_outside_the_split_names_file_line_field_and_the_split_that_fits
         import_predictions(mixed, "y", "test", tmp_path / "runs", GOLD, CORPUS)
     assert str(info.value) == (f"{mixed}:2: field 'paper_id': {dev[0].id} is not in the 'test' split of {GOLD} ({dev[0].id} is a dev paper); "
                                "use --split all (the file holds papers of several splits)")
-    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "score", "--predictions", str(devs), "--name", "z",
-                           "--runs-dir", str(tmp_path / "runs")], capture_output=True, text=True)
+    proc = run_cli("score", "--predictions", str(devs), "--name", "z", "--runs-dir", str(tmp_path / "runs"))
     assert proc.returncode == 2 and proc.stderr.startswith(f"error: {devs}:1: field 'paper_id': {dev[0].id} is not in the 'test' split")
     assert "use --split dev (or --split all)" in proc.stderr

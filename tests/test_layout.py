@@ -122,6 +122,7 @@ def test_the_cycle_check_finds_a_cycle(tmp_path, monkeypatch):
 
 
 def test_scoring_a_stored_run_loads_no_backend():
+    # a fresh interpreter: in this one the other tests have imported the backends already
     code = ("import sys, paperfields.scoring.runs, paperfields.scoring.compare; "
             "print(sorted(m for m in sys.modules if m.startswith('paperfields.extract')))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()

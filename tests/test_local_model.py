@@ -17,6 +17,7 @@ from paperfields.core.runlog import GenerationParams
 from paperfields.core.schema import PaperRecord
 from paperfields.extract.backends import GenerationRequest, get_backend
 from paperfields.extract.strategies import Strategy
+from tests.cli_in_process import run_cli
 
 pytestmark = pytest.mark.model
 
@@ -168,8 +169,7 @@ def test_a_file_that_is_not_gguf_is_refused_before_the_run_starts(tmp_path, cont
     with pytest.raises(BackendError, match="not a GGUF file"):
         get_backend(f"local/{weights}")
     runs = tmp_path / "runs"
-    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "run", "-b", f"local/{weights}", "--runs-dir", str(runs), "--limit", "1"],
-                          capture_output=True, text=True)
+    proc = run_cli("run", "-b", f"local/{weights}", "--runs-dir", str(runs), "--limit", "1")
     assert proc.returncode == 2 and f"{weights}: not a GGUF file" in proc.stderr, proc.stderr
     assert not runs.exists() or not any(runs.iterdir())  # nothing asked, no run folder
 
@@ -293,6 +293,7 @@ def test_ctrl_c_during_a_local_generation_stops_it_within_tokens_and_keeps_the_f
     mine.write_text("".join(json.dumps({"id": p.id, "text": p.text}) + "\n" for p in (_paper(corpus, PAPER_B), _paper(corpus, PAPER_A))))
     tokens = tmp_path / "tokens.log"  # one byte per generated token (tests/cli_child.py)
     runs = tmp_path / "runs"
+    # a real process, not tests.cli_in_process: the test sends it SIGINT (Ctrl-C) in the middle of a generation
     cmd = [sys.executable, str(Path(__file__).parent / "cli_child.py"), "run", "-b", "local/qwen2.5-coder-0.5b", "--corpus", str(mine),
            "--split", "all", "--max-tokens", str(max_tokens), "--runs-dir", str(runs), "--run-id", "r", "--no-score"]
     env = dict(os.environ, PF_TOKEN_LOG=str(tokens))
@@ -333,8 +334,7 @@ def test_a_local_context_overflow_gives_local_advice_not_server_options(tmp_path
 
     mine = tmp_path / "long.jsonl"
     mine.write_text(json.dumps({"id": "long-1", "text": "We propose FooNet and evaluate it carefully. " * 2500}) + "\n")  # ~20,000 tokens
-    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "run", "--corpus", str(mine), "--split", "all", "--runs-dir", str(tmp_path / "runs"),
-                           "--threads", "1", "--no-score"], capture_output=True, text=True)
+    proc = run_cli("run", "--corpus", str(mine), "--split", "all", "--runs-dir", str(tmp_path / "runs"), "--threads", "1", "--no-score")
     assert proc.returncode == 1, proc.stderr
     assert "refused by llama.cpp as sent ({'context_overflow': 1}" in proc.stderr and "context window (8192 tokens)" in proc.stderr
     assert "--mode" not in proc.stderr and "server" not in proc.stderr

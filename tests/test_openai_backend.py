@@ -8,13 +8,13 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from paperfields.core.runlog import GenerationParams
 from paperfields.extract.backends import GenerationRequest, get_backend
 from paperfields.extract.call import Model
+from tests.cli_in_process import run_cli
 from tests.openai_stub import VALID, StubServer, reply
 
 MESSAGES = [{"role": "system", "content": "Extract."}, {"role": "user", "content": "Abstract: We propose StubNet."}]
@@ -197,9 +197,9 @@ def test_no_reply_writes_a_line_the_readers_refuse(stub, tmp_path):
     # The lone surrogate travels as the escape "\ud800" in the HTTP body's JSON, and the client decodes it.
     stub.script[:] = [reply(nan), reply('{"method_name": "A\ud800B"}'), reply(nan.replace("NaN", "Infinity"))] * 2
     env = dict(os.environ, PAPERFIELDS_RESPONSE_CACHE=str(tmp_path / "cache.sqlite"))
-    cmd = [sys.executable, "-m", "paperfields.cli", "run", "-b", "openai/m", "--base-url", stub.url, "--limit", "3", "--concurrency", "1",
+    cmd = ["run", "-b", "openai/m", "--base-url", stub.url, "--limit", "3", "--concurrency", "1",
            "--runs-dir", str(tmp_path / "runs"), "--run-id", "r"]
-    first = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    first = run_cli(*cmd, env=env)
     assert first.returncode == 0, first.stderr
     lines = read_predictions(tmp_path / "runs" / "r" / "predictions.jsonl")
     # a non-finite value costs its result item (issue 24, item 1), not the record
@@ -209,7 +209,7 @@ def test_no_reply_writes_a_line_the_readers_refuse(stub, tmp_path):
     assert (tmp_path / "runs" / "r" / "scores.json").is_file()
     asked = len(stub.requests)
     assert asked == 3
-    again = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    again = run_cli(*cmd, env=env)
     assert again.returncode == 0, again.stderr
     assert len(stub.requests) == asked  # final answers: nothing asked again
 
@@ -259,9 +259,9 @@ def test_grammar_sends_the_schema_in_response_format(stub):
 
 
 def _run(stub, tmp_path, model, run_id, env):
-    cmd = [sys.executable, "-m", "paperfields.cli", "run", "-b", f"openai/{model}", "--base-url", stub.url,
+    cmd = ["run", "-b", f"openai/{model}", "--base-url", stub.url,
            "--limit", "3", "--runs-dir", str(tmp_path / "runs"), "--run-id", run_id]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    proc = run_cli(*cmd, env=env)
     assert proc.returncode == 0, proc.stderr
     return proc
 
@@ -283,9 +283,9 @@ def test_cache_and_api_key_never_written(stub, tmp_path):
     assert len(stub.requests) == 6
     # The server rejects the key and echoes it (as OpenAI's 401 does): the error is kept, the key is not.
     stub.default = reply(status=401, body=json.dumps({"error": {"message": f"Incorrect API key provided: {key}", "code": "invalid_api_key"}}))
-    cmd = [sys.executable, "-m", "paperfields.cli", "run", "-b", "openai/rejected", "--base-url", stub.url,
+    cmd = ["run", "-b", "openai/rejected", "--base-url", stub.url,
            "--limit", "3", "--runs-dir", str(tmp_path / "runs"), "--run-id", "fourth"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    proc = run_cli(*cmd, env=env)
     assert proc.returncode == 1 and key not in proc.stdout + proc.stderr
     lines = [json.loads(line) for line in (tmp_path / "runs" / "fourth" / "predictions.jsonl").read_text().splitlines()]
     assert [line["failure"] for line in lines] == ["transport_error"] * 3
@@ -303,9 +303,9 @@ def test_cache_and_api_key_never_written(stub, tmp_path):
     assert lines[0]["record"]["tasks"] == ["sk-***", "summarization"]
     # An HTML page with status 200 whose key sits across the 120-character cut of the error text.
     stub.default = reply(body="<html>" + "x" * 105 + f" {key} </html>", content_type="text/html")  # a cut at 120 keeps "sk-plant"
-    cmd = [sys.executable, "-m", "paperfields.cli", "run", "-b", "openai/html", "--base-url", stub.url,
+    cmd = ["run", "-b", "openai/html", "--base-url", stub.url,
            "--limit", "1", "--runs-dir", str(tmp_path / "runs"), "--run-id", "seventh"]
-    subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    run_cli(*cmd, env=env)
     error = json.loads((tmp_path / "runs" / "seventh" / "predictions.jsonl").read_text().splitlines()[0])["error"]
     assert "not a chat completion" in error and "sk-plant" not in error and "sk-***" in error
     # The planted key appears in no file the runs wrote (predictions, manifests, scores, cache).
@@ -342,10 +342,10 @@ def test_a_200_that_is_not_a_chat_completion_is_not_cached_and_asked_again(stub,
     cache = tmp_path / "cache.sqlite"
     env = dict(os.environ, PAPERFIELDS_RESPONSE_CACHE=str(cache))
     runs = tmp_path / "runs"
-    cmd = [sys.executable, "-m", "paperfields.cli", "run", "-b", "openai/m", "--base-url", stub.url, "--limit", "2",
+    cmd = ["run", "-b", "openai/m", "--base-url", stub.url, "--limit", "2",
            "--runs-dir", str(runs), "--run-id"]
     stub.default = reply(body="<html>502 Bad Gateway</html>", content_type="text/html")
-    proc = subprocess.run(cmd + ["r"], capture_output=True, text=True, env=env, timeout=120)
+    proc = run_cli(*cmd, "r", env=env)
     assert proc.returncode == 1, proc.stderr
     manifest = json.loads((runs / "r" / "manifest.json").read_text())
     assert manifest["failures_by_class"] == {"transport_error": 2}
@@ -357,11 +357,11 @@ def test_a_200_that_is_not_a_chat_completion_is_not_cached_and_asked_again(stub,
     # The server is fixed: a rerun of the same folder asks again, and a new folder is answered from the cache.
     stub.default = reply()
     asked = len(stub.requests)
-    again = subprocess.run(cmd + ["r"], capture_output=True, text=True, env=env, timeout=120)
+    again = run_cli(*cmd, "r", env=env)
     assert again.returncode == 0, again.stderr
     assert len(stub.requests) == asked + 2
     assert json.loads((runs / "r" / "manifest.json").read_text())["papers_valid"] == 2
-    fresh = subprocess.run(cmd + ["r2"], capture_output=True, text=True, env=env, timeout=120)
+    fresh = run_cli(*cmd, "r2", env=env)
     assert fresh.returncode == 0, fresh.stderr
     assert len(stub.requests) == asked + 2
     assert json.loads((runs / "r2" / "manifest.json").read_text())["cache_hits"] == 2
@@ -375,18 +375,18 @@ def test_a_server_that_never_answers_fails_the_run_naming_it(tmp_path):
         dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
     runs = tmp_path / "runs"
     env = dict(os.environ, PAPERFIELDS_RESPONSE_CACHE=str(tmp_path / "cache.sqlite"))
-    base = [sys.executable, "-m", "paperfields.cli", "run", "-b", "openai/m", "--limit", "2", "--runs-dir", str(runs), "--run-id", "r"]
-    proc = subprocess.run(base + ["--base-url", dead], capture_output=True, text=True, env=env)
+    base = ["run", "-b", "openai/m", "--limit", "2", "--runs-dir", str(runs), "--run-id", "r"]
+    proc = run_cli(*base, "--base-url", dead, env=env)
     assert proc.returncode == 1
     assert f"no paper got an answer from openai/m" in proc.stderr and dead in proc.stderr
     assert "API call failed" not in proc.stderr  # instructor's per-attempt log lines stay out of the terminal
     manifest = json.loads((runs / "r" / "manifest.json").read_text())
     assert manifest["status"] == "incomplete" and manifest["failures_by_class"] == {"transport_error": 2}
     assert not (runs / "r" / "scores.json").exists()
-    bad = subprocess.run(base + ["--base-url", "not-a-url"], capture_output=True, text=True, env=env)
+    bad = run_cli(*base, "--base-url", "not-a-url", env=env)
     assert bad.returncode == 2 and "is not an http(s) URL" in bad.stderr
     with StubServer() as server:  # a working server under a new run id (the base URL is part of the run config)
-        again = subprocess.run(base[:-1] + ["r2", "--base-url", server.url], capture_output=True, text=True, env=env)
+        again = run_cli(*base[:-1], "r2", "--base-url", server.url, env=env)
     assert again.returncode == 0, again.stderr
     assert json.loads((runs / "r2" / "manifest.json").read_text())["papers_valid"] == 2
 

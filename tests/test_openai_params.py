@@ -11,9 +11,7 @@ import json
 import openai
 import pytest
 from pydantic import BaseModel
-from typer.testing import CliRunner
 
-from paperfields.cli import app
 from paperfields.core.runlog import GenerationParams, RunConfig, load_manifest, read_predictions
 from paperfields.core.schema import PaperRecord, all_required
 from paperfields.extract.backends import GenerationRequest, get_backend
@@ -22,6 +20,7 @@ from paperfields.extract.backends.openai_compat import is_reasoning_model, rejec
 from paperfields.extract.batch import build_requests, generation_from_output, run_batch
 from paperfields.extract.strategies import EvidenceRecord, ReasoningRecord, Strategy
 from tests.batch_stub import BatchStub
+from tests.cli_in_process import run_cli
 from tests.openai_stub import VALID, StubServer, _refusal, openai_error, reply, strict_schema_error, with_reasoning
 
 MESSAGES = [{"role": "system", "content": "Extract."}, {"role": "user", "content": "Abstract: We propose StubNet."}]
@@ -101,7 +100,7 @@ def test_reasoning_effort_is_left_out_of_dumps_when_unset():
 
 
 def _cli(tmp_path, *args):
-    return CliRunner().invoke(app, ["run", "--runs-dir", str(tmp_path / "runs"), "--limit", "2", "--no-score", "-q", *args])
+    return run_cli("run", "--runs-dir", str(tmp_path / "runs"), "--limit", "2", "--no-score", "-q", *args)
 
 
 def test_cli_reasoning_run_records_the_effort_tokens_and_dollars(stub, tmp_path):

@@ -10,7 +10,6 @@ import math
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 import paperfields as pf
 from paperfields.cli import app
@@ -19,6 +18,7 @@ from paperfields.core.schema import PaperRecord
 from paperfields.extract.backends import get_backend
 from paperfields.extract.backends.fake import FakeBackend
 from paperfields.scoring.runs import NoGoldError
+from tests.cli_in_process import run_cli
 from tests.conftest import ROOT
 from tests.openai_stub import StubServer, reply
 
@@ -27,7 +27,7 @@ BAZ = "We introduce BazBench, a benchmark of 300 tasks for code repair."
 
 
 def _cli(*args: str):
-    return CliRunner().invoke(app, list(args))
+    return run_cli(*args)
 
 
 def _own_corpus(tmp_path: Path) -> Path:

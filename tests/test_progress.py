@@ -6,6 +6,7 @@ import pytest
 from rich.progress import Progress
 
 from paperfields.progress import EtaColumn, PaperTimer, eta_seconds, format_seconds, smoothed
+from tests.cli_in_process import run_cli
 
 
 def test_smoothed_is_the_plain_mean_for_the_first_five_papers_then_weights_the_newest_by_a_fifth():
@@ -121,12 +122,9 @@ def test_a_terminal_keeps_drawing_on_the_run_console():
 def test_cli_run_into_a_log_writes_the_whole_last_progress_line(tmp_path):
     import os
     import re
-    import subprocess
-    import sys
 
     env = dict(os.environ, COLUMNS="80")
-    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "run", "-b", "rules/baseline", "--limit", "2", "--no-score", "--no-cache",
-                           "--runs-dir", str(tmp_path / "runs"), "--run-id", LONG_ID], capture_output=True, text=True, env=env)
+    proc = run_cli("run", "-b", "rules/baseline", "--limit", "2", "--no-score", "--no-cache", "--runs-dir", str(tmp_path / "runs"), "--run-id", LONG_ID, env=env)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stderr.splitlines()
     assert "…" not in proc.stderr

@@ -20,6 +20,7 @@ from paperfields.report import highlighted_html, paper_spans, render_report
 from paperfields.scoring.board import MixedVersionsError, leaderboard_markdown
 from paperfields.scoring.runs import collect_scores
 from paperfields.scoring.score import score_predictions
+from tests.cli_in_process import run_cli
 from tests.conftest import ROOT
 
 SCRIPT = "<script>document.body.setAttribute('data-pwned','script')</script>"
@@ -105,8 +106,7 @@ def test_mixed_versions_are_refused_with_the_runs_to_rescore(tmp_path):
 
 def test_leaderboard_cli_writes_plots(tmp_path):
     runs = _committed_runs(tmp_path)
-    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "leaderboard", "--runs-dir", str(runs), "--out", str(tmp_path / "board.md"), "--no-html"],
-                          capture_output=True, text=True)
+    proc = run_cli("leaderboard", "--runs-dir", str(runs), "--out", str(tmp_path / "board.md"), "--no-html")
     assert proc.returncode == 0, proc.stderr
     confident = "local_qwen2.5-coder-0.5b__confidence__test"  # a run with per-field confidences: its two diagrams side by side
     for name in ("leaderboard_overall.png", "leaderboard_fields.png", "leaderboard_seconds.png", f"reliability_{confident}.png",
@@ -128,21 +128,20 @@ def test_show_with_a_bad_prediction_line_is_a_clean_error(tmp_path):
     bad["record"] = {"research_area": "astrology"}
     lines[2] = _json.dumps(bad)
     pred.write_text("\n".join(lines) + "\n")
-    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "show", first_id, "--run", str(run_dir)], capture_output=True, text=True)
+    proc = run_cli("show", first_id, "--run", str(run_dir))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.startswith(f"error: {pred}:3: bad prediction line: field 'record")
     assert "record.research_area" in proc.stderr
     # score and report say the same.
     for cmd in (["score", str(run_dir)], ["report", str(run_dir), "--out", str(tmp_path / "r.html")]):
-        other = subprocess.run([sys.executable, "-m", "paperfields.cli", *cmd], capture_output=True, text=True)
+        other = run_cli(*cmd)
         assert other.returncode == 2 and other.stderr.startswith(f"error: {pred}:3: bad prediction line: field 'record")
 
 
 def test_leaderboard_out_creates_missing_folders(tmp_path):
     runs = _committed_runs(tmp_path)
     target = tmp_path / "new" / "dir" / "lb.md"
-    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "leaderboard", "--runs-dir", str(runs), "--out", str(target), "--no-plots", "--no-html", "-q"],
-                          capture_output=True, text=True)
+    proc = run_cli("leaderboard", "--runs-dir", str(runs), "--out", str(target), "--no-plots", "--no-html", "-q")
     assert proc.returncode == 0, proc.stderr
     assert target.read_text() == (ROOT / "results" / "leaderboard.md").read_text()
     assert target.with_suffix(".csv").read_text() == (ROOT / "results" / "leaderboard.csv").read_text()
@@ -164,7 +163,7 @@ def test_compare_lists_only_papers_that_differ(tmp_path):
     papers = compare(a, b, top=5).papers
     assert [(p["paper_id"], p["fields"]) for p in papers] == [(rows[2]["paper_id"], ["tasks"]), (rows[4]["paper_id"], [])]
     assert [p["paper_id"] for p in compare(a, b, top=1).papers] == [rows[2]["paper_id"]]
-    cli = lambda *args: subprocess.run([sys.executable, "-m", "paperfields.cli", "compare", *args], capture_output=True, text=True)
+    cli = lambda *args: run_cli("compare", *args)
     text = cli(str(a), str(b)).stdout
     # the listing is a table whose heading says what each column is
     assert "Papers where B and A differ most, largest per-paper F1 difference first (at most --top 5)" in text
@@ -181,8 +180,7 @@ def test_compare_lists_only_papers_that_differ(tmp_path):
 
 @pytest.mark.parametrize("top", ["-3", "0"])
 def test_compare_top_must_be_at_least_1(top):
-    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "compare", "rules_baseline__zero_shot__test",
-                           "local_qwen2.5-coder-0.5b__zero_shot__test", "--top", top], capture_output=True, text=True)
+    proc = run_cli("compare", "rules_baseline__zero_shot__test", "local_qwen2.5-coder-0.5b__zero_shot__test", "--top", top)
     assert proc.returncode == 2 and proc.stdout == ""
     assert "Invalid value for '--top': Input should be greater than or equal to 1" in proc.stderr
 
@@ -191,7 +189,7 @@ def test_compare_paired_bootstrap_on_committed_runs():
     import json as _json
 
     a, b = "rules_baseline__zero_shot__test", "local_qwen2.5-coder-0.5b__zero_shot__test"
-    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "compare", a, b, "--json"], capture_output=True, text=True)
+    proc = run_cli("compare", a, b, "--json")
     assert proc.returncode == 0, proc.stderr
     result = _json.loads(proc.stdout)
     overall = next(r for r in result["fields"] if r["field"] == "headline")
@@ -201,7 +199,7 @@ def test_compare_paired_bootstrap_on_committed_runs():
     assert overall["a"] == pytest.approx(sa, abs=1e-4) and overall["b"] == pytest.approx(sb, abs=1e-4)
     assert overall["diff"] == pytest.approx(sb - sa, abs=1e-3)
     assert overall["ci95"][0] <= overall["diff"] <= overall["ci95"][1] and overall["p_value"] < 0.05
-    same = subprocess.run([sys.executable, "-m", "paperfields.cli", "compare", a, a, "--json"], capture_output=True, text=True)
+    same = run_cli("compare", a, a, "--json")
     assert all((r["diff"] == 0 and r["p_value"] == 1.0) or r["diff"] is None for r in _json.loads(same.stdout)["fields"])
 
 
@@ -242,8 +240,7 @@ def test_scoring_against_another_gold_file_prints_and_leaves_the_runs_scores_alo
     other = tmp_path / "elsewhere" / "gold.jsonl"  # no corpus.jsonl beside it: the benchmark corpus is used
     other.parent.mkdir()
     other.write_text("".join((ROOT / "gold" / "gold.jsonl").read_text().splitlines(keepends=True)[:70]))
-    proc = subprocess.run([sys.executable, "-m", "paperfields.cli", "score", str(run_dir), "--gold", str(other), "--json"],
-                          capture_output=True, text=True)
+    proc = run_cli("score", str(run_dir), "--gold", str(other), "--json")
     assert proc.returncode == 0, proc.stderr
     printed = json.loads(proc.stdout)
     assert printed["papers"] == sum(1 for line in other.read_text().splitlines() if json.loads(line)["split"] == "test")
@@ -268,16 +265,15 @@ def test_compare_and_report_refuse_stale_scores_and_the_board_warns(tmp_path):
         write_report(b, ROOT / "gold" / "gold.jsonl", ROOT / "gold" / "corpus.jsonl", tmp_path / "r.html")
     with pytest.warns(UserWarning, match=f"the scores of {b.name} are stale"):
         collect_scores(runs)
-    board = subprocess.run([sys.executable, "-m", "paperfields.cli", "leaderboard", "--runs-dir", str(runs), "--no-plots", "--out", str(tmp_path / "b.md")],
-                           capture_output=True, text=True)
+    board = run_cli("leaderboard", "--runs-dir", str(runs), "--no-plots", "--out", str(tmp_path / "b.md"))
     assert board.returncode == 0 and board.stderr.count(f"warning: the scores of {b.name} are stale") == 1
     # Re-scored, it compares again.
-    assert subprocess.run([sys.executable, "-m", "paperfields.cli", "score", str(b)], capture_output=True).returncode == 0
+    assert run_cli("score", str(b)).returncode == 0
     assert compare(a, b).fields[0].field == "headline"
     # A cut-off paper_scores.jsonl is an error naming file and line, not a traceback.
     rows = (a / "paper_scores.jsonl").read_text().splitlines()
     (a / "paper_scores.jsonl").write_text("\n".join(rows[:2] + [rows[2][:40]]) + "\n")
-    cli = subprocess.run([sys.executable, "-m", "paperfields.cli", "compare", str(a), str(b)], capture_output=True, text=True)
+    cli = run_cli("compare", str(a), str(b))
     assert cli.returncode == 2 and f"{a / 'paper_scores.jsonl'}:3: bad paper scores line" in cli.stderr and "Traceback" not in cli.stderr
     # report --out into a folder that does not exist yet
     target = write_report(b, ROOT / "gold" / "gold.jsonl", ROOT / "gold" / "corpus.jsonl", tmp_path / "new" / "dir" / "r.html")
@@ -323,7 +319,7 @@ def test_scores_from_another_gold_or_with_missing_rows_are_refused_naming_the_ru
 
 def test_output_paths_that_are_folders_or_unwritable_are_clean_errors(tmp_path):
     runs = _committed_runs(tmp_path)
-    cli = lambda *args: subprocess.run([sys.executable, "-m", "paperfields.cli", *args], capture_output=True, text=True)
+    cli = lambda *args: run_cli(*args)
     board = cli("leaderboard", "--runs-dir", str(runs), "--no-plots", "--out", str(tmp_path))
     assert board.returncode == 2 and f"--out {tmp_path} is a folder" in board.stderr and "Traceback" not in board.stderr
     blocked = tmp_path / "a-file"

@@ -13,10 +13,12 @@ from typing import Callable, Optional
 
 import pytest
 
+import paperfields as pf
 from paperfields.core.runlog import RunConfig, RunError, load_manifest, read_predictions
 from paperfields.extract.backends import get_backend
 from paperfields.extract.runner import run_extraction
 from paperfields.extract.strategies import Strategy
+from tests.cli_in_process import run_cli
 
 
 def _config(**overrides) -> RunConfig:
@@ -26,10 +28,9 @@ def _config(**overrides) -> RunConfig:
     return RunConfig(**(base | overrides))
 
 
-def _cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "paperfields.cli", *args]
-
-
+# The gated/ runs below stay real processes: they are killed (-9), interrupted (SIGINT) or hold a run
+# folder's lock while another run tries it, which needs a process of their own (and the gated/ backend
+# is registered only in that process).
 CHILD = Path(__file__).parent / "cli_child.py"  # the CLI with a gated/ backend that holds still after N papers
 GUARD_S = 600  # how long a test waits for a state before it fails: a guard against a hang, never a speed assumption
 
@@ -133,8 +134,8 @@ def test_corrupt_line_in_the_middle_names_file_and_line(tmp_path):
 
 def test_run_without_score_then_score_and_leaderboard_cli(tmp_path):
     runs = tmp_path / "runs"
-    assert subprocess.run(_cli("run", "-b", "fake/empty", "--limit", "3", "--runs-dir", str(runs), "--no-score"), capture_output=True).returncode == 0
-    scored = subprocess.run(_cli("score", "fake_empty__zero_shot__test", "--runs-dir", str(runs)), capture_output=True, text=True)
+    assert run_cli("run", "-b", "fake/empty", "--limit", "3", "--runs-dir", str(runs), "--no-score").returncode == 0
+    scored = run_cli("score", "fake_empty__zero_shot__test", "--runs-dir", str(runs))
     assert scored.returncode == 0, scored.stderr
     scores = json.loads((runs / "fake_empty__zero_shot__test" / "scores.json").read_text())
     assert scores["papers"] == 3 and scores["valid_rate"] == 1.0 and scores["scorer_version"]
@@ -143,38 +144,38 @@ def test_run_without_score_then_score_and_leaderboard_cli(tmp_path):
     ids = json.loads((runs / "fake_empty__zero_shot__test" / "manifest.json").read_text())["paper_ids"]
     subset = tmp_path / "subset.jsonl"
     subset.write_text("".join(l + "\n" for l in gold_lines if json.loads(l)["id"] == ids[0]))
-    partial = subprocess.run(_cli("score", "fake_empty__zero_shot__test", "--runs-dir", str(runs), "--gold", str(subset)), capture_output=True, text=True)
+    partial = run_cli("score", "fake_empty__zero_shot__test", "--runs-dir", str(runs), "--gold", str(subset))
     assert partial.returncode == 0 and f"warning: {subset} has gold for 1 of the run's 3 papers" in partial.stderr and ", papers 1" in partial.stdout
     board = tmp_path / "board.md"
-    out = subprocess.run(_cli("leaderboard", "--runs-dir", str(runs), "--out", str(board)), capture_output=True, text=True)
+    out = run_cli("leaderboard", "--runs-dir", str(runs), "--out", str(board))
     assert out.returncode == 0, out.stderr
     assert "| – | fake_empty__zero_shot__test | fake/empty |" in board.read_text()  # 3 of 60 papers: partial, no rank
 
 
 def test_a_broken_scores_file_or_missing_predictions_is_an_error_naming_the_file(tmp_path):
     runs = tmp_path / "runs"
-    assert subprocess.run(_cli("run", "-b", "fake/a", "--limit", "2", "--runs-dir", str(runs)), capture_output=True).returncode == 0
+    assert run_cli("run", "-b", "fake/a", "--limit", "2", "--runs-dir", str(runs)).returncode == 0
     broken = runs / "other" / "scores.json"
     broken.parent.mkdir()
     for content in (b'{"broken', b"{}", b"\xff\xfe"):
         broken.write_bytes(content)
-        board = subprocess.run(_cli("leaderboard", "--runs-dir", str(runs), "--no-plots", "--out", str(tmp_path / "b.md")), capture_output=True, text=True)
+        board = run_cli("leaderboard", "--runs-dir", str(runs), "--no-plots", "--out", str(tmp_path / "b.md"))
         assert board.returncode == 2 and f"{broken}: not a readable scores file" in board.stderr and "Traceback" not in board.stderr
         assert "paperfields score other" in board.stderr
     # A run still finishes, is saved and scored: the board it prints beside it is the published one, not this folder's.
-    ran = subprocess.run(_cli("run", "-b", "fake/b", "--limit", "2", "--runs-dir", str(runs)), capture_output=True, text=True)
+    ran = run_cli("run", "-b", "fake/b", "--limit", "2", "--runs-dir", str(runs))
     assert ran.returncode == 0 and (runs / "fake_b__zero_shot__test" / "scores.json").exists() and "Traceback" not in ran.stderr
     # Scoring a run whose predictions are gone is an error, and its scores.json is left as it was.
     run_dir = runs / "fake_a__zero_shot__test"
     before = (run_dir / "scores.json").read_bytes()
     (run_dir / "predictions.jsonl").unlink()
-    scored = subprocess.run(_cli("score", "fake_a__zero_shot__test", "--runs-dir", str(runs)), capture_output=True, text=True)
+    scored = run_cli("score", "fake_a__zero_shot__test", "--runs-dir", str(runs))
     assert scored.returncode == 2 and f"{run_dir / 'predictions.jsonl'}: no such file" in scored.stderr
     assert (run_dir / "scores.json").read_bytes() == before
 
 
 def test_unknown_provider_lists_known_ones():
-    proc = subprocess.run(_cli("run", "-b", "nosuch/model", "--limit", "1", "--no-score"), capture_output=True, text=True)
+    proc = run_cli("run", "-b", "nosuch/model", "--limit", "1", "--no-score")
     assert proc.returncode == 2
     assert "unknown provider 'nosuch'" in proc.stderr and "known providers: anthropic, local, openai, rules\n" in proc.stderr  # fake/ is for tests: never offered
 
@@ -214,7 +215,7 @@ def test_rerun_of_a_finished_run_leaves_its_manifest_untouched(tmp_path, corpus)
     (["--limit", "0"], "Invalid value for '--limit'"),
 ])
 def test_bad_run_options_are_refused_before_any_work(tmp_path, args, message):
-    proc = subprocess.run(_cli("run", "-b", "fake/empty", "--runs-dir", str(tmp_path / "runs"), *args), capture_output=True, text=True)
+    proc = run_cli("run", "-b", "fake/empty", "--runs-dir", str(tmp_path / "runs"), *args)
     assert proc.returncode == 2 and message in proc.stderr
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
 
@@ -222,8 +223,8 @@ def test_bad_run_options_are_refused_before_any_work(tmp_path, args, message):
 def test_board_refuses_runs_of_different_splits(tmp_path):
     runs = tmp_path / "runs"
     for split in ("test", "dev"):
-        assert subprocess.run(_cli("run", "-b", "fake/empty", "--split", split, "--limit", "2", "--runs-dir", str(runs), "-q"), capture_output=True).returncode == 0
-    proc = subprocess.run(_cli("leaderboard", "--runs-dir", str(runs), "--out", str(tmp_path / "b.md")), capture_output=True, text=True)
+        assert run_cli("run", "-b", "fake/empty", "--split", split, "--limit", "2", "--runs-dir", str(runs), "-q").returncode == 0
+    proc = run_cli("leaderboard", "--runs-dir", str(runs), "--out", str(tmp_path / "b.md"))
     assert proc.returncode == 2 and "different splits" in proc.stderr
 
 
@@ -268,12 +269,11 @@ def test_run_on_a_corpus_of_ones_own(tmp_path):
     seeds = tmp_path / "mine.txt"
     seeds.write_text("My abstracts\n\nWe propose FooNet for bar, reaching 91.2% accuracy on ImageNet.\n\nWe introduce BazBench, a benchmark.\n")
     corpus = tmp_path / "big.jsonl"
-    assert subprocess.run(_cli("corpus", "build", str(seeds), "--out", str(corpus)), capture_output=True).returncode == 0
+    assert run_cli("corpus", "build", str(seeds), "--out", str(corpus)).returncode == 0
     runs = tmp_path / "runs"
-    wrong_split = subprocess.run(_cli("run", "-b", "fake/x", "--corpus", str(corpus), "--runs-dir", str(runs)), capture_output=True, text=True)
+    wrong_split = run_cli("run", "-b", "fake/x", "--corpus", str(corpus), "--runs-dir", str(runs))
     assert wrong_split.returncode == 2 and "is in the 'test' split" in wrong_split.stderr and "--split all" in wrong_split.stderr
-    ok = subprocess.run(_cli("run", "-b", "fake/x", "--corpus", str(corpus), "--split", "all", "--no-score", "--runs-dir", str(runs)),
-                        capture_output=True, text=True)
+    ok = run_cli("run", "-b", "fake/x", "--corpus", str(corpus), "--split", "all", "--no-score", "--runs-dir", str(runs))
     assert ok.returncode == 0, ok.stderr
     [x_dir] = runs.glob("fake_x__zero_shot__all__big-*")  # the default run id carries a tag of the corpus: its stem and 6 hex
     manifest = load_manifest(x_dir)
@@ -283,32 +283,29 @@ def test_run_on_a_corpus_of_ones_own(tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (elsewhere / "mine.txt").write_text("Other abstracts\n\nWe present QuxNet, a model.\n")
-    assert subprocess.run(_cli("corpus", "build", str(elsewhere / "mine.txt"), "--out", str(elsewhere / "big.jsonl")), capture_output=True).returncode == 0
-    other = subprocess.run(_cli("run", "-b", "fake/x", "--corpus", str(elsewhere / "big.jsonl"), "--split", "all", "--no-score", "--runs-dir", str(runs)),
-                           capture_output=True, text=True)
+    assert run_cli("corpus", "build", str(elsewhere / "mine.txt"), "--out", str(elsewhere / "big.jsonl")).returncode == 0
+    other = run_cli("run", "-b", "fake/x", "--corpus", str(elsewhere / "big.jsonl"), "--split", "all", "--no-score", "--runs-dir", str(runs))
     assert other.returncode == 0, other.stderr
     assert len(list(runs.glob("fake_x__zero_shot__all__big-*"))) == 2
     # ... and may not continue this run under its id.
-    taken = subprocess.run(_cli("run", "-b", "fake/x", "--corpus", str(elsewhere / "big.jsonl"), "--split", "all", "--no-score", "--runs-dir",
-                                str(runs), "--run-id", x_dir.name), capture_output=True, text=True)
+    taken = run_cli("run", "-b", "fake/x", "--corpus", str(elsewhere / "big.jsonl"), "--split", "all", "--no-score", "--runs-dir",
+                    str(runs), "--run-id", x_dir.name)
     assert taken.returncode == 2 and "differs in: corpus" in taken.stderr
     # A JSONL corpus of the same name that keeps the ids but changes the texts is another corpus too.
     same_ids = [json.loads(l) for l in corpus.read_text().splitlines()]
     (elsewhere / "big.jsonl").write_text("".join(json.dumps(p | {"text": p["text"] + " Revised."}) + "\n" for p in same_ids))
-    reworded = subprocess.run(_cli("run", "-b", "fake/x", "--corpus", str(elsewhere / "big.jsonl"), "--split", "all", "--no-score", "--runs-dir", str(runs)),
-                              capture_output=True, text=True)
+    reworded = run_cli("run", "-b", "fake/x", "--corpus", str(elsewhere / "big.jsonl"), "--split", "all", "--no-score", "--runs-dir", str(runs))
     assert reworded.returncode == 0 and len(list(runs.glob("fake_x__zero_shot__all__big-*"))) == 3
     assert len(read_predictions(x_dir / "predictions.jsonl")) == 2
     # The same corpus run first with --limit 1, then without: one run, continued.
-    limited = _cli("run", "-b", "fake/y", "--corpus", str(corpus), "--split", "all", "--no-score", "--runs-dir", str(runs))
-    assert subprocess.run([*limited, "--limit", "1"], capture_output=True).returncode == 0
-    assert subprocess.run(limited, capture_output=True).returncode == 0
+    limited = ("run", "-b", "fake/y", "--corpus", str(corpus), "--split", "all", "--no-score", "--runs-dir", str(runs))
+    assert run_cli(*limited, "--limit", "1").returncode == 0
+    assert run_cli(*limited).returncode == 0
     assert load_manifest(runs / x_dir.name.replace("fake_x", "fake_y")).papers_done == 2
-    scored = subprocess.run(_cli("score", x_dir.name, "--runs-dir", str(runs)), capture_output=True, text=True)
+    scored = run_cli("score", x_dir.name, "--runs-dir", str(runs))
     assert scored.returncode != 0 and "nothing to score" in scored.stderr and "Traceback" not in scored.stderr
     # The rules baseline learned its gazetteer from the dev split: it runs on a corpus without dev papers ...
-    rules = subprocess.run(_cli("run", "-b", "rules/baseline", "--corpus", str(corpus), "--split", "all", "--no-score", "--runs-dir", str(runs)),
-                           capture_output=True, text=True)
+    rules = run_cli("run", "-b", "rules/baseline", "--corpus", str(corpus), "--split", "all", "--no-score", "--runs-dir", str(runs))
     assert rules.returncode == 0, rules.stderr
     first = read_predictions(runs / x_dir.name.replace("fake_x", "rules_baseline") / "predictions.jsonl")[0]
     assert first.record["method_name"] == "FooNet" and [(r["metric"], r["value"]) for r in first.record["results"]] == [("accuracy", 91.2)]
@@ -318,25 +315,22 @@ def test_run_on_a_corpus_of_ones_own(tmp_path):
     dev_line = next(l for l in (gold_dir / "corpus.jsonl").read_text().splitlines() if json.loads(l)["id"] == dev_id)
     with_dev = tmp_path / "with_dev.jsonl"
     with_dev.write_text(corpus.read_text() + dev_line + "\n")
-    refused = subprocess.run(_cli("run", "-b", "rules/baseline", "--corpus", str(with_dev), "--split", "all", "--no-score", "--runs-dir", str(runs)),
-                             capture_output=True, text=True)
+    refused = run_cli("run", "-b", "rules/baseline", "--corpus", str(with_dev), "--split", "all", "--no-score", "--runs-dir", str(runs))
     assert refused.returncode == 2 and "without dev papers" in refused.stderr and f"which is the dev abstract {dev_id}" in refused.stderr
     # The same dev abstract under an id of one's own, reflowed with extra spaces: still refused, by its text.
     disguised = json.loads(dev_line) | {"id": "mine-1"}
     disguised["text"] = "  " + disguised["text"].replace(" ", "  ", 3).replace(" ", "\n", 1).replace("-", "-\n", 1) + " "
     (tmp_path / "disguised.jsonl").write_text(corpus.read_text() + json.dumps(disguised) + "\n")
-    hidden = subprocess.run(_cli("run", "-b", "rules/baseline", "--corpus", str(tmp_path / "disguised.jsonl"), "--split", "all", "--no-score",
-                                 "--runs-dir", str(runs)), capture_output=True, text=True)
+    hidden = run_cli("run", "-b", "rules/baseline", "--corpus", str(tmp_path / "disguised.jsonl"), "--split", "all", "--no-score", "--runs-dir", str(runs))
     assert hidden.returncode == 2 and f"has mine-1 (" in hidden.stderr and f"which is the dev abstract {dev_id}" in hidden.stderr
 
 
 def test_readers_warn_about_a_cut_off_last_line(tmp_path, corpus):
     runs = tmp_path / "runs"
-    run_dir = runs / "cut"
-    asyncio.run(run_extraction(corpus[:2], get_backend("fake/a"), Strategy("zero_shot"), _config(), run_dir))
+    run_dir = pf.run(backend="fake/a", limit=2, runs_dir=runs, run_id="cut", cache=False, score=False).run_dir
     with (run_dir / "predictions.jsonl").open("a") as fh:
         fh.write('{"paper_id": "' + corpus[2].id + '", "rec')
-    proc = subprocess.run(_cli("score", "cut", "--runs-dir", str(runs)), capture_output=True, text=True)
+    proc = run_cli("score", "cut", "--runs-dir", str(runs))
     assert proc.returncode == 0, proc.stderr
     assert f"warning: {run_dir / 'predictions.jsonl'}:3: last line is cut off" in proc.stderr
     with pytest.warns(RuntimeWarning, match="last line is cut off"):
@@ -349,9 +343,8 @@ def test_readers_warn_about_a_cut_off_last_line(tmp_path, corpus):
     ({"method_name": 5}, "record.method_name"),
     ({"results": [{"metric": "accuracy", "value": "lots"}]}, "record.results.0.value"),
 ])
-def test_a_hand_written_record_that_is_not_a_paper_record_is_an_error_naming_line_and_field(tmp_path, corpus, change, field):
-    run_dir = tmp_path / "hand"
-    asyncio.run(run_extraction(corpus[:3], get_backend("fake/a"), Strategy("zero_shot"), _config(), run_dir))
+def test_a_hand_written_record_that_is_not_a_paper_record_is_an_error_naming_line_and_field(tmp_path, change, field):
+    run_dir = pf.run(backend="fake/a", limit=3, runs_dir=tmp_path, run_id="hand", cache=False, score=False).run_dir
     pred = run_dir / "predictions.jsonl"
     lines = pred.read_text().splitlines()
     second = json.loads(lines[1])
@@ -360,13 +353,12 @@ def test_a_hand_written_record_that_is_not_a_paper_record_is_an_error_naming_lin
     pred.write_text("\n".join(lines) + "\n")
     with pytest.raises(RunError, match=rf"{pred}:2: bad prediction line: .*field '{field}'"):
         read_predictions(pred)
-    proc = subprocess.run(_cli("score", "hand", "--runs-dir", str(tmp_path)), capture_output=True, text=True)
+    proc = run_cli("score", "hand", "--runs-dir", str(tmp_path))
     assert proc.returncode != 0 and f"{pred}:2" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_a_hand_written_number_as_text_is_read_as_the_number(tmp_path, corpus):
-    run_dir = tmp_path / "hand"
-    asyncio.run(run_extraction(corpus[:1], get_backend("fake/a"), Strategy("zero_shot"), _config(), run_dir))
+def test_a_hand_written_number_as_text_is_read_as_the_number(tmp_path):
+    run_dir = pf.run(backend="fake/a", limit=1, runs_dir=tmp_path, run_id="hand", cache=False, score=False).run_dir
     pred = run_dir / "predictions.jsonl"
     line = json.loads(pred.read_text())
     line["record"] = {"results": [{"metric": "accuracy", "value": "12.5", "unit": "percent", "kind": "absolute"}]}
@@ -405,8 +397,7 @@ def test_a_template_error_stops_the_run_before_any_folder_exists(tmp_path):
         shutil.copytree(root / folder, tmp_path / folder)
     (tmp_path / "prompts" / "typo.toml").write_text('name = "typo"\nversion = "1"\nsystem = "x"\nuser = "{{ paper.txet }}"\n')
     runs = tmp_path / "runs"
-    proc = subprocess.run(_cli("run", "-b", "fake/x", "-s", "typo", "--runs-dir", str(runs)), capture_output=True, text=True,
-                          env=dict(os.environ, PAPERFIELDS_ROOT=str(tmp_path)))
+    proc = run_cli("run", "-b", "fake/x", "-s", "typo", "--runs-dir", str(runs), env=dict(os.environ, PAPERFIELDS_ROOT=str(tmp_path)))
     assert proc.returncode == 2 and "typo.toml: template uses an unknown variable" in proc.stderr
     assert not runs.exists()
 
@@ -414,9 +405,9 @@ def test_a_template_error_stops_the_run_before_any_folder_exists(tmp_path):
 def test_the_board_printed_after_a_run_holds_only_runs_of_its_split(tmp_path):
     runs = tmp_path / "runs"
     wide = os.environ | {"COLUMNS": "250"}  # so rich does not cut run ids short
-    test_run = subprocess.run(_cli("run", "-b", "fake/a", "--limit", "1", "--runs-dir", str(runs)), capture_output=True, text=True, env=wide)
+    test_run = run_cli("run", "-b", "fake/a", "--limit", "1", "--runs-dir", str(runs), env=wide)
     assert test_run.returncode == 0 and "fake/a" in test_run.stdout and "rules/empty" in test_run.stdout  # beside the published test board
-    dev_run = subprocess.run(_cli("run", "-b", "fake/a", "--split", "dev", "--limit", "1", "--runs-dir", str(runs)), capture_output=True, text=True, env=wide)
+    dev_run = run_cli("run", "-b", "fake/a", "--split", "dev", "--limit", "1", "--runs-dir", str(runs), env=wide)
     assert dev_run.returncode == 0, dev_run.stderr
     assert "dev split" in dev_run.stdout and "fake/a" in dev_run.stdout and "rules/empty" not in dev_run.stdout  # no test-split run
 
