@@ -145,7 +145,7 @@ def corpus_build(
     if target.is_dir():
         fail(f"--out {target} is a folder; give a file path such as {target / 'corpus.jsonl'}")
     if date and out_path is None:
-        fail(f"--date {date} is for a corpus of your own (--out PATH); the benchmark corpus's date is in extract/backends/cutoffs.toml")
+        fail(f"--date {date} is for a corpus of your own (--out PATH); the benchmark corpus's date is in paperfields/core/tables/cutoffs.toml")
     try:
         # Gold labels refer to the benchmark corpus's ids, and an input or an earlier output may be the
         # user's only copy: never replace one by accident, whatever path names it.

@@ -93,7 +93,7 @@ class RunOptions(ExtractOptions):
     concurrency: Optional[int] = Field(None, ge=1, description=(
         "Papers in flight at once [default: 1 for remote backends; for local/ its workers, one per core]."))
     price: Optional[Any] = Field(None, json_schema_extra=_cli("--price", metavar="IN,OUT", type=Optional[str]), description=(
-        "USD per million input and output tokens (e.g. 0.2,0.8) for a model not in extract/backends/prices.toml (else $/run "
+        "USD per million input and output tokens (e.g. 0.2,0.8) for a model not in paperfields/core/tables/prices.toml (else $/run "
         "is '?'); recorded in the manifest. In Python also a (IN, OUT) tuple or a Price."))
     run_id: Optional[str] = Field(None, description=(
         "Run folder name under --runs-dir [default: <provider>_<model>__<strategy>__<split>, plus a tag of the corpus for a "

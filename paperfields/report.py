@@ -171,7 +171,7 @@ def run_table_text() -> str:
     return ("Cost per correct item: model seconds (a local model, which costs no dollars) or dollars (a priced API run) per "
             "true positive pooled over the 12 fields, every attempt, retry and re-ask included, answers served from the "
             "response cache excluded; lower is better. Contamination: the model's training-data cutoff against the corpus's "
-            "first public date (extract/backends/cutoffs.toml, or the date a corpus of your own states with "
+            "first public date (paperfields/core/tables/cutoffs.toml, or the date a corpus of your own states with "
             f"corpus build --date): after cutoff (the corpus was public more than {margin} months after the cutoff, so the "
             f"model cannot have seen it), possible overlap (less), unknown (no cutoff, or no corpus date), n/a for references "
             f"(rules/, annotator/: no trained model). The benchmark corpus was first public {corpus.earliest_public} "

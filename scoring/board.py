@@ -415,7 +415,7 @@ DETAIL_TABLES: tuple[tuple[str, tuple[Column, ...], tuple[str, ...], str], ...] 
     ("Cost", COST_COLUMNS, ("contender", "reference", "partial"),
      "`correct items` are the true positives pooled over the 12 fields; `s/correct` is model seconds and `$/correct` "
      "dollars per correct item, every attempt, retry and re-ask included and answers served from the response cache "
-     "excluded. `$/run` from `extract/backends/prices.toml` (`?` when the price is unknown; `paperfields run --price IN,OUT` "
+     "excluded. `$/run` from `paperfields/core/tables/prices.toml` (`?` when the price is unknown; `paperfields run --price IN,OUT` "
      "gives one). Lower is better in every column."),
     ("Calibration", CALIBRATION_COLUMNS, ("contender", "reference", "partial"),
      "`Brier` and `ECE` (lower is better) check per-field confidences against whether the field is exactly right on the "
@@ -433,7 +433,7 @@ DETAIL_TABLES: tuple[tuple[str, tuple[Column, ...], tuple[str, ...], str], ...] 
      "constrained the output (`grammar` alone: a `local/` model in-process); `prompt tokens/paper` is what the model was "
      "sent per paper, so rows that differ in mode are not like-for-like. `grounded` is the share of predicted strings and "
      "numbers found in the abstract. `contamination` compares the model's training-data cutoff with the corpus's first "
-     "public date (`extract/backends/cutoffs.toml`, with the source of each date): `after cutoff` (the model cannot have "
+     "public date (`paperfields/core/tables/cutoffs.toml`, with the source of each date): `after cutoff` (the model cannot have "
      "seen the abstracts), `possible overlap`, `unknown` (no published cutoff in the table), `n/a` for references."),
 )
 

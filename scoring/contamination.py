@@ -1,6 +1,6 @@
 """Contamination status of a run: could the model have seen the corpus during training?
 
-The table ``extract/backends/cutoffs.toml`` (beside the price table) holds each known model's
+The table ``paperfields/core/tables/cutoffs.toml`` (beside the price table) holds each known model's
 training-data cutoff (``YYYY-MM``) with the page it comes from, and the corpus's earliest public
 date. A run is:
 
@@ -33,11 +33,12 @@ from typing import TYPE_CHECKING, Optional
 from pydantic import BaseModel
 
 from paperfields.core.corpus import Paper, corpus_public_date, month_index
+from paperfields.core.paths import table
 
 if TYPE_CHECKING:
     from paperfields.core.runlog import Manifest
 
-CUTOFFS = Path(__file__).resolve().parent.parent / "extract" / "backends" / "cutoffs.toml"
+CUTOFFS = table("cutoffs.toml")
 STATUSES = ("after cutoff", "possible overlap", "unknown", "n/a")
 
 

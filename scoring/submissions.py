@@ -65,7 +65,7 @@ class SubmissionMeta(BaseModel):
     - ``prompt``: the prompt, or a file of this folder holding it, when shared (optional);
     - ``submitted_by``: a name or handle to answer for the submission;
     - ``model_cutoff``: the model's training-data cutoff (``YYYY-MM``) when known: the board's
-      contamination status is decided from it when ``extract/backends/cutoffs.toml`` does not list the model;
+      contamination status is decided from it when ``paperfields/core/tables/cutoffs.toml`` does not list the model;
     - ``notes``: anything else (optional).
     """
 

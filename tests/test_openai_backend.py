@@ -336,6 +336,11 @@ def test_redact_secrets():
     assert redact_secrets("my-local-token-1 in the body", "my-local-token-1") == "sk-*** in the body"
     assert redact_secrets("no-key and nokey", "no-key") == "no-key and nokey"  # too short to be a secret: left alone
     assert redact_secrets(None, "anything-long") is None
+    # "sk-" inside a word is text a record may hold (a local run's metric 'task-relevant signal per token' was
+    # written 'task-*** signal per token'): only a token that starts with sk- is key-shaped
+    for text in ("task-relevant signal per token", "risk-sensitive planning", "disk-based KV offloading", "Whisk-12345678"):
+        assert redact_secrets(text, "") == text
+    assert redact_secrets('{"api_key": "sk-proj-abcdefgh123"} (sk-abcdefgh123)', "") == '{"api_key": "sk-***"} (sk-***)'
 
 
 def test_a_200_that_is_not_a_chat_completion_is_not_cached_and_asked_again(stub, tmp_path):

@@ -62,7 +62,7 @@ def _clean_env() -> dict[str, str]:
 def test_the_wheel_ships_gold_prompts_and_the_license(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for name in ("gold/corpus.jsonl", "gold/gold.jsonl", "gold/GUIDELINES.md", "gold/AGREEMENT.md", "gold/scorer_judgments.jsonl",
-                 "prompts/zero_shot.toml", "prompts/few_shot.toml", "extract/backends/prices.toml"):
+                 "prompts/zero_shot.toml", "prompts/few_shot.toml", "core/tables/prices.toml"):
         assert f"paperfields/{name}" in names, name
     tracked = subprocess.run(["git", "-C", str(ROOT), "ls-files", "gold", "prompts"], capture_output=True, text=True, check=True).stdout.split()
     assert tracked and all(f"paperfields/{name}" in names for name in tracked), set(tracked) - {n.removeprefix("paperfields/") for n in names}

@@ -10,6 +10,7 @@ from typing import Optional
 
 from pydantic import BaseModel
 
+from paperfields.core.paths import table
 from paperfields.core.runlog import Usage
 
 
@@ -23,7 +24,7 @@ class Price(BaseModel):
 
 
 @lru_cache(maxsize=1)
-def load_prices(path: Path = Path(__file__).with_name("prices.toml")) -> tuple[dict[str, Price], dict[str, Price]]:
+def load_prices(path: Path = table("prices.toml")) -> tuple[dict[str, Price], dict[str, Price]]:
     """(per-provider defaults, per-model prices) from the price table."""
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     defaults = {k: Price.model_validate(v) for k, v in data.get("defaults", {}).items()}

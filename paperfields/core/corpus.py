@@ -72,7 +72,7 @@ class Paper(BaseModel):
     line: int = Field(ge=1)
     public_date: str | None = Field(default=None, description="YYYY-MM in which the abstract was first public, as the "
                                     "corpus states it (corpus build --date); None when not stated (the benchmark corpus's "
-                                    "date is in extract/backends/cutoffs.toml)")
+                                    "date is in paperfields/core/tables/cutoffs.toml)")
 
     @field_validator("text")
     @classmethod

@@ -97,3 +97,10 @@ def user_runs_dir() -> Path:
     wheel install): where ``paperfields run`` writes by default, so a user's runs never change the
     published board; ``paperfields publish`` moves a finished one over."""
     return project_root() / "runs"
+
+
+def table(name: str) -> Path:
+    """A data table shipped inside the package, ``paperfields/core/tables/<name>`` (``prices.toml``: USD
+    per million tokens; ``cutoffs.toml``: models' training-data cutoffs and the corpus's first public
+    date), found with :mod:`importlib.resources` in a checkout and in a wheel alike. The file may not exist."""
+    return Path(str(resources.files("paperfields.core").joinpath("tables", name)))

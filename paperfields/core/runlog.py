@@ -30,7 +30,9 @@ from paperfields.core.schema import SCHEMA_VERSION, PaperRecord
 from paperfields.core.version import __version__
 
 # OpenAI-style secret keys (sk-..., sk-proj-..., Anthropic's sk-ant-...), as servers echo them in 401 bodies.
-_SECRET_KEY = re.compile(r"sk-[A-Za-z0-9_\-]{8,}")
+# "sk-" must start a token: inside a word it is ordinary text ("task-relevant", "risk-sensitive", "disk-based"),
+# which a model's record may hold and the call wrapper must not garble.
+_SECRET_KEY = re.compile(r"(?<![A-Za-z0-9_\-])sk-[A-Za-z0-9_\-]{8,}")
 MASK = "sk-***"
 
 
