@@ -9,6 +9,7 @@ left out of the bars and the cost plots (they are not comparable) and marked in 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -188,12 +189,18 @@ def plot_reliability(scores: RunScores, path: Path) -> Path | None:
         sizes = [20 + 400 * b["count"] / cal.pairs for b in cal.bins]
         ax.plot(xs, ys, marker=marker, linewidth=1, markersize=0, label=f"{source}: Brier {cal.brier:.3f}, ECE {cal.ece:.3f} ({cal.pairs} pairs)")
         ax.scatter(xs, ys, s=sizes, marker=marker, alpha=0.7)
+    return _save_unit_square(fig, ax, path, "mean confidence in bin (10 equal-width bins)", "share of (paper, field) pairs exactly right",
+                             f"{scores.run_id}\nreliability of per-field confidence", "upper left")
+
+
+def _save_unit_square(fig: Any, ax: Any, path: Path, xlabel: str, ylabel: str, title: str, legend: str) -> Path:
+    """Label a plot over [0, 1] x [0, 1], write it to ``path`` (PNG, no timestamp) and close it; returns ``path``."""
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
-    ax.set_xlabel("mean confidence in bin (10 equal-width bins)")
-    ax.set_ylabel("share of (paper, field) pairs exactly right")
-    ax.set_title(f"{scores.run_id}\nreliability of per-field confidence", fontsize=9)
-    ax.legend(loc="upper left", fontsize=7)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    ax.legend(loc=legend, fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110, metadata=_META)
     plt.close(fig)
@@ -218,16 +225,9 @@ def plot_risk_coverage(scores: RunScores, path: Path) -> Path | None:
                 label=f"{source}: AURC {cal.aurc:.3f}, caught@20% {caught} ({cal.pairs} pairs)")
     for rate in sorted({1 - cal.accuracy for cal in curves.values() if cal.accuracy is not None}):  # the sources share pairs: one line
         ax.axhline(rate, color="#777777", linestyle=":", linewidth=1, label=f"error rate {rate:.3f} (a confidence that ranks nothing)")
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
-    ax.set_xlabel("coverage: share of (paper, field) pairs kept, most confident first")
-    ax.set_ylabel("risk: share of the kept pairs that are wrong (lower is better)")
-    ax.set_title(f"{scores.run_id}\nrisk–coverage of per-field confidence", fontsize=9)
-    ax.legend(loc="best", fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110, metadata=_META)
-    plt.close(fig)
-    return path
+    return _save_unit_square(fig, ax, path, "coverage: share of (paper, field) pairs kept, most confident first",
+                             "risk: share of the kept pairs that are wrong (lower is better)",
+                             f"{scores.run_id}\nrisk–coverage of per-field confidence", "best")
 
 
 def write_plots(board: Board, folder: Path) -> list[Path]:
