@@ -35,6 +35,33 @@ from paperfields.core.fields import record_fields
 from paperfields.core.normalize import normalize, normalize_url, number_precision, numbers_agree, strip_markup
 from paperfields.core.schema import PaperRecord
 
+def _same_objects(size: int) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Keep a pure function's last ``size`` results by the identity of its arguments. The scorer asks
+    about the same lists several times per paper (a field's score, its levels, its grounding) and
+    judging every pair again took most of its time; values equal by content but not the same objects
+    are simply judged again. An entry holds its arguments, so their ids cannot be reused while it
+    lives; callers must not mutate a list between two calls (the scorer never does). The memo is
+    emptied when full (thread-safe under the GIL: a race only costs a miss)."""
+    def wrap(function: Callable[..., Any]) -> Callable[..., Any]:
+        entries: dict[tuple[int, ...], tuple[tuple[Any, ...], Any]] = {}
+
+        def cached(*args: Any) -> Any:
+            key = tuple(map(id, args))
+            hit = entries.get(key)
+            if hit is not None and all(a is b for a, b in zip(hit[0], args)):
+                return hit[1]
+            value = function(*args)
+            if len(entries) >= size:
+                entries.clear()
+            entries[key] = (args, value)
+            return value
+
+        cached.__wrapped__ = function  # type: ignore[attr-defined]
+        cached.__doc__ = function.__doc__
+        return cached
+    return wrap
+
+
 # A version: its digits with the letters glued after them ("4o" is not "4", "7b" not "7"); a lone
 # "x" after a number is a multiplication sign, not part of a version ("2x speedup").
 _DIGITS = re.compile(r"\d+(?:\.\d+)*(?:(?!x(?![a-z]))[a-z]+(?![\d.]))?")
@@ -151,12 +178,16 @@ def describe_rule(rule: MatchRule) -> dict[str, Any]:
             for k, v in asdict(rule).items()}
 
 
-def accepted_forms(gold: str, alternates: dict[str, list[str]]) -> list[str]:
-    """Accepted written forms of a gold string: itself plus its alternates (looked up by normalized key)."""
+def _alternate_index(alternates: dict[str, list[str]]) -> dict[str, list[str]]:
     keys: dict[str, list[str]] = {}
     for key, values in alternates.items():
         keys.setdefault(normalize(key), []).extend(values)
-    return [gold] + keys.get(normalize(gold), [])
+    return keys
+
+
+def accepted_forms(gold: str, alternates: dict[str, list[str]]) -> list[str]:
+    """Accepted written forms of a gold string: itself plus its alternates (looked up by normalized key)."""
+    return [gold] + _alternate_index(alternates).get(normalize(gold), [])
 
 
 def forms(gold: str, alternates: dict[str, list[str]]) -> list[str]:
@@ -389,11 +420,19 @@ def align_strings(
 ) -> tuple[list[str], list[str], list[tuple[int, int]]]:
     """De-duplicated predictions and gold, and the one-to-one matched (pred, gold) index pairs.
     ``text`` is the abstract, for a rule that reads it (``contrast``: see :func:`similarity`)."""
+    pred, gold, pairs = _aligned_strings(predicted, gold, alternates, rule, text)
+    return list(pred), list(gold), list(pairs)
+
+
+@_same_objects(64)
+def _aligned_strings(predicted: Sequence[str], gold: Sequence[str], alternates: dict[str, list[str]], rule: MatchRule,
+                     text: Optional[str]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[int, int], ...]]:
     pred, gold = dedupe(predicted), dedupe(gold)
     if not pred or not gold:
-        return pred, gold, []
-    sim = np.array([[similarity(p, accepted_forms(g, alternates), rule, text) for g in gold] for p in pred])
-    return pred, gold, assign(sim >= rule.threshold, sim)
+        return tuple(pred), tuple(gold), ()
+    index = _alternate_index(alternates)
+    sim = np.array([[similarity(p, [g] + index.get(normalize(g), []), rule, text) for g in gold] for p in pred])
+    return tuple(pred), tuple(gold), tuple(assign(sim >= rule.threshold, sim))
 
 
 def match_strings(
@@ -610,6 +649,57 @@ def attribute_agrees(pred: dict, gold: dict, attribute: str, alternates: dict[st
     return pred.get(attribute) == gold.get(attribute)
 
 
+@dataclass(frozen=True)
+class ResultPairs:
+    """Every (prediction, gold) pair of two result lists judged once: ``value`` (bool, shape (n_pred,
+    n_gold)) whether the values agree (:func:`value_agreement`), ``attributes`` (attribute -> bool
+    (n_pred, n_gold)) whether each of :data:`RESULT_ATTRIBUTES` agrees (:func:`attribute_agrees`).
+    Each level of :data:`RESULT_LEVELS` and the tie-breaking weight of :func:`align_results` are read
+    from them, so a paper's three levels and its diagnostics judge each pair once."""
+
+    value: np.ndarray
+    attributes: dict[str, np.ndarray]
+
+    def allowed(self, level: str) -> np.ndarray:
+        """The pairs that agree at ``level`` (``value``, ``value_metric`` or ``full``, as
+        :data:`RESULT_LEVELS`). Raises KeyError for another level."""
+        if level == "value":
+            return self.value
+        if level == "value_metric":
+            return self.value & self.attributes["metric"]
+        if level == "full":
+            return self.value & np.logical_and.reduce([self.attributes[a] for a in RESULT_ATTRIBUTES])
+        raise KeyError(f"result level '{level}' is not one of {', '.join(RESULT_LEVELS)}")
+
+    @property
+    def weight(self) -> np.ndarray:
+        """How many attributes each pair agrees on (float, (n_pred, n_gold)): breaks ties among matchings."""
+        return np.sum([self.attributes[a] for a in RESULT_ATTRIBUTES], axis=0, dtype=float)
+
+
+@_same_objects(64)
+def result_pairs(predicted: list[dict], gold: list[dict], alternates: dict[str, list[str]], text: Optional[str] = None) -> ResultPairs:
+    """Judge every (prediction, gold) pair of result tuples (see :class:`ResultPairs`); ``text`` is the
+    abstract, for the written precision of numbers (:func:`value_agreement`)."""
+    shape = (len(predicted), len(gold))
+    value = np.zeros(shape, dtype=bool)
+    attributes = {a: np.zeros(shape, dtype=bool) for a in RESULT_ATTRIBUTES}
+    for i, p in enumerate(predicted):
+        for j, g in enumerate(gold):
+            agreement = value_agreement(p, g, text)
+            value[i, j] = agreement is not None
+            for attribute in RESULT_ATTRIBUTES:
+                if attribute == "unit":  # unit_agrees, with the value agreement already judged
+                    agrees = (p.get("unit") in FRACTION_UNITS or g.get("unit") in FRACTION_UNITS if agreement == "converted"
+                              else p.get("unit") == g.get("unit"))
+                else:
+                    agrees = attribute_agrees(p, g, attribute, alternates, text)
+                attributes[attribute][i, j] = agrees
+    for array in (value, *attributes.values()):
+        array.setflags(write=False)
+    return ResultPairs(value, attributes)
+
+
 def align_results(
     predicted: list[dict], gold: list[dict], alternates: dict[str, list[str]], level: str, text: Optional[str] = None
 ) -> list[tuple[int, int]]:
@@ -619,10 +709,8 @@ def align_results(
     abstract, for the written precision of numbers (:func:`value_agreement`)."""
     if not predicted or not gold:
         return []
-    agree = RESULT_LEVELS[level]
-    allowed = np.array([[agree(p, g, alternates, text) for g in gold] for p in predicted], dtype=bool)
-    weight = np.array([[sum(attribute_agrees(p, g, a, alternates, text) for a in RESULT_ATTRIBUTES) for g in gold] for p in predicted], dtype=float)
-    return assign(allowed, weight)
+    pairs = result_pairs(predicted, gold, alternates, text)
+    return assign(pairs.allowed(level), pairs.weight)
 
 
 def match_results(

@@ -30,6 +30,7 @@ import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from functools import lru_cache
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -51,6 +52,7 @@ from paperfields.scoring.match import (
     align_results,
     align_strings,
     attribute_agrees,
+    result_pairs,
     describe_rule,
     forms,
     same_url,
@@ -210,13 +212,33 @@ def score_paper(prediction: Optional[dict[str, Any]], gold: GoldRecord, abstract
     """Per-score (tp, fp, fn) of one prediction (a record dict, or None for a failed paper), for every
     score of the gold record's model (:func:`~paperfields.core.fields.scores_of`), each counted by the
     matcher its field's facts name (:data:`MATCHERS`)."""
-    p = prediction or {}
-    g = gold.record.model_dump(mode="json")
-    alt = with_abstract_aliases(gold.alternates, abstract)
+    return _score(_Paper.of(prediction, gold, abstract))
+
+
+@dataclass(frozen=True)
+class _Paper:
+    """One paper as the matchers read it, built once for its scores and its diagnostics: the same list
+    objects then reach the matchers' memo (scoring/match.py ``_same_objects``), so each pair is judged once."""
+
+    prediction: Optional[dict[str, Any]]
+    p: dict[str, Any]
+    g: dict[str, Any]
+    alt: Alternates
+    abstract: str
+    model: type[BaseModel]
+
+    @classmethod
+    def of(cls, prediction: Optional[dict[str, Any]], gold: GoldRecord, abstract: str) -> "_Paper":
+        return cls(prediction, prediction or {}, gold.record.model_dump(mode="json"), with_abstract_aliases(gold.alternates, abstract),
+                   abstract, type(gold.record))
+
+
+def _score(paper: _Paper) -> dict[str, Counts]:
+    p, g, alt, abstract = paper.p, paper.g, paper.alt, paper.abstract
     out: dict[str, Counts] = {}
-    for field in record_fields(type(gold.record)):
+    for field in record_fields(paper.model):
         for score in field.scores():
-            out[score.name] = MATCHERS[score.match].count(field, p.get(field.name), g[field.name], alt, abstract, prediction is not None)
+            out[score.name] = MATCHERS[score.match].count(field, p.get(field.name), g[field.name], alt, abstract, paper.prediction is not None)
     return out
 
 
@@ -234,10 +256,11 @@ def diagnose_paper(prediction: Optional[dict[str, Any]], gold: GoldRecord, abstr
       prediction line's stored ``grounding`` is read when given and still fits, else it is located here;
     - ``result_attributes``: per attribute, [agree, pairs] over result pairs matched on value.
     """
-    p = prediction or {}
-    g = gold.record.model_dump(mode="json")
-    alt = with_abstract_aliases(gold.alternates, abstract)
-    model = type(gold.record)
+    return _diagnose(_Paper.of(prediction, gold, abstract), grounding)
+
+
+def _diagnose(paper: _Paper, grounding: Optional[Grounding] = None) -> dict[str, Any]:
+    prediction, p, g, alt, abstract, model = paper.prediction, paper.p, paper.g, paper.alt, paper.abstract, paper.model
     fields = record_fields(model)
     labels = {}
     for field in (f for f in fields if f.is_label):
@@ -273,7 +296,8 @@ def diagnose_paper(prediction: Optional[dict[str, Any]], gold: GoldRecord, abstr
     for field in (f for f in fields if f.is_record_list):
         results, gold_results = p.get(field.name) or [], g[field.name]
         pairs = align_results(results, gold_results, alt, "value", abstract)
-        attributes = {a: [sum(attribute_agrees(results[i], gold_results[j], a, alt, abstract) for i, j in pairs), len(pairs)] for a in RESULT_ATTRIBUTES}
+        judged = result_pairs(results, gold_results, alt, abstract) if pairs else None
+        attributes = {a: [sum(int(judged.attributes[a][i, j]) for i, j in pairs) if judged else 0, len(pairs)] for a in RESULT_ATTRIBUTES}
     return {"labels": labels, "invented": invented, "grounding": counts, "result_attributes": attributes}
 
 
@@ -432,6 +456,7 @@ def paper_f1(counts: tuple[int, int, int], answered: bool = True) -> float:
     return 1.0 if value is None else value
 
 
+@lru_cache(maxsize=None)
 def headline_fields(model: type[BaseModel] = PaperRecord) -> tuple[str, ...]:
     """The scores of a record model that enter its headline (HEADLINE_FIELDS for PaperRecord)."""
     return tuple(s.name for s in scores_of(model) if s.headline)
@@ -629,14 +654,18 @@ def score_predictions(
     model = type(papers[0].record)
     predictions = validate_predictions(predictions, model)
     abstracts = abstracts or {}
-    per_paper = [score_paper(predictions.get(g.id), g, abstracts.get(g.id, "")) for g in papers]
     answered = [predictions.get(g.id) is not None for g in papers]
     groundings = groundings or {}
-    diagnostics = [diagnose_paper(predictions.get(g.id), g, abstracts.get(g.id, ""), groundings.get(g.id)) for g in papers]
+    per_paper, diagnostics = [], []
+    for gold_paper in papers:  # a paper's scores and diagnostics one after the other: they share its judged pairs
+        paper = _Paper.of(predictions.get(gold_paper.id), gold_paper, abstracts.get(gold_paper.id, ""))
+        per_paper.append(_score(paper))
+        diagnostics.append(_diagnose(paper, groundings.get(gold_paper.id)))
+    per_paper_values = [paper_overall(c, ok, model) for c, ok in zip(per_paper, answered)]
     detail = [
-        {"paper_id": g.id, "per_paper_f1": round(paper_overall(c, ok, model), 4), "answered": ok, "failure": failures.get(g.id),
+        {"paper_id": g.id, "per_paper_f1": round(overall, 4), "answered": ok, "failure": failures.get(g.id),
          "fields": {k: list(v) for k, v in c.items()}, **d}
-        for g, c, ok, d in zip(papers, per_paper, answered, diagnostics)
+        for g, c, ok, d, overall in zip(papers, per_paper, answered, diagnostics, per_paper_values)
     ]
     fields = aggregate(per_paper, diagnostics, answered, model)
     valid = sum(1 for g in papers if predictions.get(g.id) is not None)
@@ -652,7 +681,6 @@ def score_predictions(
     value, ci, undefined = headline(per_paper, model)
     names = headline_fields(model)
     precision, recall, _ = prf(*(sum(getattr(fields[f], k) for f in names) for k in ("tp", "fp", "fn")))
-    per_paper_values = [paper_overall(c, ok, model) for c, ok in zip(per_paper, answered)]
     scores = RunScores(
         run_id=run_id, split=split, gold_version=gold_version, papers=len(papers), papers_in_split=len(papers), papers_done=len(papers),
         valid_rate=round(valid / len(papers), 4),

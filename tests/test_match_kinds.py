@@ -477,3 +477,37 @@ def test_explain_names_the_mechanism_that_decided():
     assert explain("MATH24", ["MATH 2024"], NAME) == "equal after the field's reduction ('math24')"
     assert explain("generate code", ["code generation"], TASKS) == "one's words are the other's in another word form"
     assert explain("mathematics", ["mathematical reasoning"], TASKS).startswith("character similarity 0.67")
+
+
+def test_result_pairs_table_agrees_with_each_pair_judged_alone():
+    """The table a paper's result levels and diagnostics share gives, pair by pair, what the level
+    rules and attribute checks give judged one at a time (real gold results, crossed between papers
+    so that many pairs disagree, with the abstract's written precisions)."""
+    from pathlib import Path
+
+    from paperfields.core.corpus import load_corpus
+    from paperfields.core.gold import load_gold
+    from paperfields.scoring.match import RESULT_ATTRIBUTES, RESULT_LEVELS, result_pairs, with_abstract_aliases
+
+    root = Path(__file__).resolve().parent.parent
+    gold = [g for g in load_gold(root / "gold" / "gold.jsonl") if g.record.results][:30]
+    texts = {p.id: p.text for p in load_corpus(root / "gold" / "corpus.jsonl")}
+    checked = agreeing = 0
+    for g, other in zip(gold, gold[1:] + gold[:1]):
+        gold_results = [r.model_dump(mode="json") for r in g.record.results]
+        predicted = gold_results[::2] + [r.model_dump(mode="json") for r in other.record.results]
+        for r in predicted[:2]:
+            r["unit"] = "other" if r.get("unit") == "percent" else r.get("unit")
+        alt = with_abstract_aliases(g.alternates, texts[g.id])
+        table = result_pairs(predicted, gold_results, alt, texts[g.id])
+        weight = table.weight
+        for i, p in enumerate(predicted):
+            for j, q in enumerate(gold_results):
+                for level, rule in RESULT_LEVELS.items():
+                    assert bool(table.allowed(level)[i, j]) == rule(p, q, alt, texts[g.id]), (g.id, i, j, level)
+                assert weight[i, j] == sum(attribute_agrees(p, q, a, alt, texts[g.id]) for a in RESULT_ATTRIBUTES)
+                checked += 1
+                agreeing += bool(table.allowed("full")[i, j])
+    assert checked > 150 and 0 < agreeing < checked  # both verdicts occur, so the comparison can fail
+    with pytest.raises(KeyError, match="not one of"):
+        table.allowed("metric_only")

@@ -122,16 +122,21 @@ class RecordField:
 
     def scores(self) -> tuple[Score, ...]:
         """The field's own score, then its levels'."""
-        own = Score(self.name, self.name, self.facts.match, self.facts.short, self.facts.headline, self.facts.metric,
-                    "column" if self.facts.headline else "table")
-        return (own,) + tuple(Score(f"{self.name}_{lv.suffix}", self.name, lv.match, lv.short, False, "micro_f1", lv.board)
-                              for lv in self.facts.levels)
+        return _field_scores(self)
 
     def table(self) -> dict[str, Any]:
         """The field's facts as plain data, for ``scores.json``'s rule table."""
         return {"list": self.is_list, "nullable": self.nullable, "match": self.facts.match, "headline": self.facts.headline,
                 "metric": self.facts.metric, "grounded": self.facts.grounded, "short": self.facts.short,
                 "levels": {f"{self.name}_{lv.suffix}": lv.match for lv in self.facts.levels}}
+
+
+@lru_cache(maxsize=None)  # a field's scores never change, and the scorer asks for them per paper and field
+def _field_scores(field: RecordField) -> tuple[Score, ...]:
+    own = Score(field.name, field.name, field.facts.match, field.facts.short, field.facts.headline, field.facts.metric,
+                "column" if field.facts.headline else "table")
+    return (own,) + tuple(Score(f"{field.name}_{lv.suffix}", field.name, lv.match, lv.short, False, "micro_f1", lv.board)
+                          for lv in field.facts.levels)
 
 
 def unwrap(annotation: Any) -> tuple[bool, bool, Any]:
@@ -161,6 +166,7 @@ def record_fields(model: type[BaseModel]) -> tuple[RecordField, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=None)
 def scores_of(model: type[BaseModel]) -> tuple[Score, ...]:
     """Every reported score of a record model: the headline fields' own, the other fields' own,
     then every level, each group in schema order (the order of ``scores.json``'s ``fields``)."""

@@ -16,12 +16,15 @@ papers: one paper's resamples all repeat it, which says nothing about spread.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Callable, Iterator, Optional
 
 import numpy as np
 from scipy import stats
 
 from paperfields.scoring.metrics._metric import metric
+
+if TYPE_CHECKING:
+    from threadpoolctl import ThreadpoolController
 
 BOOTSTRAP_SEED = 20260
 BOOTSTRAP_RESAMPLES = 2000
@@ -82,9 +85,19 @@ def pooled_distribution(counts: np.ndarray, statistic: Callable[[np.ndarray], np
 
     values = []
     for weights in _weights(n, resamples, seed):
-        totals = (weights @ flat).reshape((weights.shape[0],) + counts.shape[1:])
+        with _blas().limit(limits=1, user_api="blas"):
+            totals = (weights @ flat).reshape((weights.shape[0],) + counts.shape[1:])
         values.append(np.asarray(statistic(np.rint(totals).astype(counts.dtype) if integer else totals)))
     return np.concatenate(values)
+
+
+@lru_cache(maxsize=1)
+def _blas() -> "ThreadpoolController":
+    # One thread for these products: they take a millisecond, and BLAS worker threads spin between calls, which
+    # doubled the CPU time of scoring on 2 idle cores and slowed it on a busy machine (bench/bench_scoring.py).
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
 
 
 def percentile_interval(values: np.ndarray) -> Interval:
