@@ -96,3 +96,13 @@ def local_model_path(shared_folders) -> Path:
     from paperfields.extract.backends.weights import resolve_weights
 
     return resolve_weights("qwen2.5-coder-0.5b", shared_folders["models"])
+
+
+@pytest.fixture()
+def stub():
+    """The OpenAI-compatible stub server (tests/openai_stub.py) on 127.0.0.1, for one test; a file that
+    needs another server (tests/test_batch.py's batch stub) defines its own ``stub``."""
+    from tests.openai_stub import StubServer
+
+    with StubServer() as server:
+        yield server

@@ -31,12 +31,6 @@ def _cli(*args: str):
     return CliRunner().invoke(app, list(args))
 
 
-@pytest.fixture()
-def stub():
-    with StubServer() as server:
-        yield server
-
-
 # --- issue 23 item 3: one options type, "unset" apart from 0 -------------------------------------
 
 

@@ -20,12 +20,6 @@ from tests.openai_stub import VALID, StubServer, reply
 MESSAGES = [{"role": "system", "content": "Extract."}, {"role": "user", "content": "Abstract: We propose StubNet."}]
 
 
-@pytest.fixture()
-def stub():
-    with StubServer() as server:
-        yield server
-
-
 def _generate(stub, script, **options):
     stub.script[:] = script
     backend = get_backend("openai/stub-model", base_url=stub.url, **options)

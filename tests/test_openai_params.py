@@ -21,16 +21,10 @@ from paperfields.extract.batch import build_requests, generation_from_output, ru
 from paperfields.extract.strategies import EvidenceRecord, ReasoningRecord, Strategy
 from tests.batch_stub import BatchStub
 from tests.cli_in_process import run_cli
-from tests.openai_stub import VALID, StubServer, _refusal, openai_error, reply, strict_schema_error, with_reasoning
+from tests.openai_stub import VALID, _refusal, openai_error, reply, strict_schema_error, with_reasoning
 
 MESSAGES = [{"role": "system", "content": "Extract."}, {"role": "user", "content": "Abstract: We propose StubNet."}]
 REASONING = ["o1", "o3-mini", "o4-mini", "gpt-5", "gpt-5-mini", "gpt-5.1"]
-
-
-@pytest.fixture()
-def stub():
-    with StubServer() as server:
-        yield server
 
 
 def _generate(stub, model, params=None, response_model=PaperRecord, **options):

@@ -19,16 +19,9 @@ import pytest
 from paperfields.core.runlog import GenerationParams
 from paperfields.extract.backends import GenerationRequest, get_backend
 from paperfields.extract.backends.base import BackendError
-from tests.openai_stub import StubServer
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUEST = GenerationRequest(messages=[{"role": "user", "content": "Abstract: We propose StubNet."}], params=GenerationParams(max_tokens=64))
-
-
-@pytest.fixture()
-def stub():
-    with StubServer() as server:
-        yield server
 
 
 def test_default_transport_is_aiohttp(stub):

@@ -27,12 +27,6 @@ MODES = ["md_json", "json", "json_schema", "tools"]
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture()
-def stub():
-    with StubServer() as server:
-        yield server
-
-
 def _generate(stub, script, **options):
     stub.script[:] = script
     backend = get_backend("openai/stub-model", base_url=stub.url, **options)
