@@ -37,11 +37,11 @@ import re
 import tomllib
 from collections import Counter
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import jinja2
 import jinja2.meta
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from paperfields.core.corpus import Paper, decode_utf8
 from paperfields.core.errors import InputError, field_error
@@ -49,7 +49,7 @@ from paperfields.core.fields import record_fields
 from paperfields.core.locate import locate, value_item
 from paperfields.core.paths import gold_dir, prompts_dir
 from paperfields.core.runlog import FailureClass, Generation, Usage
-from paperfields.core.schema import PaperRecord, Result
+from paperfields.core.schema import PaperRecord, Result, reply_items
 
 
 class PromptError(InputError):
@@ -103,9 +103,16 @@ ReasoningRecord = create_model(  # reasoning first, so the model thinks before i
 
 class Quoted(BaseModel):
     """A list item with the abstract span that supports it."""
+    # (this docstring is the schema's description, sent to models: explanations go in comments)
 
     value: str = Field(description="The item, as written.")
     quote: str = Field(description="The exact span of the abstract that states it.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_item(cls, data: Any) -> Any:
+        # an item written bare (a string, no quote) is an item with an empty quote: the strategy drops it as unquoted
+        return {"value": data, "quote": ""} if isinstance(data, str) else data
 
 
 class QuotedResult(Result):
@@ -119,7 +126,10 @@ EvidenceRecord = create_model(
     "EvidenceRecord",
     __config__=_RECORD_CONFIG,
     **{name: (f.annotation, f) for name, f in PaperRecord.model_fields.items() if name not in QUOTED_FIELDS},
-    **{name: (list[QuotedResult] if f.is_record_list else list[Quoted], Field(default_factory=list, description=PaperRecord.model_fields[name].description))
+    # the repairs of the record's own lists: a list written as a string is read, an item that does not validate is left out
+    **{name: (Annotated[list[QuotedResult], reply_items(QuotedResult, "result_dropped")] if f.is_record_list
+              else Annotated[list[Quoted], reply_items(Quoted, "item_dropped")],
+              Field(default_factory=list, description=PaperRecord.model_fields[name].description))
        for name, f in QUOTED_FIELDS.items()},
 )
 

@@ -87,6 +87,52 @@ def test_2_a_stored_line_is_still_read_strictly():
         PredictionLine(paper_id="p", record={"datasets": "GSM8K, MATH"})
 
 
+# 2b. The evidence strategy's quoted lists get the same repairs: a list written as a string is read (its
+# items have no quote, so the strategy drops them as unquoted), and an item that does not validate costs
+# that item only, never the record.
+
+EVIDENCE_ABSTRACT = "We propose StubNet for math word problems. StubNet reaches 41.5% accuracy on GSM8K."
+EVIDENCE_REPLIES = [
+    # a quoted list written as a string; the other list and the results quoted as asked
+    ({"tasks": "math word problems, algebra", "datasets": [{"value": "GSM8K", "quote": "on GSM8K"}]},
+     {"tasks": [], "datasets": ["GSM8K"]}, {"list_text"}, 2),
+    # a quoted item that is not an item (a number, an object without its value); one written bare
+    ({"tasks": [{"value": "math word problems", "quote": "for math word problems"}, 7, {"quote": "StubNet"}],
+      "datasets": ["GSM8K"]},
+     {"tasks": ["math word problems"], "datasets": []}, {"item_dropped"}, 1),
+    # a quoted result whose value no parser reads beside one that reads
+    ({"results": [{"metric": "accuracy", "value": "forty-one", "unit": "percent", "kind": "absolute", "quote": "41.5%"},
+                  {"metric": "accuracy", "value": "41.5%", "unit": "percent", "kind": "absolute", "quote": "41.5% accuracy"}]},
+     {"results": [41.5]}, {"result_dropped"}, 0),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("answer, kept, repairs, unquoted", EVIDENCE_REPLIES, ids=["list_text", "item_dropped", "result_dropped"])
+def test_2b_evidence_quoted_lists_get_the_record_repairs(stub, tmp_path, mode, answer, kept, repairs, unquoted):
+    from paperfields.core.corpus import Paper
+    from paperfields.core.runlog import RunConfig
+    from paperfields.extract.runner import run_extraction
+    from paperfields.extract.strategies import Strategy
+
+    stub.script[:] = [reply(json.dumps({"method_name": "StubNet", **answer}))] * 2
+    strategy = Strategy("evidence")
+    backend = get_backend("openai/stub-model", base_url=stub.url, mode=mode)
+    config = RunConfig(backend="openai/stub-model", strategy="evidence", prompt_version=strategy.template.version,
+                       prompt_sha256=strategy.sha256, split="test")
+    paper = Paper(id="pstub", text=EVIDENCE_ABSTRACT, source="stub.txt", position=1, line=1)
+    asyncio.run(run_extraction([paper], backend, strategy, config, tmp_path / "run"))
+    (line,) = read_predictions(tmp_path / "run" / "predictions.jsonl")
+    assert line.failure is None, line.error
+    assert line.record["method_name"] == "StubNet"
+    for field, values in kept.items():
+        got = [r["value"] for r in line.record[field]] if field == "results" else line.record[field]
+        assert got == values, field
+    assert repairs <= set(line.repairs), line.repairs
+    assert line.notes["dropped_unquoted"] == unquoted
+    assert len(stub.requests) == 1
+
+
 # 3. Trailing commas and the rest of JSON5.
 
 TRAILING = ['{"datasets": ["GSM8K",],}', '{"datasets": ["GSM8K"], "method_name": "X",}', '{\n  "datasets": [\n    "GSM8K",\n  ],\n}',

@@ -343,7 +343,8 @@ def parse_reply(text: Optional[str], finish_reason: Optional[str] = None, respon
     duplicate_keys (a key written twice with the same value; with different values the reply is
     malformed_json), extra_keys, and the schema's control_chars, placeholders, enum_spelling,
     unit_sign, unit_conflict, number_text, bool_text, list_text (a list written as a string),
-    result_dropped (a result item that does not validate, left out). The record (a dict) always passes ``response_model`` again unchanged
+    result_dropped (a result item that does not validate, left out), item_dropped (the same for a quoted
+    list item of the evidence strategy). The record (a dict) always passes ``response_model`` again unchanged
     and serializes to strict JSON.
     """
     gen = Generation(raw_text=text, finish_reason=finish_reason)

@@ -279,20 +279,24 @@ def _items(value: Any, info: ValidationInfo) -> Any:
     return kept
 
 
-def _results(value: Any, info: ValidationInfo) -> Any:
-    """The results list (:func:`_items`); in a model's reply, a result item that does not validate (a value
-    no parser reads, a unit outside the schema) is left out, noted as ``result_dropped``, so one bad
-    number costs that number and not the whole record."""
-    value = _items(value, info)
-    if not isinstance(value, list) or not _reading_reply(info):
-        return value
-    kept = []
-    for item in value:
-        try:
-            kept.append(Result.model_validate(item, context=info.context))
-        except ValidationError:
-            _note(info, "result_dropped")
-    return kept
+def reply_items(model: type[BaseModel], repair: str) -> BeforeValidator:
+    """Validator of a list of ``model`` items: :func:`_items` (null, placeholders, a list written as a
+    string), and, in a model's reply, an item that does not validate as ``model`` is left out and noted
+    as ``repair``, so one bad item costs that item and not the whole record. A stored record is read
+    strictly (the item then fails the record)."""
+    def validate(value: Any, info: ValidationInfo) -> Any:
+        value = _items(value, info)
+        if not isinstance(value, list) or not _reading_reply(info):
+            return value
+        kept = []
+        for item in value:
+            try:
+                kept.append(model.model_validate(item, context=info.context))
+            except ValidationError:
+                _note(info, repair)
+        return kept
+
+    return BeforeValidator(validate)
 
 
 def _enum_match(enum: type[Enum], value: Any) -> tuple[Any, Optional[str]]:
@@ -465,7 +469,8 @@ class PaperRecord(BaseModel):
     models: Annotated[TextList, FieldFacts(match="model", short="models", grounded="text")] = Field(default_factory=list, description="Specific named models the abstract uses or evaluates, as written; not generic kinds like 'LLMs'.")
     metrics: Annotated[TextList, FieldFacts(match="metric", short="metrics", grounded="text")] = Field(default_factory=list, description="Evaluation metrics the abstract names, as written.")
     baselines: Annotated[TextList, FieldFacts(match="baseline", short="baselines", grounded="text")] = Field(default_factory=list, description="Named methods or models the abstract says it compares against, as written.")
-    results: Annotated[list[Result], BeforeValidator(_results), FieldFacts(match="results_value_metric", short="results", grounded="number", levels=(
+    # in a reply, a result item that does not validate (a value no parser reads, a unit outside the schema) is left out
+    results: Annotated[list[Result], reply_items(Result, "result_dropped"), FieldFacts(match="results_value_metric", short="results", grounded="number", levels=(
         Level("value", match="results_value", short="results: value", board="column"),
         Level("full", match="results_full", short="results: full", board="column"),
     ))] = Field(default_factory=list, description="Quantitative claims, one entry per number stated.")
