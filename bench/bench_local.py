@@ -75,7 +75,7 @@ def ideal_parts(work: Work, prompt_speed: float, gen_speed: float) -> tuple[floa
 @reports_machine
 def main(
     papers: int = typer.Argument(4, help="test papers per strategy (the first of the committed runs' order)"),
-    threads: Optional[int] = typer.Option(None, help="llama.cpp CPU threads of each instance [default: every core]"),
+    threads: Optional[int] = typer.Option(None, help="llama.cpp CPU threads of each instance (default: every core)"),
 ) -> None:
     threads = threads or len(os.sched_getaffinity(0))
     backend = LocalBackend(MODEL, n_threads=threads, workers=2)  # two instances (slots 0, 1), used one at a time
