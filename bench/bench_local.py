@@ -9,11 +9,12 @@ prompt tokens reused and computed, the forced tokens and the decode steps; the i
 
     computed prompt tokens / prompt speed + forced tokens / prompt speed + decode steps / generation speed
 
-with both speeds measured here on raw llama.cpp calls of the same instance, per strategy at the context
-positions its papers use (prompt speed: the last ~300 tokens of a dev paper's prompt, in N_BATCH batches;
-generation speed: single-token forward passes right after that prompt). Forced tokens go at prompt speed
-(the brief's model; they are evaluated in batches of a few tokens, which cost more per token than a
-64-token prompt batch, so the ideal is a lower bound).
+with both speeds measured on raw llama.cpp calls (:class:`EngineProbe`, an instance of its own with the
+same threads) before every paper, at the context positions the strategy's papers use (prompt speed: the
+last ~300 tokens of a dev paper's prompt, in N_BATCH batches; generation speed: single-token forward
+passes right after that prompt), so the ideal follows the load of a shared machine as it changes.
+Forced tokens are priced at prompt speed (issue 29's model); they are evaluated in batches of a few
+tokens, which cost more per token than a 64-token prompt batch, so the ideal is a lower bound.
 
 Each strategy's papers run twice, interleaved paper by paper on two instances of the model: ``reuse``
 (one instance keeps its KV cache across papers, as in a run) and ``fresh`` (the cache reset before each
@@ -22,7 +23,7 @@ the counts and the ideal; per strategy and side time / ideal (target <= 1.15); f
 per-paper time (target <= 1.3) with the counts behind it; and whether the records are the same on both
 sides and as in the committed test runs.
 Run: flock /tmp/bench.lock .venv/bin/python bench/bench_local.py [PAPERS] [--threads N]
-     (about 6 minutes for 4 papers on 2 idle cores)
+     (about 9 minutes for 5 papers at 1 thread, the default: a run's worker on a 2-core machine)
 """
 
 from __future__ import annotations
@@ -50,21 +51,33 @@ TAIL = 300  # prompt tokens timed for the prompt speed: about what a paper compu
 STEPS = 48  # single-token forward passes timed for the generation speed
 
 
-def engine_speeds(llm, prompt: list[int], reply: list[int]) -> tuple[float, float]:
-    """(prompt tokens/s over the last ~TAIL tokens of ``prompt``, computed in N_BATCH batches from a batch
-    boundary as the backend does; single-token forward passes/s right after it, feeding ``reply``)."""
-    llm.reset()
-    cut = max(0, (len(prompt) - TAIL) // N_BATCH * N_BATCH)
-    llm.eval(prompt[:cut])
-    start = time.perf_counter()
-    llm.eval(prompt[cut:])
-    prompt_speed = (len(prompt) - cut) / (time.perf_counter() - start)
-    start = time.perf_counter()
-    for token in reply[:STEPS]:
-        llm.eval([token])
-    gen_speed = min(STEPS, len(reply)) / (time.perf_counter() - start)
-    llm.reset()
-    return prompt_speed, gen_speed
+class EngineProbe:
+    """Raw llama.cpp speeds on an instance of its own, at the context positions of one strategy's papers:
+    the prompt of a paper outside the set is computed once up to a batch boundary ~TAIL tokens from its
+    end; each :meth:`speeds` then times the tail (N_BATCH batches from that boundary, as the backend
+    computes a prompt after its reused prefix) and STEPS single-token forward passes after it (feeding
+    ``reply``), and cuts the cache back to the boundary. About 4 s a probe on 2 threads, so it runs
+    before every paper and the ideal follows the machine's load as it changes."""
+
+    def __init__(self, llm, prompt: list[int], reply: list[int]) -> None:
+        self.llm, self.prompt, self.reply = llm, prompt, reply[:STEPS]
+        self.cut = max(0, (len(prompt) - TAIL) // N_BATCH * N_BATCH)
+        llm.reset()
+        llm.eval(prompt[: self.cut])
+
+    def speeds(self) -> tuple[float, float]:
+        """(prompt tokens/s, forward passes/s)."""
+        llm = self.llm
+        llm.n_tokens = self.cut
+        start = time.perf_counter()
+        llm.eval(self.prompt[self.cut :])
+        prompt_speed = (len(self.prompt) - self.cut) / (time.perf_counter() - start)
+        start = time.perf_counter()
+        for token in self.reply:
+            llm.eval([token])
+        gen_speed = len(self.reply) / (time.perf_counter() - start)
+        llm.n_tokens = self.cut
+        return prompt_speed, gen_speed
 
 
 def ideal_parts(work: Work, prompt_speed: float, gen_speed: float) -> tuple[float, float, float]:
@@ -75,10 +88,10 @@ def ideal_parts(work: Work, prompt_speed: float, gen_speed: float) -> tuple[floa
 @reports_machine
 def main(
     papers: int = typer.Argument(4, help="test papers per strategy (the first of the committed runs' order)"),
-    threads: Optional[int] = typer.Option(None, help="llama.cpp CPU threads of each instance (default: every core)"),
+    threads: Optional[int] = typer.Option(None, help="llama.cpp CPU threads of each instance (default: a run's worker's, 1 on 2 cores)"),
 ) -> None:
-    threads = threads or len(os.sched_getaffinity(0))
-    backend = LocalBackend(MODEL, n_threads=threads, workers=2)  # two instances (slots 0, 1), used one at a time
+    threads = threads or LocalBackend(MODEL).n_threads  # a run's worker: 1 thread on a 2-core machine
+    backend = LocalBackend(MODEL, n_threads=threads, workers=3)  # three instances (slots 0, 1 and the probe's), one busy at a time
     backend.work_log = []
     test_ids = {g.id for g in load_gold(gold_dir() / "gold.jsonl") if g.split == "test"}
     corpus = load_corpus(gold_dir() / "corpus.jsonl")
@@ -89,21 +102,23 @@ def main(
     probe = next(p for p in corpus if p.id not in test_ids)  # the speeds are measured on a paper outside the set
     print(f"local/{MODEL} ({backend.mode}), {backend.n_threads} threads per instance, one paper at a time; N_BATCH {N_BATCH}; "
           f"papers {papers}: {','.join(p.id for p in chosen)}; speeds measured on {probe.id}")
-    llms = [_load(backend.path, backend.n_ctx, backend.n_threads, slot)[0] for slot in (0, 1)]
+    llms = [_load(backend.path, backend.n_ctx, backend.n_threads, slot)[0] for slot in (0, 1, 2)]
 
     summary: dict[str, dict[str, dict[str, float]]] = {}
     for name in STRATEGIES:
         strategy = Strategy(name)
-        probe_prompt = llms[1].chat_prompt(strategy.messages(probe))
-        probe_reply = llms[1].tokenize(committed[name][chosen[0].id].raw_text.encode(), add_bos=False, special=False)
-        prompt_speed, gen_speed = engine_speeds(llms[1], probe_prompt, probe_reply)
-        print(f"{name}: engine speeds at its context ({len(probe_prompt)} prompt tokens): prompt {prompt_speed:.1f} tok/s, "
-              f"generation {gen_speed:.1f} steps/s")
+        probe_prompt = llms[2].chat_prompt(strategy.messages(probe))
+        engine = EngineProbe(llms[2], probe_prompt, llms[2].tokenize(committed[name][chosen[0].id].raw_text.encode(), add_bos=False, special=False))
+        speeds = []
         llms[0].reset()  # the reuse side starts cold, as a run's worker does
         rows = {side: [] for side in SIDES}
         records = {side: {} for side in SIDES}
         for i, paper in enumerate(chosen):
             request = GenerationRequest(messages=strategy.messages(paper), paper_text=paper.text, response_model=strategy.response_model)
+            prompt_speed, gen_speed = engine.speeds()
+            speeds.append((prompt_speed, gen_speed))
+            print(f"  {name:9s} {paper.id} engine at {len(probe_prompt)} prompt tokens: prompt {prompt_speed:.1f} tok/s, "
+                  f"generation {gen_speed:.1f} steps/s; load {os.getloadavg()[0]:.2f}")
             for side in (SIDES if i % 2 == 0 else SIDES[::-1]):
                 slot = SIDES.index(side)
                 if side == "fresh":
@@ -118,6 +133,8 @@ def main(
                       f"prompt {work.prompt_tokens} tokens, {work.reused_tokens} reused, {work.computed_tokens} computed; "
                       f"output {work.output_tokens} tokens, {work.forced_tokens} forced, {work.decode_steps} decode steps; "
                       f"ideal {sum(parts):4.1f} s ({parts[0]:.1f} + {parts[1]:.1f} + {parts[2]:.1f}); failure {gen.failure.value if gen.failure else '-'}")
+        print(f"{name}: engine speeds, mean of the probes: prompt {sum(p for p, _ in speeds) / len(speeds):.1f} tok/s, "
+              f"generation {sum(g for _, g in speeds) / len(speeds):.1f} steps/s")
         summary[name] = {}
         for side in SIDES:
             n = len(rows[side])
