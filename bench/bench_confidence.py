@@ -11,9 +11,8 @@ Run: .venv/bin/python bench/bench_confidence.py [--threads N] [PAPER_ID ...]   (
 from __future__ import annotations
 
 import asyncio
-import os
-import platform
 import sys
+from _machine import reports_machine  # this folder is on sys.path when run as a script
 
 from paperfields.core.corpus import load_corpus
 from paperfields.core.paths import gold_dir
@@ -25,6 +24,7 @@ from paperfields.extract.strategies import Strategy
 PAPERS = ["p1463ea37b5", "pf9564a42b1", "p59349ff425", "pe43f366303"]  # dev papers
 
 
+@reports_machine
 def main() -> None:
     args = sys.argv[1:]
     threads = None
@@ -36,7 +36,7 @@ def main() -> None:
     on = LocalBackend("qwen2.5-coder-0.5b", n_threads=threads)
     off = LocalBackend("qwen2.5-coder-0.5b", n_threads=threads)  # the same model instance
     off.capture_logprobs = False
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {on.n_threads} threads, load average {os.getloadavg()[0]:.2f}; papers {len(ids)}")
+    print(f"{on.n_threads} threads; papers {len(ids)}")
     warm = GenerationRequest(messages=strategy.messages(papers[ids[0]]), params=GenerationParams(max_tokens=1))
     asyncio.run(on.generate(warm))  # loads the model outside the timings
     totals = {"on": [0.0, 0], "off": [0.0, 0]}

@@ -24,12 +24,11 @@ Run: .venv/bin/python bench/bench_fastforward.py [--papers tune,heldout,spare] [
 from __future__ import annotations
 
 import asyncio
-import os
-import platform
 from typing import Optional
 
 import typer
-from bench_grammar import GbnfBackend  # this folder is on sys.path when run as a script
+from _machine import reports_machine  # this folder is on sys.path when run as a script
+from bench_grammar import GbnfBackend
 from bench_prompt import PAPER_SETS
 
 from paperfields.core.corpus import load_corpus
@@ -42,6 +41,7 @@ from paperfields.extract.strategies import Strategy
 from paperfields.scoring.score import score_predictions
 
 
+@reports_machine
 def main(
     papers: str = typer.Option("tune,heldout,spare", help="paper sets of bench_prompt.py (tune, heldout, spare) or dev ids, comma-separated"),
     strategy: str = typer.Option("zero_shot", help="prompt strategy (prompts/NAME.toml)"),
@@ -66,7 +66,7 @@ def main(
     after = (LocalBackend if lever == "fastforward" else Canonical)(model, n_threads=threads)
     before = GbnfBackend(model, n_threads=threads) if lever == "fastforward" else LocalBackend(model, n_threads=threads)
     sides = {"before": before, "after": after}
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {after.n_threads} threads, load average {os.getloadavg()[0]:.2f}; "
+    print(f"{after.n_threads} threads; "
           f"model {after.path.name}; strategy {chosen.name} v{chosen.template.version}; before = {before.mode}, after = {after.mode}; papers {len(ids)}")
     warm = GenerationRequest(messages=chosen.messages(corpus[ids[0]]), params=GenerationParams(max_tokens=1), response_model=chosen.response_model)
     for backend in sides.values():

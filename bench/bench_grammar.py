@@ -15,11 +15,10 @@ Run: .venv/bin/python bench/bench_grammar.py [STRATEGY | FOLDER:STRATEGY] [PAPER
 from __future__ import annotations
 
 import asyncio
-import os
-import platform
 import sys
 from pathlib import Path
 from typing import Any
+from _machine import reports_machine  # this folder is on sys.path when run as a script
 
 from paperfields.core.corpus import load_corpus
 from paperfields.core.paths import gold_dir
@@ -57,6 +56,7 @@ class CapsBackend(GbnfBackend):
         return LlamaGrammar.from_string(schema_gbnf(response_model.model_json_schema(), compact=False), verbose=False)
 
 
+@reports_machine
 def main() -> None:
     folder, _, name = (sys.argv[1] if len(sys.argv) > 1 else "zero_shot").rpartition(":")  # FOLDER:NAME for an older prompt
     strategy = Strategy(name, directory=Path(folder) if folder else None)
@@ -64,8 +64,7 @@ def main() -> None:
     papers = {p.id: p for p in load_corpus(gold_dir() / "corpus.jsonl")}
     after = GbnfBackend("qwen2.5-coder-0.5b")
     sides = {"before": BeforeBackend("qwen2.5-coder-0.5b"), "caps": CapsBackend("qwen2.5-coder-0.5b"), "after": after}  # one model instance
-    load = os.getloadavg()
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {after.n_threads} threads, load average {load[0]:.2f}; "
+    print(f"{after.n_threads} threads; "
           f"strategy {strategy.name} v{strategy.template.version}; papers {len(ids)}; after = grammar {GBNF_GRAMMAR_ID}")
     warm = GenerationRequest(messages=strategy.messages(papers[ids[0]]), params=GenerationParams(max_tokens=1))
     asyncio.run(after.generate(warm))  # loads the model outside the timings

@@ -17,10 +17,10 @@ Run: .venv/bin/python bench/bench_kv.py [PAPERS]   (about 5-10 minutes on 2 core
 from __future__ import annotations
 
 import os
-import platform
 import sys
 import time
 
+from _machine import reports_machine  # this folder is on sys.path when run as a script
 from llama_cpp import Llama
 
 from paperfields.core.corpus import load_corpus
@@ -35,6 +35,7 @@ from paperfields.extract.strategies import Strategy
 WHOLE_BATCHES = (64, 128, 256)
 
 
+@reports_machine
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     path = str(resolve_weights("qwen2.5-coder-0.5b"))
@@ -47,7 +48,7 @@ def main() -> None:
             "reset": Llama(model_path=path, n_ctx=8192, n_threads=threads, verbose=False, seed=0)}
     for size in WHOLE_BATCHES:
         ways[f"whole batches of {size}"] = history_free(model_path=path, n_ctx=8192, n_threads=threads, n_batch=size, verbose=False, seed=0)
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {threads} threads; papers {n} (after one warm-up paper)")
+    print(f"{threads} threads; papers {n} (after one warm-up paper)")
 
     computed = {way: 0 for way in ways}  # prompt tokens each way sends through the model (machine-independent)
     for way, llm in ways.items():

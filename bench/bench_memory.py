@@ -10,6 +10,8 @@ import json
 import subprocess
 import sys
 
+from _machine import reports_machine  # this folder is on sys.path when run as a script
+
 CHILD = r"""
 import asyncio, json, resource, sys, tempfile
 from pathlib import Path
@@ -30,6 +32,7 @@ print(json.dumps({"papers": len(papers), "peak_rss_mb": resource.getrusage(resou
 """
 
 
+@reports_machine
 def main() -> None:
     results = [json.loads(subprocess.run([sys.executable, "-c", CHILD, str(n)], capture_output=True, text=True, check=True).stdout) for n in (76, 7600)]
     for r in results:

@@ -14,11 +14,10 @@ Run: .venv/bin/python bench/bench_prompt.py zero_shot few_shot --papers tune [--
 from __future__ import annotations
 
 import asyncio
-import os
-import platform
 from pathlib import Path
 from typing import Optional
 
+from _machine import reports_machine  # this folder is on sys.path when run as a script
 import typer
 
 from paperfields.core.corpus import load_corpus
@@ -46,6 +45,7 @@ def _strategy(spec: str) -> Strategy:
     return Strategy(name, directory=Path(folder) if folder else None)
 
 
+@reports_machine
 def main(
     configs: list[str] = typer.Argument(..., help="strategies: NAME (prompts/NAME.toml) or FOLDER:NAME"),
     papers: str = typer.Option("tune", help="a paper set (tune, heldout, spare, compare) or comma-separated dev ids"),
@@ -63,8 +63,7 @@ def main(
     from bench_grammar import BeforeBackend, CapsBackend, GbnfBackend  # this folder is on sys.path when run as a script
 
     backend = {"reference": BeforeBackend, "caps": CapsBackend, "gbnf": GbnfBackend}.get(grammar, LocalBackend)(model, n_threads=threads)
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {backend.n_threads} threads, load average "
-          f"{os.getloadavg()[0]:.2f}; model {backend.path.name}; grammar {GRAMMAR_ID if grammar == 'backend' else grammar}; papers {','.join(ids)}")
+    print(f"{backend.n_threads} threads; model {backend.path.name}; grammar {GRAMMAR_ID if grammar == 'backend' else grammar}; papers {','.join(ids)}")
     from paperfields.core.runlog import GenerationParams
 
     params = GenerationParams(max_tokens=max_tokens)

@@ -17,8 +17,6 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -29,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from _machine import reports_machine  # noqa: E402  (this folder is on sys.path when run as a script)
 from paperfields.core.corpus import Paper  # noqa: E402
 from paperfields.core.paths import gold_dir  # noqa: E402
 from paperfields.core.runlog import RunConfig
@@ -105,6 +104,7 @@ async def bare(url: str, messages: list, n: int, concurrency: int, response_mode
     return elapsed, cpu
 
 
+@reports_machine
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 760
     concurrency = int(sys.argv[2]) if len(sys.argv) > 2 else 32
@@ -115,7 +115,7 @@ def main() -> None:
     papers = [Paper(id=f"{p.id}-{i}", text=p.text + f" (copy {i})", source=p.source, position=p.position, line=p.line)
               for i in range(math.ceil(n / len(base))) for p in base][:n]
     strategy = Strategy("zero_shot")
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}; N={n}, concurrency={concurrency}, "
+    print(f"N={n}, concurrency={concurrency}, "
           f"server latency {LATENCY * 1000:.0f} ms; best of {repeats} interleaved repeats per side")
     sides: dict[str, list[tuple[float, float]]] = {k: [] for k in ("bare", "bare_aiohttp", "instructor", "memo", "runner", "runner_aiohttp")}
     with stub_server() as (url, requests_served), tempfile.TemporaryDirectory() as tmp:

@@ -24,13 +24,14 @@ import importlib.abc
 import importlib.util
 import json
 import os
-import platform
 import random
 import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from _machine import load_average, machine  # this folder is on sys.path when run as a script
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OLD = "babf47c"
@@ -134,7 +135,7 @@ def main() -> None:
     if args.child:
         child(args.child.resolve(), args.gold)
         return
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}")
+    print(machine())
     sides = [("this checkout", ROOT)] + ([] if args.no_old else [(args.old, _old_checkout(args.old))])
     before = os.getloadavg()
     results = {name: _measure(root, args.gold) for name, root in sides}
@@ -153,6 +154,7 @@ def main() -> None:
     print(f"this checkout: 100 runs x 76 papers in {mine[-1]['seconds']:.2f} s, {mine[-1]['cpu']:.2f} CPU s (target <= 5 s idle), "
           f"peak {max(p['peak_mb'] for p in mine):.0f} MB (target <= 500 MB); growth 76 -> 760 -> 7,600 papers: "
           f"{mine[1]['seconds'] / mine[0]['seconds']:.1f}x, {mine[2]['seconds'] / mine[1]['seconds']:.1f}x the time for 10x the papers")
+    print(f"load average (1, 5, 15 min) after: {load_average()}")
 
 
 if __name__ == "__main__":

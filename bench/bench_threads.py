@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+from _machine import reports_machine  # this folder is on sys.path when run as a script
+
 WORKER = r"""
 import asyncio, json, sys, time
 from paperfields.core.corpus import load_corpus
@@ -59,13 +61,14 @@ def _workers(threads: str, groups: list[list[str]]) -> tuple[float, dict, int]:
     return max(o["seconds"] for o in outs), records, outs[0]["threads"]
 
 
+@reports_machine
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 4
     ids = _test_ids(n)
     half = [ids[: n // 2], ids[n // 2:]]
     configs = [("one process, 2 threads", "2", [ids]), ("one process, 1 thread", "1", [ids]),
                ("two workers, 1 thread each", "1", half)]
-    print(f"{os.cpu_count()} cores; load before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {n} test papers, zero-shot, 0.5B")
+    print(f"{n} test papers, zero-shot, 0.5B")
     reference: dict = {}
     for hog in (False, True):
         hog_proc = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if hog else None
@@ -82,7 +85,7 @@ def main() -> None:
         finally:
             if hog_proc is not None:
                 hog_proc.kill()
-    print(f"\nload after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print()
 
 
 if __name__ == "__main__":

@@ -259,6 +259,32 @@ def test_a_papers_answer_does_not_depend_on_what_ran_before_it(corpus, local_mod
     assert after_b.raw_text == alone.raw_text
 
 
+def test_the_work_log_reports_reused_computed_and_forced_tokens_and_decode_steps(corpus, local_model_path):
+    # bench/bench_local.py builds its ideal time from these counts; they stay out of the Generation
+    from paperfields.extract.backends.local import N_BATCH, LocalBackend, _load
+
+    assert LocalBackend.work_log is None  # a run keeps no log
+    backend = LocalBackend("qwen2.5-coder-0.5b", workers=1)
+    backend.work_log = []
+    llm, _ = _load(backend.path, backend.n_ctx, backend.n_threads)
+    llm.reset()  # a cold start, whatever earlier tests ran on this instance
+    strategy = Strategy("zero_shot")
+    gens = [asyncio.run(backend.generate(GenerationRequest(messages=strategy.messages(_paper(corpus, pid)))))
+            for pid in (PAPER_B, PAPER)]
+    cold, warm = backend.work_log
+    assert cold.reused_tokens == 0 and cold.computed_tokens == cold.prompt_tokens == gens[0].usage.input_tokens
+    # the system prompt is shared: reused in whole batches, the rest computed
+    assert N_BATCH <= warm.reused_tokens < warm.prompt_tokens and warm.reused_tokens % N_BATCH == 0
+    assert warm.computed_tokens == warm.prompt_tokens - warm.reused_tokens == gens[1].usage.input_tokens - warm.reused_tokens
+    for work, gen in zip((cold, warm), gens):
+        assert gen.failure is None, (gen.failure, gen.error)
+        assert (work.output_tokens, work.decode_steps) == (gen.usage.output_tokens, gen.notes["decode_steps"])
+        # every output token is sampled or forced (an end-of-text sample is a step, not a token)
+        assert work.output_tokens - work.forced_tokens in (work.decode_steps, work.decode_steps - 1) and work.forced_tokens > 0
+        assert work.prompt_s > 0 and work.decode_s > 0 and work.prompt_s + work.decode_s <= gen.latency_s
+        assert set(gen.notes) == {"decode_steps", "logprob_confidence"}  # nothing of the work log in the line
+
+
 def test_a_prompt_longer_than_the_context_window_is_context_overflow_final_and_not_cached(corpus, local_model_path, tmp_path):
     from paperfields.core.runlog import RunConfig, read_predictions
     from paperfields.extract.backends.local import LocalBackend

@@ -90,6 +90,7 @@ def _llama_class() -> type:
     class _Llama(Llama):
         cancel: threading.Event | None = None
         capture: "TokenLogprobs | None" = None
+        reused = 0  # prompt tokens the last completion took from the KV cache (:meth:`keep_prefix`)
 
         def _init_sampler(self, **kwargs: Any) -> Any:
             # Llama's own greedy chain (penalties, grammar, greedy) with the capture between the grammar
@@ -132,8 +133,9 @@ def _llama_class() -> type:
         def _cancelled(self, *_: Any) -> bool:
             return self.cancel is not None and self.cancel.is_set()
 
-        def keep_prefix(self, prompt: list[int]) -> None:
-            """Keep of the KV cache only the whole ``n_batch`` batches that ``prompt`` shares with it."""
+        def keep_prefix(self, prompt: list[int]) -> int:
+            """Keep of the KV cache only the whole ``n_batch`` batches that ``prompt`` shares with it.
+            Returns the prompt tokens kept (reused, not computed again): a multiple of ``n_batch``."""
             common = 0
             for cached, token in zip(self._input_ids, prompt):
                 if cached != token:
@@ -143,6 +145,8 @@ def _llama_class() -> type:
             if keep == len(prompt):  # the whole prompt cached: its last batch is recomputed, as a fresh start computes it
                 keep -= self.n_batch
             self.n_tokens = min(self.n_tokens, keep)  # eval() drops the cache past it
+            self.reused = self.n_tokens
+            return self.n_tokens
 
         def create_completion(self, prompt: Any, **kwargs: Any) -> Any:
             if isinstance(prompt, list):  # the chat handler passes tokens
@@ -249,12 +253,45 @@ def lltokenizer(vocab: Any) -> Any:
 class Decoded:
     """One constrained completion: ``tokens`` (the reply's tokens, forced ones included), ``text`` (their
     UTF-8 text), ``finish_reason`` (``stop``: the grammar is complete; ``length``: ``max_tokens`` or the
-    context window ran out) and ``steps`` (tokens sampled, each after one forward pass; the rest were forced)."""
+    context window ran out) and ``steps`` (tokens sampled, each after one forward pass; the rest were forced).
+
+    The work done, for benches (:class:`Work`): ``reused`` prompt tokens taken from the KV cache (the rest
+    of the prompt was computed), ``forced`` tokens the grammar forced (each evaluated in one batch with the
+    sampled token before it; counted before a cut to ``max_tokens``), ``prompt_s`` wall seconds computing
+    the prompt and ``decode_s`` wall seconds of the steps after it (sampling, masks and forward passes)."""
 
     tokens: list[int]
     text: str
     finish_reason: str
     steps: int
+    reused: int = 0
+    forced: int = 0
+    prompt_s: float = 0.0
+    decode_s: float = 0.0
+
+
+@dataclass
+class Work:
+    """What llama.cpp did for one completion of :class:`LocalBackend`, as its ``work_log`` reports it (never
+    part of a record, a prediction line or a cache entry): ``prompt_tokens`` (the prompt's length),
+    ``reused_tokens`` (taken from the KV cache of the previous prompt, in whole ``N_BATCH`` batches),
+    ``output_tokens``, ``forced_tokens`` (forced by the grammar, evaluated in a batch with the sampled token
+    before them), ``decode_steps`` (tokens sampled, one forward pass each), ``prompt_s`` and ``decode_s``
+    (wall seconds computing the prompt and decoding; 0 for the "gbnf" engine, which does both inside
+    llama-cpp-python). ``bench/bench_local.py`` builds its ideal time from these counts."""
+
+    prompt_tokens: int
+    reused_tokens: int
+    output_tokens: int
+    forced_tokens: int
+    decode_steps: int
+    prompt_s: float = 0.0
+    decode_s: float = 0.0
+
+    @property
+    def computed_tokens(self) -> int:
+        """Prompt tokens llama.cpp computed (the prompt less the reused prefix)."""
+        return self.prompt_tokens - self.reused_tokens
 
 
 def decode(llm: Any, prompt: list[int], grammar: str, *, max_tokens: int, temperature: float = 0.0, seed: int = 0,
@@ -312,11 +349,13 @@ def decode(llm: Any, prompt: list[int], grammar: str, *, max_tokens: int, temper
         sampler.add_dist(seed)
     vocab = llm._model.vocab
     tokens: list[int] = []
-    steps = 0
+    steps = n_forced = 0
     finish = "length"
     try:
-        llm.keep_prefix(prompt)
-        llm.eval(prompt[llm.n_tokens:])
+        start = time.perf_counter()
+        reused = llm.keep_prefix(prompt)
+        llm.eval(prompt[reused:])
+        prompt_done = time.perf_counter()
         while len(tokens) < max_tokens:
             if llm._cancelled():
                 raise Cancelled()
@@ -338,6 +377,7 @@ def decode(llm: Any, prompt: list[int], grammar: str, *, max_tokens: int, temper
                 elif matcher.is_error():  # cannot happen (the same bytes); the next step stops
                     break
             tokens += step
+            n_forced += len(forced)
             if capture is not None:
                 capture.forced(forced)
             if matcher.is_stopped():
@@ -348,11 +388,13 @@ def decode(llm: Any, prompt: list[int], grammar: str, *, max_tokens: int, temper
             llm.eval(step)
     finally:
         sampler.close()
+    decode_s = time.perf_counter() - prompt_done
     if len(tokens) > max_tokens:  # forced tokens ran past the budget
         tokens, finish = tokens[:max_tokens], "length"
         if capture is not None:
             del capture.tokens[max_tokens:], capture.logprobs[max_tokens:]
-    return Decoded(tokens=tokens, text=llm.detokenize(tokens).decode("utf-8", errors="ignore"), finish_reason=finish, steps=steps)
+    return Decoded(tokens=tokens, text=llm.detokenize(tokens).decode("utf-8", errors="ignore"), finish_reason=finish, steps=steps,
+                   reused=reused, forced=n_forced, prompt_s=prompt_done - start, decode_s=decode_s)
 
 
 class LocalBackend:
@@ -378,6 +420,10 @@ class LocalBackend:
     canonical = False
     # The same request (weights file, grammar, seeded sampler) gets the same reply: a failed reply may be cached.
     deterministic = True
+    # None, or a list to which every completion that ran appends its :class:`Work` (in the order they end):
+    # how a bench learns the prompt tokens reused and computed, the forced tokens and the decode steps
+    # without any of it entering a record, a prediction line or a cache key. Set it on an instance.
+    work_log: list[Work] | None = None
 
     def __init__(self, model: str, n_ctx: int = 8192, n_threads: int | None = None, workers: int | None = None) -> None:
         self.name = f"local/{model}"
@@ -427,6 +473,7 @@ class LocalBackend:
                     text, finish = choice["message"].get("content"), choice.get("finish_reason")
                     input_tokens, output_tokens = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
                     steps = output_tokens + (finish == "stop")  # one forward pass per token, and the end-of-text token
+                    work = Work(input_tokens, llm.reused, output_tokens, 0, steps)
                 else:
                     prompt = llm.chat_prompt(request.messages)
                     done = decode(llm, prompt, llguidance_grammar(request.response_model), max_tokens=params.max_tokens,
@@ -434,6 +481,7 @@ class LocalBackend:
                                   canonical=self.canonical)
                     text, finish, input_tokens, output_tokens = done.text, done.finish_reason, len(prompt), len(done.tokens)
                     steps = done.steps
+                    work = Work(input_tokens, done.reused, output_tokens, done.forced, steps, done.prompt_s, done.decode_s)
             except Cancelled:  # nobody awaits this answer any more; were it read, it would be asked again
                 return Generation(failure=FailureClass.transport_error, error="cancelled", latency_s=time.perf_counter() - start)
             except ValueError as exc:  # llama.cpp refuses the request itself; the same request is refused again
@@ -447,6 +495,8 @@ class LocalBackend:
                 llm.cancel = None
                 llm.capture = None
             latency = time.perf_counter() - start
+        if self.work_log is not None:
+            self.work_log.append(work)
         gen = parse_reply(text, finish, request.response_model)
         gen.usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens)
         gen.latency_s = latency
