@@ -546,8 +546,16 @@ def find_run(run: Union[str, Path], runs_dir: Union[str, Path, None] = None) -> 
     candidate = Path(run)
     if candidate.is_dir() and (candidate / "manifest.json").exists():
         return candidate
+    if candidate.is_file():
+        raise RunError(f"{candidate} is a file, not a run folder"
+                       + ("; to score a file of predictions: paperfields score --predictions FILE --name NAME" if candidate.suffix == ".jsonl" else ""))
     places = [Path(runs_dir)] if runs_dir else [paths.user_runs_dir(), paths.published_runs_dir()]
     found = [place / str(run) for place in places if (place / str(run)).is_dir()]
+    if candidate.is_absolute() or len(candidate.parts) > 1:  # a path, not an id: the places cannot hold it
+        found = [path for path in found if path.is_dir() and (path / "manifest.json").exists()]
+        if not found:
+            raise RunError(f"{candidate} is not a run folder (no manifest.json in it)" if candidate.is_dir()
+                           else f"no run folder {candidate}")
     if len(found) > 1:
         raise RunError(f"run id '{run}' names two runs: yours, {found[0]}, and the published one, {found[1]}; "
                        "give the folder of the one you mean instead of the id")

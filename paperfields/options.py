@@ -88,7 +88,7 @@ class RunOptions(ExtractOptions):
     price, where the run folder goes, Batch API and scoring."""
 
     split: str = Field("test", description="Papers to run: test, dev or all.")
-    limit: Optional[int] = Field(None, json_schema_extra=_cli(min=1), description=(
+    limit: Optional[int] = Field(None, ge=1, description=(
         "Only the first N papers of the split (a later run with a larger limit continues the same run)."))
     concurrency: Optional[int] = Field(None, ge=1, description=(
         "Papers in flight at once [default: 1 for remote backends; for local/ its workers, one per core]."))

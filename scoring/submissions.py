@@ -237,6 +237,7 @@ def _check_predictions(folder: Path, check: SubmissionCheck, gold_path: Path, co
     split_of = {g.id: g.split for g in load_gold(gold_path)}
     known = {p.id for p in load_corpus(corpus_path)}
     seen: dict[str, int] = {}
+    named: set[str] = set()  # ids on lines refused above: those papers are invalid there, not missing
     for number, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
@@ -249,6 +250,8 @@ def _check_predictions(folder: Path, check: SubmissionCheck, gold_path: Path, co
         except ValueError as exc:
             check.problems.append(f"{where}: not JSON ({exc})")
             continue
+        if isinstance(row, dict) and isinstance(row.get("paper_id"), str):
+            named.add(row["paper_id"])
         problem = _schema_problem(where, row)
         if problem:
             check.problems.append(problem)
@@ -265,7 +268,7 @@ def _check_predictions(folder: Path, check: SubmissionCheck, gold_path: Path, co
         if split_of.get(line.paper_id) != SPLIT:
             why = f"a {split_of[line.paper_id]} paper" if line.paper_id in split_of else "a paper without gold"
             check.problems.append(f"{where}: field 'paper_id': {line.paper_id} is {why}; a submission answers the {SPLIT} papers only")
-    missing = [pid for pid, split in split_of.items() if split == SPLIT and pid not in seen]
+    missing = [pid for pid, split in split_of.items() if split == SPLIT and pid not in seen and pid not in named]
     if missing:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
         check.problems.append(f"{path}: field 'paper_id': {len(missing)} {SPLIT} paper{'s' if len(missing) > 1 else ''} missing: {shown} "

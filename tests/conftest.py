@@ -10,11 +10,20 @@ the same id in the checkout's git-ignored ``runs/``.
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
 
 from tests.cli_in_process import run_cli  # noqa: F401  (imported first: it notes the interpreter's warning filters)
+
+# Tests interrupt child processes with SIGINT, as Ctrl-C would. A test session started in the background of a
+# shell without job control (`pytest &`, nohup) inherits SIGINT ignored, and its children with it: Python then
+# installs no KeyboardInterrupt handler and the child never sees the Ctrl-C (a test waited out its 600 s guard).
+# A handler of our own here is reset to the default in every child at exec, so each child gets Ctrl-C as a
+# terminal gives it.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = ROOT / "tests" / "data" / "seeds"  # the four seed lists gold/corpus.jsonl was built from

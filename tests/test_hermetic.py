@@ -89,3 +89,26 @@ def test_an_in_process_cli_run_leaves_this_process_as_it_was(tmp_path):
     assert list(warnings.filters) == filters and warnings.showwarning is showwarning
     assert logging.getLogger().handlers == root_handlers
     assert {name: lg.level for name, lg in logging.root.manager.loggerDict.items() if isinstance(lg, logging.Logger) and name in levels} == levels
+
+
+def test_a_path_that_is_not_a_run_says_so(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(RunError) as err:
+        pf.find_run(empty)
+    assert str(err.value) == f"{empty} is not a run folder (no manifest.json in it)"
+    lines = tmp_path / "mine.jsonl"
+    lines.write_text("{}\n")
+    with pytest.raises(RunError, match=r"mine\.jsonl is a file, not a run folder; to score a file of predictions: paperfields score --predictions FILE --name NAME"):
+        pf.find_run(lines)
+    with pytest.raises(RunError, match=r"^no run folder .*nowhere/at_all$"):
+        pf.find_run(tmp_path / "nowhere" / "at_all")
+    refused = run_cli("score", str(empty))
+    assert refused.returncode == 2 and refused.stderr == f"error: {empty} is not a run folder (no manifest.json in it)\n"
+
+
+@pytest.mark.parametrize("limit", [0, -1])
+def test_the_api_refuses_a_limit_the_command_line_refuses(tmp_path, limit):
+    with pytest.raises(ValueError, match="field 'limit': Input should be greater than or equal to 1"):
+        pf.run(backend="rules/baseline", limit=limit, runs_dir=tmp_path)
+    assert not any(tmp_path.iterdir())  # no run folder written

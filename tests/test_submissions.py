@@ -177,3 +177,16 @@ def test_the_command_line_checks_adds_and_prints_the_schema(tmp_path):
     assert "good__submitted__test" in (runs.parent / "difficulty.md").read_text()
     schema = subprocess.run(cli + ["schema"], capture_output=True, text=True)
     assert json.loads(schema.stdout) == json.loads(json.dumps(line_schema()))
+
+
+def test_a_paper_on_a_refused_line_is_named_once_not_also_missing(tmp_path):
+    rows = _rows()
+    bad = [{**rows[i], "record": {**rows[i]["record"], "research_area": "biology"}} for i in (11, 20)]
+    folder = _folder(tmp_path / "submissions", "twice", rows[:11] + [bad[0]] + rows[12:20] + [bad[1]] + rows[21:])
+    check = check_submission(folder, GOLD, CORPUS)
+    assert len(check.problems) == 2, check.problems
+    assert [p.split(": field")[0].rsplit(":", 1)[1] for p in check.problems] == ["12", "21"]
+    assert not any("missing" in p for p in check.problems)
+    # a paper with no line at all is still missing
+    check = check_submission(_folder(tmp_path / "submissions", "gone", _drop(rows, 4)), GOLD, CORPUS)
+    assert any(f"1 test paper missing: {rows[4]['paper_id']}" in p for p in check.problems)
