@@ -607,7 +607,7 @@ def score(
     Papers of ``split`` missing from in-memory predictions are failures (0 on every field). ``gold``
     defaults to the benchmark's ``gold/gold.jsonl``, ``corpus`` (abstracts, for grounding) to
     ``gold/corpus.jsonl``. Raises NoGoldError (no paper of a run has gold), RunError (bad run folder or
-    predictions line), ValueError (a record that is not valid: unknown field, value outside the
+    predictions line), InputError (an empty dict, or a paper id not in the corpus), ValueError (a record that is not valid: unknown field, value outside the
     schema, naming the paper and field), GoldError.
     """
     from paperfields.core.corpus import load_corpus
@@ -642,9 +642,23 @@ def score(
         else:
             return score_run(find_run(path, runs_dir), gold_path, corpus_path, write=write and not own_gold)
     abstracts = {p.id: p.text for p in load_corpus(corpus_path)}
+    _check_in_memory(predictions, abstracts, corpus_path)
     scores, _ = score_predictions(predictions, load_gold(gold_path), failures=failures, run_id=name or "predictions", split=split,
                                   gold_version=gold_fingerprint(gold_path), abstracts=abstracts)
     return scores
+
+
+def _check_in_memory(predictions: dict[str, Any], abstracts: dict[str, str], corpus_path: Path) -> None:
+    """Refuse in-memory predictions as ``paperfields score --predictions`` refuses a file: none at all, or a
+    paper id that is not a paper of the corpus (a typo would otherwise score as that paper missing)."""
+    from paperfields.core.errors import InputError
+
+    if not predictions:
+        raise InputError("no predictions: the dict is empty (give {paper_id: record or None} for the papers of the split)")
+    unknown = [pid for pid in predictions if pid not in abstracts]
+    if unknown:
+        more = f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""
+        raise InputError(f"field 'paper_id': {unknown[0]!r}{more} is not a paper of the corpus {corpus_path}")
 
 
 def load_scores(run: Union[str, Path], *, runs_dir: Union[str, Path, None] = None, gold: Union[str, Path, None] = None) -> "pandas.DataFrame":

@@ -316,6 +316,11 @@ def _print_run(result, quiet: bool, as_json: bool) -> None:
         raise typer.Exit(1)
 
 
+# Reply repairs that leave something out (the others read what was written another way), as the score command words them.
+DROPPING_REPAIRS = {"result_dropped": "a result item that did not validate was left out",
+                    "item_dropped": "a quoted list item that did not validate was left out"}
+
+
 def _scores_line(scores) -> str:
     """One line for a scored run: headline (with CI only for a complete run), P/R, valid, papers."""
     from paperfields.scoring.board import fmt, fmt_ci, papers_cell
@@ -402,6 +407,11 @@ def score_cmd(
         if asked is not None and scores.papers < asked:
             console.print(f"warning: {gold} has gold for {scores.papers} of the run's {asked} papers; only those are scored",
                           style="yellow", highlight=False, markup=False)
+        dropped = {k: v for k, v in scores.repairs.items() if k in DROPPING_REPAIRS}
+        if dropped:  # the other repairs keep what was written; these left items out, which a user should hear of
+            console.print(f"warning: {scores.run_id}: " + "; ".join(f"{DROPPING_REPAIRS[k]} on {v} paper{'s' if v > 1 else ''} ({k})"
+                                                                   for k, v in dropped.items())
+                          + "; each paper's line in predictions.jsonl lists its repairs", style="yellow", highlight=False, markup=False)
         if as_json:
             print(scores.model_dump_json())
         elif not quiet:

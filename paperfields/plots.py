@@ -96,8 +96,7 @@ def plot_fields(board: Board, path: Path) -> Path:
     rows = contenders + references + partial
     data = np.array([[np.nan if s.fields[f].score is None else s.fields[f].score for f in HEADLINE_FIELDS] for s in rows], dtype=float)
     fig, ax = plt.subplots(figsize=(13, 0.6 * len(rows) + 2.8))
-    cmap = matplotlib.colormaps["viridis"].copy()
-    cmap.set_bad("#dddddd")
+    cmap = matplotlib.colormaps["viridis"].with_extremes(bad="#dddddd")
     image = ax.imshow(np.ma.masked_invalid(data), vmin=0, vmax=1, cmap=cmap, aspect="auto")
     labels = [f"{f} (acc)" if f in ACCURACY_FIELDS else f for f in HEADLINE_FIELDS]
     ax.set_xticks(range(len(HEADLINE_FIELDS)), labels, rotation=40, ha="right")

@@ -144,3 +144,20 @@ def test_a_paper_outside_the_split_names_file_line_field_and_the_split_that_fits
     proc = run_cli("score", "--predictions", str(devs), "--name", "z", "--runs-dir", str(tmp_path / "runs"))
     assert proc.returncode == 2 and proc.stderr.startswith(f"error: {devs}:1: field 'paper_id': {dev[0].id} is not in the 'test' split")
     assert "use --split dev (or --split all)" in proc.stderr
+
+
+def test_the_cli_warns_when_a_result_item_was_left_out(tmp_path):
+    """A repair that loses an item (result_dropped) is said in the terminal, not only stored in the line's repairs."""
+    test = _test_gold()
+    rows = [{"paper_id": g.id, "record": {"method_name": g.record.method_name}} for g in test]
+    rows[0]["record"]["results"] = [{"metric": "acc", "value": "abc", "unit": "percent", "kind": "absolute"}]
+    rows[1]["record"]["results"] = [{"metric": "acc", "value": "n/a?", "unit": "percent", "kind": "absolute"},
+                                    {"metric": "acc", "value": 41.5, "unit": "percent", "kind": "absolute"}]
+    path = _write(tmp_path / "p.jsonl", rows)
+    proc = run_cli("score", "--predictions", str(path), "--name", "dropped", "--runs-dir", str(tmp_path / "runs"))
+    assert proc.returncode == 0, proc.stderr
+    assert ("warning: outside_dropped__imported__test: a result item that did not validate was left out on 2 papers (result_dropped); "
+            "each paper's line in predictions.jsonl lists its repairs") in proc.stderr.replace("\n", " ")
+    clean = run_cli("score", "--predictions", str(_write(tmp_path / "q.jsonl", rows[2:] + [{"paper_id": g.id, "record": {}} for g in test[:2]])),
+                    "--name", "clean", "--runs-dir", str(tmp_path / "runs"))
+    assert clean.returncode == 0 and "left out" not in clean.stderr

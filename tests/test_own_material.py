@@ -197,6 +197,13 @@ def test_score_in_memory_counts_missing_papers_as_failures_and_validates_records
         pf.score({first.id: {"research_area": "nonsense"}})
     with pytest.raises(TypeError):  # beyond predictions and gold, arguments are keyword-only
         score_predictions({}, gold, {}, "run", "test", "v")
+    # refused as the command line refuses a file: nothing given, or an id that is not a paper of the corpus
+    from paperfields.core.errors import InputError
+
+    with pytest.raises(InputError, match="no predictions: the dict is empty"):
+        pf.score({})
+    with pytest.raises(InputError, match=r"field 'paper_id': 'pdeadbeef00' \(and 1 more\) is not a paper of the corpus"):
+        pf.score({first.id: first.record.model_dump(mode="json"), "pdeadbeef00": {"tasks": ["a"]}, "p0": None})
 
 
 # --- 5, 6. a remote model: mode, grammar and prompt tokens on the board; a price of one's own ------------------
