@@ -276,15 +276,19 @@ def extract_record(abstract: str, options: Union[ExtractOptions, dict, None] = N
 
     Returns a :class:`~paperfields.core.schema.PaperRecord`, or an :class:`ExtractionFailure` when
     the model gave no valid record. few_shot and rules/baseline refuse a benchmark dev abstract
-    (RunError: their examples or gazetteer come from it). Raises TypeError (an unknown option),
-    ValueError (a bad option value), BackendError (unknown backend, an option it does not take,
+    (RunError: their examples or gazetteer come from it). Raises InputError (an empty abstract),
+    TypeError (an unknown option), ValueError (a bad option value), BackendError (unknown backend, an option it does not take,
     missing weights or SDK), PromptError, RunError.
     """
     from paperfields.core.corpus import Paper, paper_id
     from paperfields.core.schema import PaperRecord
     from paperfields.extract.call import Model, identity
 
+    from paperfields.core.errors import InputError
+
     opts = _options(ExtractOptions, options, given, "extract_record")
+    if not isinstance(abstract, str) or not abstract.strip():  # a model asked about nothing answers something: refuse first
+        raise InputError(f"extract_record(): the abstract is {'empty' if isinstance(abstract, str) else f'a {type(abstract).__name__}, not text'}")
     paper = Paper(id=paper_id(abstract), text=abstract, source=IN_MEMORY_SOURCE, position=1, line=1)
     strat = _strategy(opts.strategy, "all", True, [paper], opts.backend, "the abstract", _gold_path(None))
     engine, params = _backend(opts, strat)
@@ -662,10 +666,10 @@ def _check_in_memory(predictions: dict[str, Any], abstracts: dict[str, str], cor
 
 
 def load_scores(run: Union[str, Path], *, runs_dir: Union[str, Path, None] = None, gold: Union[str, Path, None] = None) -> "pandas.DataFrame":
-    """A scored run's per-paper scores as a pandas DataFrame with one row per paper and field.
+    """A scored run's per-paper scores as a pandas DataFrame with one row per paper and reported score
+    (16 per paper: the 12 headline fields, then the ``*_soft``, ``results_value`` and ``results_full`` levels).
 
-    Columns: ``paper_id``, ``field`` (the 12 headline fields and the ``*_soft``, ``results_value`` and
-    ``results_full`` variants), ``tp``, ``fp``, ``fn`` (item counts), ``f1`` (2tp / (2tp + fp + fn);
+    Columns: ``paper_id``, ``field`` (the score's name), ``tp``, ``fp``, ``fn`` (item counts), ``f1`` (2tp / (2tp + fp + fn);
     NaN when all three are 0: nothing in gold, nothing predicted; for ``research_area`` and
     ``training_free`` 1.0 right, 0.0 wrong), ``answered`` (False: the paper failed, 0 everywhere) and
     ``failure`` (its class, or None). Raises RunError when the run is not scored yet, or its scores

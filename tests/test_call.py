@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 import paperfields as pf
 from paperfields.cli import app
+from paperfields.core.errors import InputError
 from paperfields.core.runlog import Generation, GenerationParams, default_run_id, load_manifest
 from paperfields.extract.backends import GenerationRequest, get_backend
 from paperfields.extract.cache import ResponseCache
@@ -60,6 +61,9 @@ def test_the_api_takes_the_options_as_one_object_or_as_keywords_and_names_a_wron
     with pytest.raises(ValueError, match="field 'max_tokens'"):
         pf.extract_record(FOO, backend="rules/baseline", max_tokens=0)
     assert pf.extract_record(FOO, pf.ExtractOptions(backend="rules/baseline")).method_name == "FooNet"
+    for nothing, said in (("", "empty"), ("  \n ", "empty"), (None, "a NoneType, not text")):
+        with pytest.raises(InputError, match=f"extract_record\\(\\): the abstract is {said}"):
+            pf.extract_record(nothing, backend="rules/baseline")
 
 
 # --- issue 23 item 3: one call wrapper -----------------------------------------------------------
