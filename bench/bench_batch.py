@@ -39,8 +39,6 @@ Run: .venv/bin/python bench/bench_batch.py [--papers 8] [--steps 64] [--sizes 1,
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import resource
 import sys
 import time
@@ -48,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from _machine import reports_machine  # this folder is on sys.path when run as a script
 
 # The default run's shape per paper (issue 29: zero-shot, 0.5B, fast-forward), for the projected per-paper time.
 DEFAULT_RUN_PROMPT_TOKENS = 614
@@ -237,10 +236,7 @@ class BatchedContext:
         return [Decoded(tokens[seq], self.first[seq]) for seq in range(len(self.prompts))], time.perf_counter() - start
 
 
-def _load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
+@reports_machine
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     from paperfields.core.corpus import load_corpus
@@ -249,7 +245,6 @@ def main(argv: list[str] | None = None) -> None:
     from paperfields.extract.backends.local import N_BATCH, _llama_class, model_path
     from paperfields.extract.strategies import Strategy
 
-    load_before = _load()
     path = model_path("qwen2.5-coder-0.5b")
     test_ids = [g.id for g in load_gold(gold_dir() / "gold.jsonl") if g.split == "test"][: args.papers]
     papers = {p.id: p for p in load_corpus(gold_dir() / "corpus.jsonl")}
@@ -259,9 +254,7 @@ def main(argv: list[str] | None = None) -> None:
                          n_batch=N_BATCH, verbose=False, seed=0)
     prompts = [llm.chat_prompt(strategy.messages(papers[pid])) for pid in test_ids]
     per_seq_ctx = -(-(max(map(len, prompts)) + args.steps + 1) // 256) * 256
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}; "
-          f"llama.cpp threads {args.threads}; model {path.name}")
-    print(f"load average (1, 5, 15 min) before: {load_before}")
+    print(f"llama.cpp threads {args.threads}; model {path.name}")
     print(f"papers {len(test_ids)} (test split, zero_shot v{strategy.template.version}), prompt tokens {min(map(len, prompts))}-"
           f"{max(map(len, prompts))} (mean {sum(map(len, prompts)) / len(prompts):.0f}); greedy steps {args.steps}; "
           f"prompt slices of {N_BATCH}; KV cache {'unified' if args.kv_unified else 'one per sequence'}")
@@ -329,7 +322,7 @@ def main(argv: list[str] | None = None) -> None:
         again = f" (round 1 not reproduced by a later round on papers {sorted(changed[label])})" if changed[label] else ""
         print(f"  {label:32s} {same}/{len(prompts)} identical | " + " | ".join(cells) + again)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"\nload average (1, 5, 15 min) after: {_load()}; peak RSS {peak:.0f} MB")
+    print(f"\npeak RSS {peak:.0f} MB")
 
 
 if __name__ == "__main__":

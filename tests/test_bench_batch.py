@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-_spec = importlib.util.spec_from_file_location("bench_batch", Path(__file__).resolve().parent.parent / "bench" / "bench_batch.py")
+_BENCH = Path(__file__).resolve().parent.parent / "bench"
+sys.path.insert(0, str(_BENCH))  # as `python bench/bench_batch.py` has it: the script imports bench/_machine.py
+_spec = importlib.util.spec_from_file_location("bench_batch", _BENCH / "bench_batch.py")
 bench_batch = sys.modules["bench_batch"] = importlib.util.module_from_spec(_spec)  # its dataclasses look their module up
 _spec.loader.exec_module(bench_batch)
 
