@@ -553,18 +553,17 @@ def find_run(run: Union[str, Path], runs_dir: Union[str, Path, None] = None) -> 
     if candidate.is_file():
         raise RunError(f"{candidate} is a file, not a run folder"
                        + ("; to score a file of predictions: paperfields score --predictions FILE --name NAME" if candidate.suffix == ".jsonl" else ""))
+    if candidate.is_absolute():  # joined to a place, an absolute path is itself: there is nowhere else to look
+        raise RunError(f"{candidate} is not a run folder (no manifest.json in it)" if candidate.is_dir() else f"no run folder {candidate}")
     places = [Path(runs_dir)] if runs_dir else [paths.user_runs_dir(), paths.published_runs_dir()]
     found = [place / str(run) for place in places if (place / str(run)).is_dir()]
-    if candidate.is_absolute() or len(candidate.parts) > 1:  # a path, not an id: the places cannot hold it
-        found = [path for path in found if path.is_dir() and (path / "manifest.json").exists()]
-        if not found:
-            raise RunError(f"{candidate} is not a run folder (no manifest.json in it)" if candidate.is_dir()
-                           else f"no run folder {candidate}")
     if len(found) > 1:
         raise RunError(f"run id '{run}' names two runs: yours, {found[0]}, and the published one, {found[1]}; "
                        "give the folder of the one you mean instead of the id")
     if found:
         return found[0]
+    if candidate.is_dir():
+        raise RunError(f"{candidate} is not a run folder (no manifest.json in it)")
     raise RunError(f"no run folder '{run}' (looked for {candidate} and in {', '.join(str(p) for p in places)})")
 
 
