@@ -29,8 +29,8 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from pathlib import Path
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -51,10 +51,9 @@ from paperfields.scoring.match import (
     MatchRule,
     align_results,
     align_strings,
-    attribute_agrees,
-    result_pairs,
     describe_rule,
     forms,
+    result_pairs,
     same_url,
     similarity,
     with_abstract_aliases,
@@ -221,7 +220,6 @@ class _Paper:
     objects then reach the matchers' memo (scoring/match.py ``_same_objects``), so each pair is judged once."""
 
     prediction: Optional[dict[str, Any]]
-    p: dict[str, Any]
     g: dict[str, Any]
     alt: Alternates
     abstract: str
@@ -229,8 +227,12 @@ class _Paper:
 
     @classmethod
     def of(cls, prediction: Optional[dict[str, Any]], gold: GoldRecord, abstract: str) -> "_Paper":
-        return cls(prediction, prediction or {}, gold.record.model_dump(mode="json"), with_abstract_aliases(gold.alternates, abstract),
-                   abstract, type(gold.record))
+        return cls(prediction, gold.record.model_dump(mode="json"), with_abstract_aliases(gold.alternates, abstract), abstract, type(gold.record))
+
+    @property
+    def p(self) -> dict[str, Any]:
+        """The prediction, or an empty record for a failed paper (its values read as None)."""
+        return self.prediction or {}
 
 
 def _score(paper: _Paper) -> dict[str, Counts]:
