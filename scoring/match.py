@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import asdict, dataclass, replace
-from functools import lru_cache
+from functools import lru_cache, wraps
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
@@ -34,6 +34,7 @@ from scipy.optimize import linear_sum_assignment
 from paperfields.core.fields import record_fields
 from paperfields.core.normalize import normalize, normalize_url, number_precision, numbers_agree, strip_markup
 from paperfields.core.schema import PaperRecord
+
 
 def _same_objects(size: int) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Keep a pure function's last ``size`` results by the identity of its arguments. The scorer asks
@@ -45,6 +46,7 @@ def _same_objects(size: int) -> Callable[[Callable[..., Any]], Callable[..., Any
     def wrap(function: Callable[..., Any]) -> Callable[..., Any]:
         entries: dict[tuple[int, ...], tuple[tuple[Any, ...], Any]] = {}
 
+        @wraps(function)
         def cached(*args: Any) -> Any:
             key = tuple(map(id, args))
             hit = entries.get(key)
@@ -56,8 +58,6 @@ def _same_objects(size: int) -> Callable[[Callable[..., Any]], Callable[..., Any
             entries[key] = (args, value)
             return value
 
-        cached.__wrapped__ = function  # type: ignore[attr-defined]
-        cached.__doc__ = function.__doc__
         return cached
     return wrap
 
