@@ -47,6 +47,10 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 warnings.showwarning = _show_warning  # a library warning reads like our errors, without a source line
+
+RUNS_DIR_HELP = ("Where runs are looked up [default: runs/ (yours) and results/runs (published); an id found in both is refused: "
+                 "give its folder].")  # every command that reads a stored run
+
 # Each failed attempt is recorded in its paper's line (error, failure class) and summed up after the
 # run; instructor's own per-attempt log lines would only break the progress bar.
 logging.getLogger("instructor").setLevel(logging.CRITICAL)
@@ -209,7 +213,7 @@ def gold_sample_pairs(
     runs: list[str] = typer.Argument(..., help="Run ids or folders whose predictions supply the pairs."),
     n: int = typer.Option(160, min=1, help="How many pairs."),
     out_path: Path = typer.Option(..., "--out", help="JSONL of pairs to judge by hand (no scorer verdicts in it)."),
-    runs_dir: Path = typer.Option(None, help="Where runs are looked up [default: runs/ (yours) and results/runs (published); an id found in both is refused: give its folder]."),
+    runs_dir: Path = typer.Option(None, help=RUNS_DIR_HELP),
     exclude: list[Path] = typer.Option([], "--exclude", help="Judgments JSONL whose pairs are never drawn again (repeatable): keeps a validation sample apart from the tuning pairs."),
     seed: int = typer.Option(7, help="Seed of the draw."),
 ) -> None:
@@ -364,7 +368,7 @@ def score_cmd(
     split: str = typer.Option("test", help="With --predictions: the split the predictions are for (test, dev or all); papers of it missing from the file make a partial run."),
     gold_path: Path = typer.Option(None, "--gold", help="Gold JSONL [default: gold/gold.jsonl]. Scores against another gold file are printed only: the run's scores.json (what the leaderboard reads) is left alone."),
     corpus_path: Path = typer.Option(None, "--corpus", help="Corpus JSONL with the abstracts (for grounding) [default: corpus.jsonl beside the gold file, else gold/corpus.jsonl]."),
-    runs_dir: Path = typer.Option(None, help="Where runs are looked up [default: runs/ (yours) and results/runs (published); an id found in both is refused: give its folder]."),
+    runs_dir: Path = typer.Option(None, help=RUNS_DIR_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print each run's scores as a JSON line (for scripts)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ) -> None:
@@ -453,7 +457,7 @@ def compare(
     run_a: str = typer.Argument(..., help="Baseline run (id or folder)."),
     run_b: str = typer.Argument(..., help="Run compared with it (id or folder)."),
     top: int = typer.Option(5, min=1, help="How many papers with the largest difference to list (papers scored alike are never listed)."),
-    runs_dir: Path = typer.Option(None, help="Where runs are looked up [default: runs/ (yours) and results/runs (published); an id found in both is refused: give its folder]."),
+    runs_dir: Path = typer.Option(None, help=RUNS_DIR_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON (for scripts)."),
 ) -> None:
     """Paired bootstrap per field (B - A, 95% CI, p-value) on the papers both runs scored, and the papers where they differ most.
@@ -514,7 +518,7 @@ def compare(
 def report(
     run: str = typer.Argument(..., help="Run id or folder (scored, unless none of its papers has gold)."),
     out_path: Path = typer.Option(None, "--out", help="HTML file [default: <run folder>/report.html]."),
-    runs_dir: Path = typer.Option(None, help="Where runs are looked up [default: runs/ (yours) and results/runs (published); an id found in both is refused: give its folder]."),
+    runs_dir: Path = typer.Option(None, help=RUNS_DIR_HELP),
     corpus_path: Optional[Path] = typer.Option(None, "--corpus", help="Corpus JSONL with the run's abstracts [default: the run's corpus, as its manifest records, else gold/corpus.jsonl]."),
 ) -> None:
     """One self-contained HTML report of a run: summary, per-field plot, and per paper the highlighted abstract with gold vs prediction.
@@ -533,7 +537,7 @@ def report(
 def show(
     paper_id: str = typer.Argument(..., help="Paper id (see gold/corpus.jsonl, or the run's corpus)."),
     run: Optional[str] = typer.Option(None, help="Run id or folder whose prediction to show [default: only gold]."),
-    runs_dir: Path = typer.Option(None, help="Where runs are looked up [default: runs/ (yours) and results/runs (published); an id found in both is refused: give its folder]."),
+    runs_dir: Path = typer.Option(None, help=RUNS_DIR_HELP),
     corpus_path: Optional[Path] = typer.Option(None, "--corpus", help="Corpus JSONL holding the abstract [default: the run's corpus, as its manifest records, else gold/corpus.jsonl]."),
 ) -> None:
     """The abstract with gold and prediction side by side in the terminal, matches and misses marked.
