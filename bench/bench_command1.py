@@ -17,7 +17,6 @@ Run: .venv/bin/python bench/bench_command1.py [--no-hog] [--keep]   (about 25 mi
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -28,13 +27,14 @@ from pathlib import Path
 
 from _machine import load_average, reports_machine  # this folder is on sys.path when run as a script
 
+from paperfields.core.runlog import read_predictions
+
 ROOT = Path(__file__).resolve().parent.parent
 PUBLISHED = ROOT / "results" / "runs" / "local_qwen2.5-coder-0.5b__zero_shot__test" / "predictions.jsonl"
 
 
 def _records(path: Path) -> dict[str, object]:
-    with path.open(encoding="utf-8") as lines:
-        return {row["paper_id"]: row.get("record") for row in map(json.loads, lines)}
+    return {line.paper_id: line.record for line in read_predictions(path)}
 
 
 def side(folder: Path, hog: bool) -> dict[str, object]:
