@@ -44,6 +44,7 @@ PARSER_VERDICTS = frozenset(
         FailureClass.truncated,
         FailureClass.refusal,
         FailureClass.empty_reply,
+        FailureClass.content_filter,
     }
 )
 

@@ -328,7 +328,7 @@ split <b>{{ manifest.config.split }}</b>, {{ plural(manifest.papers_total, "pape
 <tr><td>{{ num(scores.headline) }}{% if scores.headline_ci95 and scores.comparable %} [{{ "%.3f"|format(scores.headline_ci95[0]) }}, {{ "%.3f"|format(scores.headline_ci95[1]) }}]{% endif %}</td>
 <td>{{ num(scores.precision) }}</td><td>{{ num(scores.recall) }}</td><td>{{ num(scores.per_paper_f1) }}</td>
 <td>{{ "%.0f"|format(scores.valid_rate * 100) }}%</td><td>{% for k, v in scores.failures_by_class.items() %}{{ k }} {{ v }}{% if not loop.last %}, {% endif %}{% else %}none{% endfor %}</td>
-<td>{{ "%.1f"|format(scores.seconds_per_paper) }}</td><td>{{ "%.0f"|format(scores.tokens_per_paper) }}</td></tr></table>
+<td>{{ "%.1f"|format(scores.seconds_per_paper) }}</td><td>{{ "unknown" if scores.tokens_per_paper is none else "%.0f"|format(scores.tokens_per_paper) }}</td></tr></table>
 <table><tr><th>field</th><th>score [95% CI]</th><th>metric</th><th>CI</th><th>micro P</th><th>micro R</th><th>invented rate</th></tr>
 {% for f in fields %}<tr><td>{{ f }}</td><td>{{ num(scores.fields[f].score) }}{% if scores.fields[f].ci95 %} [{{ "%.2f"|format(scores.fields[f].ci95[0]) }}, {{ "%.2f"|format(scores.fields[f].ci95[1]) }}]{% endif %}</td>
 <td>{{ scores.fields[f].metric }}</td><td>{{ ci_names.get(scores.fields[f].ci_method, "–") }}</td><td>{{ num(scores.fields[f].micro_precision) }}</td><td>{{ num(scores.fields[f].micro_recall) }}</td>

@@ -454,7 +454,11 @@ FIELD_COLUMNS: tuple[Column, ...] = (
 COST_COLUMNS: tuple[Column, ...] = (
     Column("run", lambda s, r: s.run_id, lambda s, r: s.run_id),
     Column("s/paper", lambda s, r: f"{s.seconds_per_paper:.1f}", lambda s, r: s.seconds_per_paper),
-    Column("tokens/paper", lambda s, r: f"{s.tokens_per_paper:.0f}", lambda s, r: s.tokens_per_paper),
+    Column(
+        "tokens/paper",
+        lambda s, r: "unknown" if s.tokens_per_paper is None else f"{s.tokens_per_paper:.0f}",
+        lambda s, r: s.tokens_per_paper,
+    ),
     Column(
         "$/run", lambda s, r: "?" if s.dollars_total is None else f"{s.dollars_total:.4f}", lambda s, r: s.dollars_total
     ),

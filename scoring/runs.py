@@ -116,8 +116,9 @@ def score_run(
     n = max(1, len(lines))
     scores.seconds_per_paper = round(manifest.model_seconds_total / n, 2)
     answered = manifest.usage + manifest.cached_usage  # what a paper takes, whether the model or the cache answered it
-    scores.tokens_per_paper = round((answered.input_tokens + answered.output_tokens) / n, 1)
-    scores.input_tokens_per_paper = round(answered.input_tokens / n, 1)
+    # a count the server never sent is unknown, not zero: so is the run's figure
+    scores.tokens_per_paper = round((answered.input_tokens + answered.output_tokens) / n, 1) if answered.known else None
+    scores.input_tokens_per_paper = None if answered.input_tokens is None else round(answered.input_tokens / n, 1)
     scores.mode = manifest.config.mode
     scores.grammar = manifest.config.grammar or manifest.config.backend.startswith(
         "local/"

@@ -518,7 +518,11 @@ class RunScores(BaseModel):
         default_factory=dict, description="field -> grounded_rate, grounded_correct_rate over predicted items"
     )
     seconds_per_paper: float = 0.0
-    tokens_per_paper: float = 0.0
+    tokens_per_paper: Optional[float] = Field(
+        default=0.0,
+        description="input and output tokens per paper, answers from the cache included; None when the server did "
+        "not report a count (unknown, not zero)",
+    )
     input_tokens_per_paper: Optional[float] = Field(
         default=None,
         description="prompt (input) tokens per paper, answers from the cache included: how much the model was sent "

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import re
+import socket
+import struct
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -40,13 +42,21 @@ def reply(
     content_type: str = "application/json",
     tool_call: Optional[bool] = None,
     message: Optional[dict] = None,
+    usage: Any = ...,
+    trickle: float = 0.0,
+    reset: bool = False,
 ) -> dict[str, Any]:
     """One scripted answer. ``tool_call``: the content is sent as the arguments of a call to the
     request's forced tool (None: when the request forces one, as servers that honor ``tool_choice``
     do; False: as plain content, as servers that ignore tools do). ``body`` replaces the whole HTTP
     body verbatim (for a server, or a proxy in front of it, that answers something other than a chat
     completion or the usual error JSON). ``message``: more keys of the reply's message
-    (``{"reasoning_content": ...}`` as vLLM sends, ``{"refusal": ...}`` as OpenAI does)."""
+    (``{"reasoning_content": ...}`` as vLLM sends, ``{"refusal": ...}`` as OpenAI does). ``content`` may be
+    any JSON value (a list of parts, an object: sent as is, as the arguments too). ``usage``: the
+    reply's ``usage`` verbatim (None sends ``null``, ``"absent"`` leaves the key out; unset, the
+    counts above). ``trickle``: seconds between the 8-byte pieces the body is sent in (a server that
+    answers slowly but never stalls a read). ``reset``: the connection is reset (TCP RST) instead of
+    any answer."""
     return {
         "content": content,
         "finish_reason": finish_reason,
@@ -57,7 +67,11 @@ def reply(
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens,
-        },
+        }
+        if usage is ...
+        else usage,
+        "trickle": trickle,
+        "reset": reset,
         "body": body,
         "content_type": content_type,
         "tool_call": tool_call,
@@ -257,23 +271,30 @@ class StubServer:
                             stub.busy -= 1
 
             def _answer(self, spec: dict[str, Any], body: dict[str, Any]) -> None:
+                if spec.get("reset"):
+                    # SO_LINGER with a zero timeout: close() sends RST, as a crashed proxy or server does.
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.connection.close()
+                    self.close_connection = True
+                    return
                 if spec.get("body") is not None:
                     payload = spec["body"].encode()
                 elif spec["status"] != 200:
                     payload = json.dumps({"error": {"message": f"scripted {spec['status']}", "type": "stub"}}).encode()
                 else:
-                    payload = json.dumps(
-                        {
-                            "id": f"chatcmpl-{len(stub.requests)}",
-                            "object": "chat.completion",
-                            "created": 0,
-                            "model": body.get("model", "stub"),
-                            "choices": [
-                                {"index": 0, "finish_reason": spec["finish_reason"], "message": _message(spec, body)}
-                            ],
-                            "usage": spec["usage"],
-                        }
-                    ).encode()
+                    completion = {
+                        "id": f"chatcmpl-{len(stub.requests)}",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body.get("model", "stub"),
+                        "choices": [
+                            {"index": 0, "finish_reason": spec["finish_reason"], "message": _message(spec, body)}
+                        ],
+                        "usage": spec["usage"],
+                    }
+                    if spec["usage"] == "absent":
+                        del completion["usage"]
+                    payload = json.dumps(completion).encode()
                 try:
                     self.send_response(spec["status"])
                     self.send_header("Content-Type", spec.get("content_type", "application/json"))
@@ -281,7 +302,12 @@ class StubServer:
                     for key, value in spec["headers"].items():
                         self.send_header(key, value)
                     self.end_headers()
-                    self.wfile.write(payload)
+                    if not spec.get("trickle"):
+                        self.wfile.write(payload)
+                    for start in range(0, len(payload), 8) if spec.get("trickle") else ():
+                        self.wfile.write(payload[start : start + 8])
+                        self.wfile.flush()
+                        time.sleep(spec["trickle"])
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout test)
 

@@ -284,6 +284,11 @@ _STRING_PART = re.compile(
     r"|(\\)|([\x00-\x1f])"
 )
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
+# finish_reason values that say the provider's filter stopped the reply: OpenAI's and Azure's content_filter,
+# Gemini's safety-family reasons (through its OpenAI-compatible endpoint or a proxy passing them on).
+FILTER_FINISH_REASONS = frozenset(
+    {"content_filter", "safety", "recitation", "prohibited_content", "blocklist", "spii", "image_safety"}
+)
 
 
 def replace_surrogates(text: Optional[str]) -> Optional[str]:
@@ -449,6 +454,10 @@ def parse_reply(
         gen.repairs.append("surrogates")
     if finish_reason == "length":
         gen.failure, gen.error = FailureClass.truncated, "reply cut off at max_tokens (finish_reason=length)"
+        return gen
+    if isinstance(finish_reason, str) and finish_reason.lower() in FILTER_FINISH_REASONS:
+        gen.failure = FailureClass.content_filter
+        gen.error = f"the provider's content filter stopped the reply (finish_reason={finish_reason})"
         return gen
     body = text or ""
     if _THINK.search(body):

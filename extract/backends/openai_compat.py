@@ -53,6 +53,7 @@ from pydantic import Field
 from paperfields.core.runlog import FailureClass, Generation, GenerationParams, Usage, error_text
 from paperfields.core.schema import all_required
 from paperfields.extract.backends.base import (
+    FILTER_FINISH_REASONS,
     BackendError,
     BackendOptions,
     GenerationRequest,
@@ -86,9 +87,12 @@ class _CurrentReply:
     """The replies of one generate() call so far, and :func:`read_completion` of the latest, kept so
     the reply instructor's attempt passed is not parsed a second time for the Generation."""
 
-    def __init__(self, responses: list[Any], tools: bool) -> None:
+    def __init__(self, responses: list[Any], tools: bool, budget: Optional[int] = None) -> None:
         self.responses = responses
         self.tools = tools
+        self.budget = budget
+        self.shapes: dict[int, list[str]] = {}  # id(reply) -> what :func:`normalize_reply` did to it
+        self.transport_repairs: list[str] = []  # what the HTTP layer mended (an SSE body: "sse")
         self._parsed: Optional[tuple[Any, type, Generation]] = None
 
     def latest(self, response_model: type) -> Generation:
@@ -100,11 +104,101 @@ class _CurrentReply:
         the same (a caller that changes it must be the last to ask)."""
         kept = self._parsed
         if kept is None or kept[1] is not response_model or kept[0] is not completion:
-            kept = self._parsed = (completion, response_model, read_completion(completion, self.tools, response_model))
+            gen = read_completion(completion, self.tools, response_model, self.budget)
+            for repair in [*self.transport_repairs, *self.shapes.get(id(completion), ())][::-1]:
+                if repair not in gen.repairs:
+                    gen.repairs.insert(0, repair)
+            kept = self._parsed = (completion, response_model, gen)
         return kept[2]
 
 
-def read_completion(completion: Any, tools: bool, response_model: type) -> Generation:
+# Parts of a message's content that are the model's thinking, not its answer (Mistral's "thinking", Anthropic
+# through LiteLLM's "thinking"/"redacted_thinking", the Responses API's "reasoning"); skipped when joining.
+_THINKING_PARTS = frozenset({"thinking", "redacted_thinking", "reasoning", "reasoning_content", "reasoning_text"})
+
+
+def _get(obj: Any, key: str) -> Any:
+    return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
+
+
+def _part_text(part: Any) -> Optional[str]:
+    """The text of one content part (``{"type": "text", "text": ...}``, ``output_text``, an untyped
+    ``{"text": ...}``, a bare string, ``{"text": {"value": ...}}``); None for a part without text."""
+    if isinstance(part, str):
+        return part
+    text = _get(part, "text")
+    if isinstance(text, dict):
+        text = text.get("value")
+    return text if isinstance(text, str) else None
+
+
+def _thinking_text(part: Any) -> str:
+    """The text inside a thinking part (a string, or a list of text parts, under its type's key or ``text``)."""
+    inner = _get(part, str(_get(part, "type"))) or _get(part, "text") or _get(part, "summary")
+    if isinstance(inner, str):
+        return inner
+    if isinstance(inner, list):
+        return "".join(t for t in map(_part_text, inner) if t)
+    return ""
+
+
+def _filtered_to_call(completion: Any, name: str) -> None:
+    """A tools-mode reply stopped by the provider's filter with no tool call gets one holding its content,
+    so instructor's parser reaches :func:`read_completion` (``content_filter``, not re-asked) instead of
+    asking once more for the call, which the filter would stop again."""
+    message = _message(completion)
+    finish = getattr(completion.choices[0], "finish_reason", None) if message is not None else None
+    if not (isinstance(finish, str) and finish.lower() in FILTER_FINISH_REASONS) or getattr(
+        message, "tool_calls", None
+    ):
+        return
+    from openai.types.chat import ChatCompletionMessageToolCall
+
+    message.tool_calls = [
+        ChatCompletionMessageToolCall.model_construct(
+            id="filtered",
+            type="function",
+            function={"name": name, "arguments": message.content or ""},
+        )
+    ]
+
+
+def normalize_reply(completion: Any) -> list[str]:
+    """Mend, in place, the shapes of a chat completion's first message that are not the strings the
+    openai SDK types say, and return the repairs made (nothing for a well-formed reply):
+
+    - ``content`` a list of parts (Mistral, LiteLLM, inspect_ai#2389): the text parts joined, thinking parts
+      (:data:`_THINKING_PARTS`) skipped but kept as the message's ``reasoning_content`` when it has none,
+      so a record written only there is still read (``reasoning_field``): ``content_parts``;
+    - ``content`` or a tool call's ``function.arguments`` a JSON object (or array) instead of a string
+      (LiteLLM, Ollama): serialized as JSON text: ``object_not_text``.
+    """
+    message = _message(completion)
+    if message is None:
+        return []
+    repairs: list[str] = []
+    content = getattr(message, "content", None)
+    if isinstance(content, list) and all(isinstance(p, str) or _get(p, "type") or _get(p, "text") for p in content):
+        answer = [p for p in content if str(_get(p, "type")) not in _THINKING_PARTS]
+        thoughts = [_thinking_text(p) for p in content if str(_get(p, "type")) in _THINKING_PARTS]
+        message.content = "".join(t for t in map(_part_text, answer) if t)
+        if any(thoughts) and not getattr(message, "reasoning_content", None):
+            message.reasoning_content = "\n".join(t for t in thoughts if t)
+        repairs.append("content_parts")
+    elif content is not None and not isinstance(content, str):
+        message.content = json.dumps(content, ensure_ascii=False)
+        repairs.append("object_not_text")
+    for call in getattr(message, "tool_calls", None) or ():
+        function = getattr(call, "function", None)
+        arguments = getattr(function, "arguments", None)
+        if function is not None and arguments is not None and not isinstance(arguments, str):
+            function.arguments = json.dumps(arguments, ensure_ascii=False)
+            if "object_not_text" not in repairs:
+                repairs.append("object_not_text")
+    return repairs
+
+
+def read_completion(completion: Any, tools: bool, response_model: type, budget: Optional[int] = None) -> Generation:
     """The Generation of one chat completion's first choice (usage and timing left at zero).
 
     ``message.refusal`` set is a ``refusal`` whatever its wording (OpenAI's explicit refusal field).
@@ -112,16 +206,21 @@ def read_completion(completion: Any, tools: bool, response_model: type) -> Gener
     empty and the message carries the answer in ``reasoning_content`` or ``reasoning`` (vLLM, SGLang
     and others with a reasoning parser put a reasoning model's whole output there), the record is read
     from that field instead, named ``reasoning_field``; a reasoning text with no record in it leaves the
-    reply ``empty_reply``."""
+    reply ``empty_reply``. A reply that does not parse (``malformed_json``, ``schema_invalid``) whose
+    ``usage.completion_tokens`` reached ``budget`` (the request's max tokens) is ``truncated`` whatever
+    its finish_reason: servers that report a cut-off as ``stop`` (or nothing) exist, and a re-ask at the
+    same budget would be cut again."""
     text, finish = _reply_text(completion, tools)
     message = _message(completion)
     refusal = getattr(message, "refusal", None)
     if isinstance(refusal, str) and refusal.strip():
+        said = replace_surrogates(refusal.strip()[:200])
         return Generation(
             failure=FailureClass.refusal,
-            error=f"the model refused (message.refusal): {refusal.strip()[:200]}",
+            error=f"the model refused (message.refusal): {said}",
             raw_text=replace_surrogates(refusal),
             finish_reason=finish,
+            repairs=["surrogates"] if said != refusal.strip()[:200] else [],
         )
     gen = parse_reply(text, finish, response_model)
     if gen.failure is FailureClass.empty_reply and message is not None:
@@ -132,7 +231,18 @@ def read_completion(completion: Any, tools: bool, response_model: type) -> Gener
                 from_reasoning.repairs.insert(0, "reasoning_field")
                 return from_reasoning
             gen.error = "empty reply (the content is empty and the reasoning field holds no record)"
+    spent = usage_of(getattr(completion, "usage", None)).output_tokens
+    if gen.failure in _CUT_LOOKING and budget and spent is not None and spent >= budget:
+        gen.failure = FailureClass.truncated
+        gen.error = (
+            f"reply cut off at the token budget: completion_tokens={spent} reached max_tokens={budget} "
+            f"though finish_reason={finish!r} ({gen.error})"
+        )
     return gen
+
+
+# What a reply cut off at the budget parses as, when the server does not say finish_reason=length.
+_CUT_LOOKING = frozenset({FailureClass.malformed_json, FailureClass.schema_invalid})
 
 
 def _message(completion: Any) -> Any:
@@ -272,19 +382,26 @@ def strict_response_format(response_model: type) -> dict[str, Any]:
 
 
 def usage_of(usage: Any) -> Usage:
-    """:class:`Usage` from a chat completion's ``usage`` (an SDK object or a dict; None gives zeros),
-    with ``completion_tokens_details.reasoning_tokens`` as ``reasoning_tokens``."""
+    """:class:`Usage` from a chat completion's ``usage`` (an SDK object or a dict), with
+    ``completion_tokens_details.reasoning_tokens`` as ``reasoning_tokens``. A usage that is absent or
+    null, or a count in it that is null or not a number, is unknown (None), never 0; reasoning tokens
+    not reported by a usage that is there are 0 (a model that does not reason reports none)."""
 
     def get(obj: Any, key: str) -> Any:
         if obj is None:
             return None
         return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
 
-    details = get(usage, "completion_tokens_details")
+    def count(value: Any) -> Optional[int]:
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+    if usage is None:
+        return Usage(input_tokens=None, output_tokens=None, reasoning_tokens=None)
+    reasoning = get(get(usage, "completion_tokens_details"), "reasoning_tokens")
     return Usage(
-        input_tokens=get(usage, "prompt_tokens") or 0,
-        output_tokens=get(usage, "completion_tokens") or 0,
-        reasoning_tokens=get(details, "reasoning_tokens") or 0,
+        input_tokens=count(get(usage, "prompt_tokens")),
+        output_tokens=count(get(usage, "completion_tokens")),
+        reasoning_tokens=0 if reasoning is None else count(reasoning),
     )
 
 
@@ -333,12 +450,23 @@ def _instructor_model(model: type, strict: bool = False) -> type:
         from instructor.core.exceptions import ResponseParsingError
 
         gen = current.latest(model)
+        if gen.failure in NOT_REASKED:
+            raise FinalReply(gen.error or gen.failure.value)  # not one of instructor's retryable errors: no re-ask
         if gen.record is None:
             raise ResponseParsingError(gen.error or "the reply holds no record")
         return cls.model_validate(gen.record)
 
     wrapped.model_validate_json = classmethod(model_validate_json)
     return wrapped
+
+
+# Verdicts a re-ask cannot change: the same budget cuts the reply again, the provider's filter stops it again.
+NOT_REASKED = frozenset({FailureClass.truncated, FailureClass.content_filter})
+
+
+class FinalReply(Exception):
+    """Raised in instructor's parse step for a reply whose verdict is in :data:`NOT_REASKED`: not one of
+    instructor's retryable parse errors, so it ends the attempts at once."""
 
 
 def _is_chat_completion(response: Any) -> bool:
@@ -584,13 +712,17 @@ class OpenAIBackend:
         http_requests: list[str] = []
         _HTTP_REQUESTS.set(http_requests)
         tools = self.mode == "tools"
-        current = _CurrentReply(responses, tools)
+        current = _CurrentReply(responses, tools, request.params.max_tokens)
         reading = _CURRENT_REPLY.set(current)  # what _instructor_model's parser reads
 
         def on_response(response: Any) -> None:
             # Snapshot usage now: instructor later folds the running total into the last response.
             responses.append(response)
             usages.append(usage_of(getattr(response, "usage", None)))
+            # Mend content parts and object arguments before instructor's own parser sees them.
+            current.shapes[id(response)] = normalize_reply(response)
+            if tools:
+                _filtered_to_call(response, wrapped.openai_schema["name"])
 
         hooks = self._hooks_cls()
         hooks.on("completion:response", on_response)

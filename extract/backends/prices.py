@@ -66,7 +66,7 @@ def parse_price(text: str) -> Price:
 
 
 def dollars(usage: Usage, price: Optional[Price]) -> Optional[float]:
-    """Cost in USD of ``usage`` at ``price``; None when the price is unknown."""
-    if price is None:
+    """Cost in USD of ``usage`` at ``price``; None when the price or a token count is unknown."""
+    if price is None or not usage.known:
         return None
     return round((usage.input_tokens * price.input + usage.output_tokens * price.output) / 1e6, 6)

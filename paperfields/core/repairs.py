@@ -34,6 +34,18 @@ _ALL = (
         "`content` null or empty, the record in `reasoning_content` or `reasoning` (vLLM, SGLang reasoning parsers)",
         "the record read from there",
     ),
+    Repair(
+        "content_parts",
+        '`content` a list of parts (`[{"type": "text", "text": ...}]`, `output_text`, with a `thinking` or '
+        "`reasoning` part first: Mistral, LiteLLM)",
+        "the text parts joined; thinking parts skipped (read only when no text part holds a record, as "
+        "`reasoning_field`)",
+    ),
+    Repair(
+        "object_not_text",
+        "a tool call's `arguments` (or the `content`) sent as a JSON object instead of a string (LiteLLM, Ollama)",
+        "the object, read as if sent as text",
+    ),
     Repair("fenced", "a markdown fence around the object", "the object"),
     Repair("prose", "text around the object", "the object"),
     Repair("escapes", "LaTeX backslashes in strings (`\\times`)", "the text"),

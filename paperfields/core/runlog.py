@@ -74,6 +74,7 @@ class FailureClass(str, Enum):
     malformed_json = "malformed_json"
     schema_invalid = "schema_invalid"
     truncated = "truncated"
+    content_filter = "content_filter"
     refusal = "refusal"
     empty_reply = "empty_reply"
     transport_error = "transport_error"
@@ -109,8 +110,14 @@ _FAILURE_TEXT: dict[FailureClass, tuple[str, str]] = {
         "not asked again: use a model with a longer context or a shorter prompt",
     ),
     FailureClass.truncated: (
-        "the reply hit `--max-tokens` (`finish_reason=length`)",
+        "the reply hit `--max-tokens` (`finish_reason=length`, or a reply that does not parse whose "
+        "`completion_tokens` reached the budget whatever its finish_reason); not re-asked at the same budget",
         "final for the run's config",
+    ),
+    FailureClass.content_filter: (
+        "the provider's content filter stopped the reply (`finish_reason` `content_filter`, or Gemini's `safety`, "
+        "`recitation`, `prohibited_content`, `blocklist`, `spii`), whatever part of a reply came before; not re-asked",
+        "final: the same request meets the same filter",
     ),
     FailureClass.malformed_json: (
         "no single readable JSON object in the reply (two objects, or none), or a key written twice with different "
@@ -139,17 +146,29 @@ class Usage(BaseModel):
     ``reasoning_tokens`` is the part of ``output_tokens`` a reasoning model spent thinking before it
     answered (OpenAI's ``completion_tokens_details.reasoning_tokens``): never shown, billed as output,
     so it is already inside ``output_tokens`` and its dollars.
+
+    A count is None when it is unknown: the server sent no ``usage``, ``usage: null`` or a null count
+    (unknown is not zero). A sum with an unknown count is unknown, so a run's total, its tokens per
+    paper and, priced, its dollars are unknown too (``null`` in the manifest, ``?`` on the board).
     """
 
-    input_tokens: int = 0
-    output_tokens: int = 0
-    reasoning_tokens: int = 0
+    input_tokens: Optional[int] = 0
+    output_tokens: Optional[int] = 0
+    reasoning_tokens: Optional[int] = 0
+
+    @property
+    def known(self) -> bool:
+        """True when both the input and the output count are known."""
+        return self.input_tokens is not None and self.output_tokens is not None
 
     def __add__(self, other: Usage) -> Usage:
+        def plus(a: Optional[int], b: Optional[int]) -> Optional[int]:
+            return None if a is None or b is None else a + b
+
         return Usage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            input_tokens=plus(self.input_tokens, other.input_tokens),
+            output_tokens=plus(self.output_tokens, other.output_tokens),
+            reasoning_tokens=plus(self.reasoning_tokens, other.reasoning_tokens),
         )
 
 

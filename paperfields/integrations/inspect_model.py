@@ -92,11 +92,9 @@ class PaperFieldsModel(ModelAPI):
             f"{PROVIDER}/{self.model_name}", text, stop_reason="max_tokens" if gen.finish_reason == "length" else "stop"
         )
         usage = gen.usage
-        output.usage = ModelUsage(
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            total_tokens=usage.input_tokens + usage.output_tokens,
-        )
+        # inspect's usage has no "unknown": a count the server never sent is left at 0 there (the run log keeps None)
+        inputs, outputs = usage.input_tokens or 0, usage.output_tokens or 0
+        output.usage = ModelUsage(input_tokens=inputs, output_tokens=outputs, total_tokens=inputs + outputs)
         output.time = gen.latency_s
         return output
 
