@@ -16,6 +16,7 @@ import importlib.metadata
 import json
 import pkgutil
 import re
+import typing
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -415,6 +416,100 @@ def _add(repairs: list[str], repair: str) -> None:
         repairs.append(repair)
 
 
+# Keys of an object that declines instead of answering ({"error": "cannot extract", "reason": ...}).
+_DECLINING_KEYS = frozenset({"error", "errors", "refusal", "refused", "reason", "message", "detail"})
+_ENVELOPE_DEPTH = 4  # envelopes inside envelopes unwrapped at most this deep
+
+
+def key_spelling(key: str) -> str:
+    """``key`` in the schema's snake_case: ``methodName``, ``MethodName``, ``method-name``, ``Method Name``,
+    ``METHOD_NAME`` all give ``method_name``."""
+    split = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", key.strip())
+    return re.sub(r"[^a-z0-9]+", "_", split.lower()).strip("_")
+
+
+def _nested_models(annotation: Any) -> list[type[BaseModel]]:
+    """The pydantic models inside a field's type (``list[Result]`` -> ``[Result]``, ``Optional[X]`` -> ``[X]``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in typing.get_args(annotation) for m in _nested_models(arg)]
+
+
+def _respell(data: Any, model: type[BaseModel], repairs: list[str]) -> None:
+    """Rename, in place, each key of ``data`` (and of the objects of its nested models) that is not the
+    schema's but whose :func:`key_spelling` is (``methodName`` -> ``method_name``; the repair
+    ``key_spelling``); a key whose schema spelling is also written is left (an ``extra_keys``)."""
+    if not isinstance(data, dict):
+        return
+    fields = model.model_fields
+    for key in list(data):
+        if key not in fields and (spelled := key_spelling(key)) in fields and spelled not in data:
+            data[spelled] = data.pop(key)
+            _add(repairs, "key_spelling")
+    for name, field in fields.items():
+        for nested in _nested_models(field.annotation):
+            value = data.get(name)
+            for item in value if isinstance(value, list) else [value]:
+                _respell(item, nested, repairs)
+
+
+def _has_schema_key(data: dict[str, Any], model: type[BaseModel]) -> bool:
+    return any(key in model.model_fields or key_spelling(key) in model.model_fields for key in data)
+
+
+def _inner_objects(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The non-empty objects held by ``data``'s values: an object, a JSON string of one (a tool call's
+    ``arguments``), a list of exactly one object."""
+    found = []
+    for value in data.values():
+        if isinstance(value, str) and value.lstrip().startswith("{"):
+            try:
+                value = json.loads(value)
+            except (json.JSONDecodeError, RecursionError):
+                continue
+        if isinstance(value, list) and len(value) == 1:
+            value = value[0]
+        if isinstance(value, dict) and value:
+            found.append(value)
+    return found
+
+
+def _unwrapped(
+    data: dict[str, Any], model: type[BaseModel], repairs: list[str]
+) -> tuple[dict[str, Any], Optional[tuple[FailureClass, str]]]:
+    """``data``, the reply's object, as the record to validate, or why it is none.
+
+    An object with a key of the schema (in any :func:`key_spelling`), and the empty object (an
+    abstention), are the record. An object with none is an envelope when exactly one object sits in it,
+    unwrapped as deep as needed (``{"PaperRecord": {...}}``, ``{"name": ..., "arguments": {...}}``,
+    ``{"type": "function", "parameters": {...}}``, ``{"function": {"arguments": "{...}"}}``; the repair
+    ``envelope``). Otherwise it is never defaulted to an empty record: one with a declining key
+    (``error``, ``reason``, ``refusal``, ...) is a ``refusal``, any other ``schema_invalid``, naming its keys.
+    """
+    outer, level = data, data
+    for _ in range(_ENVELOPE_DEPTH):
+        if not level or _has_schema_key(level, model):
+            break
+        inner = _inner_objects(level)
+        if len(inner) != 1:
+            break
+        level = inner[0]
+    if not level or _has_schema_key(level, model):
+        if level is not outer:
+            _add(repairs, "envelope")
+        return level, None
+    keys = ", ".join(repr(k) for k in list(outer)[:6])
+    if set(outer) & _DECLINING_KEYS:
+        said = json.dumps(outer, ensure_ascii=False)[:200]
+        return outer, (FailureClass.refusal, f"the model declined: an object with no key of the schema ({said})")
+    many = len(_inner_objects(level))
+    what = f"{many} objects in it could each be the record" if many > 1 else "it holds no object that has one"
+    return outer, (
+        FailureClass.schema_invalid,
+        f"no key of the schema in the reply's object (keys {keys}) and {what}: not a record",
+    )
+
+
 def _schema_error(exc: ValidationError) -> str:
     """Every error of a failed validation, field by field (the first five), for the record and for a re-ask."""
     parts = [f"field '{'.'.join(str(p) for p in e['loc']) or '(root)'}': {e['msg']}" for e in exc.errors()[:5]]
@@ -442,7 +537,9 @@ def parse_reply(
     a stray ``</think>``), fenced, prose (text around the object), surrogates (lone UTF-16 surrogates
     replaced by U+FFFD), escapes, raw_control, json5 (trailing commas and the rest of JSON5),
     duplicate_keys (a key written twice with the same value; with different values the reply is
-    malformed_json), extra_keys, and the schema's control_chars, placeholders, enum_spelling,
+    malformed_json), envelope (the record inside an object with no key of the schema, see :func:`_unwrapped`:
+    such an object is otherwise a refusal or schema_invalid, never an empty record), key_spelling
+    (``methodName`` for ``method_name``), extra_keys, and the schema's control_chars, placeholders, enum_spelling,
     unit_sign, unit_conflict, number_text, bool_text, list_text (a list written as a string),
     result_dropped (a result item that does not validate, left out), item_dropped (the same for a quoted
     list item of the evidence strategy). The record (a dict) always passes ``response_model`` again unchanged
@@ -513,6 +610,11 @@ def parse_reply(
             (f"duplicate key {', '.join(repr(k) for k in duplicates[:3])} with different values (write each key once)"),
         )
         return gen
+    data, why = _unwrapped(data, response_model, gen.repairs)
+    if why is not None:
+        gen.failure, gen.error = why
+        return gen
+    _respell(data, response_model, gen.repairs)
     if set(data) - set(response_model.model_fields):
         _add(gen.repairs, "extra_keys")
     try:

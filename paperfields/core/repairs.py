@@ -57,6 +57,20 @@ _ALL = (
     Repair(
         "duplicate_keys", "a key written twice with the same value (different values: `malformed_json`)", "the value"
     ),
+    Repair(
+        "envelope",
+        'the record wrapped in an object with no key of the schema and exactly one object inside (`{"PaperRecord": '
+        '{...}}`, `{"name": ..., "arguments": {...}}`, `{"type": "function", "parameters": {...}}`, as deep as it '
+        "goes); two or none inside is `schema_invalid`, one with `error`/`reason`/`refusal` keys a `refusal`: never "
+        "an empty record",
+        "the record inside",
+    ),
+    Repair(
+        "key_spelling",
+        "keys of the schema in another spelling (`methodName`, `MethodName`, `method-name`, `Method Name`, "
+        "`valueUpper` in a result)",
+        "the values under the schema's keys",
+    ),
     Repair("extra_keys", "keys not in the schema", "ignored"),
     Repair(
         "list_text",

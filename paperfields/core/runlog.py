@@ -126,11 +126,13 @@ _FAILURE_TEXT: dict[FailureClass, tuple[str, str]] = {
     ),
     FailureClass.schema_invalid: (
         "JSON that is not a valid record (a wrong type or enum value outside `results`; a bad result item drops that "
-        "item only, `result_dropped`)",
+        "item only, `result_dropped`), or an object with no key of the schema that is no envelope of one (never "
+        "stored as an empty record)",
         "final",
     ),
     FailureClass.refusal: (
-        "the model declined: OpenAI's `message.refusal` set (any wording), or a reply of refusal phrases with no JSON",
+        "the model declined: OpenAI's `message.refusal` set (any wording), a reply of refusal phrases with no JSON, "
+        'or an object with no key of the schema but `error`, `reason`, `refusal` (`{"error": "cannot extract"}`)',
         "final",
     ),
     FailureClass.empty_reply: (
