@@ -15,7 +15,9 @@ alike (inspect_ai's ``Model`` around its ``ModelAPI`` has the same cut):
   backend can answer no request) becomes a ``transport_error`` for that request, so a backend bug
   never loses the other papers' work;
 - redaction: every string of every generation is masked with the backend's ``secrets`` (its API
-  keys) and anything shaped like an OpenAI secret key, before it reaches a file or the cache.
+  keys) and anything shaped like an OpenAI secret key, before it reaches a file or the cache; and
+  no text from a server can stop the run: a lone UTF-16 surrogate anywhere in it (an error message,
+  a refusal, a note), which no UTF-8 file can hold, becomes U+FFFD (the repair ``surrogates``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from paperfields.core.runlog import (
     RunConfig,
     error_text,
     redact_generation,
+    without_surrogates,
 )
 from paperfields.extract.backends.base import Backend, BackendError, GenerationRequest
 from paperfields.extract.cache import ResponseCache, cache_key
@@ -81,8 +84,9 @@ class Model:
             self.cache.put(self._key(request), gen, deterministic=getattr(self.backend, "deterministic", False))
 
     def redact(self, gen: Generation) -> Generation:
-        """``gen`` with the backend's secrets and anything shaped like an OpenAI key masked in every string."""
-        return redact_generation(gen, *self._secrets())
+        """``gen`` with the backend's secrets and anything shaped like an OpenAI key masked in every string,
+        and every lone UTF-16 surrogate replaced (:func:`without_surrogates`)."""
+        return redact_generation(without_surrogates(gen), *self._secrets())
 
     def _secrets(self) -> tuple[Optional[str], ...]:
         return tuple(getattr(self.backend, "secrets", ()) or ())

@@ -292,6 +292,10 @@ BODIES = {
         + SURROGATE
         + '\\"}"}'
     ),
+    "tool arguments": _raw_body(
+        '{"role": "assistant", "content": null, "tool_calls": [{"id": "1", "type": "function", "function": '
+        '{"name": "PaperRecord", "arguments": "{\\"method_name\\": \\"X' + SURROGATE + '\\"}"}}]}'
+    ),
     "reasoning": _raw_body(
         '{"role": "assistant", "content": "", "reasoning_content": "think ' + SURROGATE + ' \\"nothing\\""}'
     ),
@@ -300,6 +304,7 @@ BODIES = {
         '"model": "m"', '"model": "m' + SURROGATE + '"'
     ),
 }
+STORED = {"refusal": "I refuse \ufffd this", "content prose": "Stub\ufffd", "tool arguments": "X\ufffd"}
 
 
 @pytest.mark.parametrize("name", list(BODIES))
@@ -308,7 +313,17 @@ def test_7_lone_surrogates_never_stop_a_run(stub, tmp_path, name):
     done, run = _run(stub, tmp_path, "--retries", "0")
     assert "Traceback" not in done.stderr and done.returncode in (0, 1), done.stderr
     (line,) = read_predictions(run / "predictions.jsonl")
-    text = (run / "predictions.jsonl").read_text(encoding="utf-8")  # strict UTF-8: no surrogate reached the file
-    assert "\ufffd" in text and "surrogates" in line.repairs
-    again, _ = _run(stub, tmp_path, "--retries", "0")
-    assert "Traceback" not in again.stderr
+    text = (run / "predictions.jsonl").read_bytes().decode("utf-8")  # strict: no surrogate reached the file
+    assert "\\ud83d" not in text.lower()  # nor a JSON escape of one
+    if name in STORED:
+        assert STORED[name] in json.dumps(line.model_dump(), ensure_ascii=False) and "surrogates" in line.repairs
+    again, _ = _run(stub, tmp_path, "--retries", "0")  # and again on a rerun
+    assert "Traceback" not in again.stderr and again.returncode in (0, 1), again.stderr
+
+
+def test_7_a_surrogate_in_an_http_error_message(stub, tmp_path):
+    stub.default = reply(status=400, body='{"error": {"message": "bad ' + SURROGATE + ' value", "type": "x"}}')
+    done, run = _run(stub, tmp_path)
+    assert "Traceback" not in done.stderr, done.stderr
+    (line,) = read_predictions(run / "predictions.jsonl")
+    assert line.failure.value == "request_rejected" and "bad \ufffd value" in line.error

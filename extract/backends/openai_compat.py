@@ -93,6 +93,8 @@ class _CurrentReply:
         self.budget = budget
         self.shapes: dict[int, list[str]] = {}  # id(reply) -> what :func:`normalize_reply` did to it
         self.transport_repairs: list[str] = []  # what the HTTP layer mended (an SSE body: "sse")
+        self.sse_empty = False  # an event-stream body held no completion
+        self.retry_after: Optional[float] = None  # the last wait a 429/5xx asked for, in seconds
         self._parsed: Optional[tuple[Any, type, Generation]] = None
 
     def latest(self, response_model: type) -> Generation:
@@ -304,21 +306,205 @@ class AdaptiveLimit:
                 free -= 1
 
 
-def _limited(client_class: type, limit: AdaptiveLimit) -> type:
-    """A subclass of the SDK's HTTP client class whose every request waits for a slot of ``limit``."""
+def _limited(client_class: type, limit: AdaptiveLimit, whole: Optional[float] = None) -> type:
+    """A subclass of the SDK's HTTP client class whose every request waits for a slot of ``limit``.
+
+    Also, for each chat-completions request: ``whole`` seconds (``--timeout``) bound the whole request,
+    headers and body (the SDK's timeout bounds each read, so a body trickled in small pieces never ends
+    it); the time out is the SDK's own timeout exception, retried as one. A body of server-sent events
+    (a streaming-only server) is read into the completion it streams (:func:`_sse_completion`), and a
+    ``Retry-After`` is noted (:func:`_note_retry_after`)."""
+    import httpx2
 
     class LimitedClient(client_class):  # type: ignore[misc, valid-type]
         async def send(self, request: Any, **kwargs: Any) -> Any:
             window = await limit.acquire()
             status = None
+            completions = str(request.url).endswith("/chat/completions") and not kwargs.get("stream")
             try:
-                response = await super().send(request, **kwargs)
+                if completions and whole is not None:
+                    try:
+                        response = await asyncio.wait_for(super().send(request, **kwargs), whole)
+                    except asyncio.TimeoutError:
+                        raise httpx2.ReadTimeout(
+                            f"no whole answer within {whole:g} s (--timeout bounds the whole request)", request=request
+                        ) from None
+                else:
+                    response = await super().send(request, **kwargs)
                 status = response.status_code
-                return response
+                _note_retry_after(response)
+                return _sse_completion(response, request) if completions else response
             finally:
                 limit.release(window, status)
 
     return LimitedClient
+
+
+def retry_after_seconds(headers: Any) -> Optional[float]:
+    """The wait a response asks for, in seconds: ``retry-after-ms``, else ``Retry-After`` as seconds or as an
+    HTTP date (RFC 9110 10.2.3, read by :func:`email.utils.parsedate_to_datetime`); None when it asks none."""
+    import datetime as dt
+    import email.utils
+
+    try:
+        return float(headers.get("retry-after-ms")) / 1000
+    except (TypeError, ValueError):
+        pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    when = when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
+    return max(0.0, (when - dt.datetime.now(dt.timezone.utc)).total_seconds())
+
+
+def retry_after_cap() -> float:
+    """The longest ``Retry-After`` the openai SDK waits for before asking again (its own constant, 120 s in
+    openai 3.x); a longer one it does not retry, and the paper's error says the wait."""
+    try:
+        from openai._constants import MAX_RETRY_AFTER_DELAY  # the SDK's own limit, so ours cannot disagree
+
+        return float(MAX_RETRY_AFTER_DELAY)
+    except ImportError:  # an SDK without it honors up to 60 s
+        return 60.0
+
+
+def _note_retry_after(response: Any) -> None:
+    """Note the wait a 429 or 5xx asks for in the current generate() call, and tell a wait the SDK honors
+    (a warning, once per distinct wait of a second or more): a run that stalls says why."""
+    if response.status_code != 429 and response.status_code < 500:
+        return
+    wait = retry_after_seconds(response.headers)
+    current = _CURRENT_REPLY.get(None)
+    if wait is None:
+        return
+    if current is not None:
+        current.retry_after = wait
+    if 1 <= wait <= retry_after_cap():
+        import warnings
+
+        warnings.warn(
+            f"HTTP {response.status_code} from {response.request.url.host}: waiting {wait:g} s, as its Retry-After asks",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+
+
+def _events(text: str) -> list[str]:
+    """The ``data:`` payloads of a server-sent-events body (the HTML living standard's event stream), in order."""
+    return [
+        line[5:].removeprefix(" ")
+        for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        if line.startswith("data:")
+    ]
+
+
+def _from_chunks(chunks: list[dict[str, Any]]) -> Optional[dict[str, Any]]:
+    """The ``chat.completion`` that ``chat.completion.chunk`` events stream (the first choice's content,
+    tool calls by index, finish_reason, usage), or None when there is no chunk."""
+    if not chunks:
+        return None
+    message: dict[str, Any] = {"role": "assistant", "content": None}
+    calls: dict[int, dict[str, Any]] = {}
+    finish, usage = None, None
+    for chunk in chunks:
+        usage = chunk.get("usage") or usage
+        for choice in chunk.get("choices") or ():
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            finish = choice.get("finish_reason") or finish
+            if isinstance(delta.get("content"), str):
+                message["content"] = (message["content"] or "") + delta["content"]
+            for key in ("refusal", "reasoning_content", "reasoning"):
+                if isinstance(delta.get(key), str):
+                    message[key] = message.get(key, "") + delta[key]
+            for call in delta.get("tool_calls") or ():
+                kept = calls.setdefault(
+                    call.get("index", 0), {"id": "", "type": "function", "function": {"name": "", "arguments": ""}}
+                )
+                kept["id"] = call.get("id") or kept["id"]
+                function = call.get("function") or {}
+                kept["function"]["name"] += function.get("name") or ""
+                kept["function"]["arguments"] += function.get("arguments") or ""
+    if calls:
+        message["tool_calls"] = [calls[i] for i in sorted(calls)]
+    first = chunks[0]
+    completion = {
+        "id": first.get("id", "chatcmpl-sse"),
+        "object": "chat.completion",
+        "created": first.get("created", 0),
+        "model": first.get("model", ""),
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+    }
+    if usage is not None:
+        completion["usage"] = usage
+    return completion
+
+
+def _sse_completion(response: Any, request: Any) -> Any:
+    """``response`` itself, unless its body is server-sent events answered to a request that asked for none
+    (a streaming-only server or proxy): then a response whose body is the completion they hold, a
+    ``chat.completion`` event or the one its ``chat.completion.chunk`` events stream, and the repair
+    ``sse`` noted; a completion followed by ``data: [DONE]`` is read the same. An event stream that holds
+    no completion is noted so the error says so."""
+    import httpx2
+
+    if response.status_code != 200:
+        return response
+    body = response.content
+    head = body.lstrip()[:5]
+    if head != b"data:" and b"data:" not in body and "event-stream" not in response.headers.get("content-type", ""):
+        return response
+    text = body.decode("utf-8", errors="replace")
+    leading, _, _ = text.partition("\ndata:") if head != b"data:" else ("", "", "")
+    payloads = ([leading] if leading.strip() else []) + _events(text)
+    objects = []
+    for payload in payloads:
+        try:
+            event = json.loads(payload)
+        except json.JSONDecodeError:
+            continue  # [DONE], a keep-alive
+        if isinstance(event, dict):
+            objects.append(event)
+    whole = [
+        o
+        for o in objects
+        if o.get("object") == "chat.completion"
+        or any("message" in c for c in o.get("choices") or () if isinstance(c, dict))
+    ]
+    completion = (
+        whole[-1]
+        if whole
+        else _from_chunks(
+            [o for o in objects if o.get("object") == "chat.completion.chunk" or "choices" in o or "usage" in o]
+        )
+    )
+    current = _CURRENT_REPLY.get(None)
+    if completion is None:
+        if current is not None:
+            current.sse_empty = True
+        return response
+    if current is not None and "sse" not in current.transport_repairs:
+        current.transport_repairs.append("sse")
+    headers = {
+        k: v
+        for k, v in response.headers.items()
+        if k.lower() not in ("content-length", "content-encoding", "content-type", "transfer-encoding")
+    }
+    return httpx2.Response(
+        200,
+        headers={**headers, "content-type": "application/json"},
+        content=json.dumps(completion).encode(),
+        request=request,
+    )
 
 
 async def _count_request(request: Any) -> None:
@@ -490,13 +676,15 @@ def _describe(response: Any, secrets: tuple[str, ...]) -> str:
     if response is None:
         return "no usable body"
     if isinstance(response, str):
-        return f"body {error_text(response.strip(), *secrets, limit=120)!r}" if response.strip() else "an empty body"
+        said = replace_surrogates(response.strip())
+        return f"body {error_text(said, *secrets, limit=120)!r}" if said else "an empty body"
     error = getattr(response, "error", None)  # an error object in a 200 body (a server out of memory, a proxy)
+    if error is None and getattr(response, "object", None) == "error":  # vLLM's {"object": "error", "message": ...}
+        error = {"message": getattr(response, "message", None)}
     if error is not None:
         message = error.get("message") if isinstance(error, dict) else getattr(error, "message", None)
-        return (
-            f"the server's error: {error_text(str(message if message is not None else error), *secrets, limit=200)!r}"
-        )
+        said = replace_surrogates(str(message if message is not None else error))
+        return f"the server's error: {error_text(said, *secrets, limit=200)!r}"
     choices = getattr(response, "choices", None)
     return "no choices" if not choices else "a choice without a message"
 
@@ -519,6 +707,57 @@ def _reply_text(completion: Any, tools: bool = False) -> tuple[Optional[str], Op
     if not text and getattr(message, "refusal", None):
         text = message.refusal
     return text, choice.finish_reason
+
+
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>|<h1[^>]*>(.*?)</h1>", re.IGNORECASE | re.DOTALL)
+
+
+def _status_text(exc: BaseException, secrets: tuple[str, ...]) -> str:
+    """What an HTTP error's body says, short: its JSON error's message (OpenAI's ``{"error": {"message"}}``,
+    vLLM's ``{"object": "error", "message"}``, a bare ``{"error": "..."}``), else an HTML page's title (a
+    proxy's or load balancer's error page), else the start of the body; the reason phrase when empty."""
+    body = getattr(exc, "body", None)
+    response = getattr(exc, "response", None)
+    reason = getattr(response, "reason_phrase", "") or ""
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        message = error.get("message") if isinstance(error, dict) else error
+        if message is None:
+            message = body.get("message") or body.get("detail")
+        if message is not None:
+            return error_text(str(message), *secrets, limit=200)
+    text = body if isinstance(body, str) else (response.text if response is not None else "")
+    found = _TITLE.search(text or "")
+    if found:
+        title = re.sub(r"<[^>]+>|\s+", " ", found.group(1) or found.group(2)).strip()
+        return f"{reason} (an HTML page titled {error_text(title, *secrets, limit=120)!r})".strip()
+    text = re.sub(r"\s+", " ", text or "").strip()
+    return error_text(text, *secrets, limit=200) if text else reason or "no body"
+
+
+# What a connection error's causes say, named plainly: the SDK reports any of them as "Connection error."
+_CONNECTION_CAUSES = (
+    ("ConnectionResetError", "the connection was reset by the server (or a proxy between)"),
+    ("ServerDisconnectedError", "the server closed the connection before it answered"),
+    ("RemoteProtocolError", "the server closed the connection before it answered"),
+    ("ClientPayloadError", "the server closed the connection in the middle of its answer"),
+    ("ConnectionRefusedError", "the connection was refused"),
+)
+
+
+def _connection_text(exc: BaseException) -> str:
+    """The SDK's connection or timeout error, with the cause it hides named: a reset, a disconnect."""
+    seen, cause = set(), exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        names = {type(cause).__name__} | {k.__name__ for k in type(cause).__mro__}
+        if "errno" in dir(cause) and getattr(cause, "errno", None) == 104:
+            names.add("ConnectionResetError")
+        for name, said in _CONNECTION_CAUSES:
+            if name in names or name in str(cause):
+                return said
+        cause = cause.__cause__ or cause.__context__
+    return str(exc)
 
 
 def _transport_cause(exc: BaseException, api_error: type) -> Optional[BaseException]:
@@ -639,7 +878,9 @@ class OpenAIBackend:
                     task.add_done_callback(self._closers.discard)
 
             hooks.append(close_with_loop)
-        http_client = _limited(make, self.limit)(timeout=self._client_args["timeout"], event_hooks={"request": hooks})
+        http_client = _limited(make, self.limit, self._client_args["timeout"])(
+            timeout=self._client_args["timeout"], event_hooks={"request": hooks}
+        )
         client = openai.AsyncOpenAI(**self._client_args, http_client=http_client)
         owner.append(client)
         self.raw_client = (
@@ -661,7 +902,7 @@ class OpenAIBackend:
             status, " ".join(str(x) for x in (getattr(exc, "code", None), getattr(exc, "type", None), exc) if x)
         )
         if rejected is not None:
-            message = getattr(exc, "message", None) or str(exc)
+            message = _status_text(exc, self.secrets)
             what = (
                 "the prompt does not fit the model's context window"
                 if rejected is FailureClass.context_overflow
@@ -669,7 +910,18 @@ class OpenAIBackend:
             )
             detail = error_text(f"{what} (HTTP {status}): {message}", *self.secrets)
             return Generation(failure=rejected, error=f"{detail} ({self._server}); it cannot succeed unchanged")
-        detail = error_text(f"{type(exc).__name__}: {exc}", *self.secrets)
+        current = _CURRENT_REPLY.get(None)
+        wait = current.retry_after if current is not None else None
+        if status is not None:
+            said = f"HTTP {status}: {_status_text(exc, self.secrets)}"
+            if wait is not None and wait > retry_after_cap():
+                said += (
+                    f"; the server asks to wait {wait:g} s (Retry-After) before asking again, longer than the "
+                    f"{retry_after_cap():g} s a run waits: run the same command again later"
+                )
+        else:
+            said = f"{type(exc).__name__}: {_connection_text(exc)}"
+        detail = error_text(said, *self.secrets)
         return Generation(failure=FailureClass.transport_error, error=f"{detail} ({self._server})")
 
     async def _nothing_listening(self) -> Optional[Generation]:
@@ -774,7 +1026,9 @@ class OpenAIBackend:
                 # The model never answered (a proxy's error page with status 200, "choices": []): a
                 # transport error, so it is neither cached nor counted as done, and a rerun asks again.
                 what = (
-                    "a body that is not valid JSON"
+                    "an event stream (SSE) with no completion in it, answered to a request that asked for none"
+                    if current.sse_empty
+                    else "a body that is not valid JSON"
                     if _transport_cause(exc, json.JSONDecodeError)
                     else _describe(last, self.secrets)
                 )

@@ -46,11 +46,22 @@ _ALL = (
         "a tool call's `arguments` (or the `content`) sent as a JSON object instead of a string (LiteLLM, Ollama)",
         "the object, read as if sent as text",
     ),
+    Repair(
+        "sse",
+        "server-sent events answered to a request that asked for no stream (`data: {chunk}` ... `data: [DONE]`, "
+        "or a completion followed by `data: [DONE]`: a streaming-only server or proxy)",
+        "the completion they stream, its usage included",
+    ),
     Repair("fenced", "a markdown fence around the object", "the object"),
     Repair("prose", "text around the object", "the object"),
     Repair("escapes", "LaTeX backslashes in strings (`\\times`)", "the text"),
     Repair("raw_control", "raw line breaks inside strings", "the text"),
-    Repair("surrogates", "lone UTF-16 surrogates in strings", "the text, U+FFFD for each surrogate"),
+    Repair(
+        "surrogates",
+        "lone UTF-16 surrogates anywhere in a reply (its strings, `message.refusal`, the tool call, an error message "
+        "the server sent): no UTF-8 file can hold one, and left in it would stop the run",
+        "the text, U+FFFD for each surrogate",
+    ),
     Repair(
         "json5", 'trailing commas (`["GSM8K",],`), comments, single quotes: read by the `json5` package', "the values"
     ),

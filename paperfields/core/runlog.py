@@ -245,6 +245,22 @@ def redact_generation(gen: Generation, *keys: Optional[str]) -> Generation:
     return gen if masked == dumped else Generation.model_validate_json(masked)
 
 
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def without_surrogates(gen: Generation) -> Generation:
+    """``gen`` with every lone UTF-16 surrogate in any of its strings (a ``"\\ud83d"`` escape of the HTTP
+    body, decoded) replaced by U+FFFD and the repair ``surrogates`` noted; ``gen`` itself when it holds
+    none. No UTF-8 file, terminal or JSON dump can hold such a character: left in, it stops the run."""
+    text = json.dumps(gen.model_dump(mode="python"), ensure_ascii=False, default=str)
+    if not _LONE_SURROGATE.search(text):
+        return gen
+    clean = Generation.model_validate_json(_LONE_SURROGATE.sub("\ufffd", text))
+    if "surrogates" not in clean.repairs:
+        clean.repairs.append("surrogates")
+    return clean
+
+
 MANIFEST_VERSION = 1
 
 
