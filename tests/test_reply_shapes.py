@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -327,3 +328,188 @@ def test_7_a_surrogate_in_an_http_error_message(stub, tmp_path):
     assert "Traceback" not in done.stderr, done.stderr
     (line,) = read_predictions(run / "predictions.jsonl")
     assert line.failure.value == "request_rejected" and "bad \ufffd value" in line.error
+
+
+# 8. usage null, absent or with null counts is unknown (None), not 0: in the line, the manifest, the board and the cost.
+
+UNKNOWN_USAGE = {
+    "null": None,
+    "absent": "absent",
+    "null counts": {"prompt_tokens": None, "completion_tokens": None, "total_tokens": None},
+    "one count null": {"prompt_tokens": 12, "completion_tokens": None},
+}
+
+
+@pytest.mark.parametrize("name", list(UNKNOWN_USAGE))
+def test_8_unknown_usage_is_not_zero(stub, tmp_path, name):
+    stub.default = reply(usage=UNKNOWN_USAGE[name])
+    runs = tmp_path / "runs"
+    done = run_cli(
+        "run", "-b", "openai/m", "--base-url", stub.url, "--limit", "2", "--runs-dir", runs, "--run-id", "r",
+        "--price", "1,2", env=dict(os.environ),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = read_predictions(runs / "r" / "predictions.jsonl")
+    assert all(line.failure is None and line.usage.output_tokens is None and line.dollars is None for line in lines)
+    manifest = json.loads((runs / "r" / "manifest.json").read_text())
+    assert manifest["usage"]["output_tokens"] is None and manifest["dollars_total"] is None
+    if name == "one count null":
+        assert manifest["usage"]["input_tokens"] == 24
+    scores = json.loads((runs / "r" / "scores.json").read_text())
+    assert scores["tokens_per_paper"] is None and scores["dollars_total"] is None
+    board = run_cli("leaderboard", "--runs-dir", runs, "--no-write", "--json", env=dict(os.environ))
+    assert board.returncode == 0, board.stderr
+    (row,) = json.loads(board.stdout)
+    assert row["tokens_per_paper"] is None and row["dollars_total"] is None
+    wide = run_cli("leaderboard", "--runs-dir", runs, "--no-write", "--wide", env=dict(os.environ, COLUMNS="250"))
+    assert "unknown" in wide.stdout and "$0.00" not in wide.stdout
+
+
+def test_8_known_usage_still_counts(stub, tmp_path):
+    stub.default = reply(prompt_tokens=100, completion_tokens=20)
+    done, run = _run(stub, tmp_path, "--price", "1,2", limit="2")
+    assert done.returncode == 0, done.stderr
+    manifest = load_manifest(run)
+    assert manifest.usage.input_tokens == 200 and manifest.dollars_total == pytest.approx((200 * 1 + 40 * 2) / 1e6)
+
+
+# 9. --timeout bounds the whole request: a body trickled in small pieces ends near the timeout.
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+def test_9_timeout_bounds_the_whole_request(stub, transport):
+    timeout = 2.0
+    stub.script[:] = [reply(trickle=0.5)]
+    backend = get_backend("openai/m", base_url=stub.url, timeout_s=timeout, transport_retries=0, transport=transport)
+    request = GenerationRequest(messages=MESSAGES, params=GenerationParams(max_tokens=BUDGET))
+    started = time.monotonic()  # after the imports and the client's set-up
+    gen = asyncio.run(backend.generate(request))
+    took = time.monotonic() - started
+    assert gen.failure.value == "transport_error" and "Timeout" in gen.error and "--timeout" in gen.error, gen.error
+    # the trickle alone lasts over 30 s (8 bytes each half second); the request ends within a timeout or so
+    assert timeout * 0.9 <= took < timeout * 3, took
+
+
+def test_9_the_timeout_per_attempt_through_the_cli(stub, tmp_path):
+    stub.script[:] = [reply(trickle=0.5), reply(trickle=0.5)]
+    started = time.monotonic()
+    done, run = _run(stub, tmp_path, "--timeout", "2", "--retries", "1")
+    took = time.monotonic() - started
+    (line,) = read_predictions(run / "predictions.jsonl")
+    assert line.failure.value == "transport_error" and len(stub.requests) == 2
+    assert took < 2 * (1 + 1) + 30, (
+        took
+    )  # two attempts of at most the timeout each, backoff, start-up (unbounded: 70 s)
+
+
+def test_9_a_slow_body_within_the_timeout_is_read(stub):
+    gen = _generate(stub, [reply(trickle=0.002)], timeout_s=30.0)
+    assert gen.failure is None and gen.record["method_name"] == "StubNet"
+
+
+# 10. Error texts: a vLLM 200 error body, an HTML error page, a connection reset, Retry-After.
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (
+            {"object": "error", "message": "The model `m` does not exist.", "type": "NotFoundError", "code": 404},
+            "does not exist",
+        ),
+        ({"object": "error", "message": "KV cache is full", "param": None}, "KV cache is full"),
+        ({"detail": "Not Found"}, "Not Found"),
+    ],
+)
+def test_10_a_vllm_200_error_body_keeps_its_message(stub, body, message):
+    stub.default = reply(body=json.dumps(body))
+    gen = _generate(stub, [])
+    assert gen.failure.value == "transport_error" and message in gen.error, gen.error
+
+
+PAGE = "<html><head><title>{title}</title><style>body {{ color: red }}</style></head><body>{body}</body></html>"
+
+
+@pytest.mark.parametrize(
+    "status, page, said",
+    [
+        (
+            503,
+            PAGE.format(title="503 Service Temporarily Unavailable", body="<h1>x</h1>" + "<p>y</p>" * 500),
+            "503 Service Temporarily Unavailable",
+        ),
+        (
+            502,
+            "<html><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center>"
+            + " " * 5000
+            + "</body></html>",
+            "502 Bad Gateway",
+        ),
+    ],
+)
+def test_10_an_html_error_page_is_named_by_its_title(stub, status, page, said):
+    stub.default = reply(status=status, body=page, content_type="text/html")
+    gen = _generate(stub, [], transport_retries=0)
+    assert gen.failure.value == "transport_error" and f"HTTP {status}" in gen.error and said in gen.error, gen.error
+    assert "<p>" not in gen.error and "<center>" not in gen.error and len(gen.error) < 300
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+def test_10_a_connection_reset_is_named(stub, transport):
+    stub.default = reply(reset=True)
+    gen = _generate(stub, [], transport_retries=0, transport=transport)
+    assert gen.failure.value == "transport_error" and "reset" in gen.error and "timed out" not in gen.error, gen.error
+
+
+def _in_ten_minutes() -> str:
+    import email.utils
+
+    return email.utils.formatdate(time.time() + 600, usegmt=True)
+
+
+@pytest.mark.parametrize(
+    "headers, wait",
+    [
+        ({"Retry-After": "300"}, "300 s"),
+        ({"Retry-After": "date"}, " s (Retry-After)"),
+        ({"retry-after-ms": "400000"}, "400 s"),
+    ],
+)
+def test_10_a_retry_after_beyond_the_cap_fails_at_once_naming_the_wait(stub, headers, wait):
+    headers = {k: (_in_ten_minutes() if v == "date" else v) for k, v in headers.items()}
+    stub.default = reply(status=429, headers=headers)
+    started = time.monotonic()
+    gen = _generate(stub, [])
+    assert gen.failure.value == "transport_error" and "HTTP 429" in gen.error and wait in gen.error, gen.error
+    assert "run the same command again later" in gen.error and len(stub.requests) == 1
+    assert time.monotonic() - started < 60  # no wait of 300 s
+
+
+@pytest.mark.parametrize("headers", [{"Retry-After": "1"}, {"retry-after-ms": "1000"}])
+def test_10_a_retry_after_within_the_cap_is_honored_and_told(stub, headers):
+    with pytest.warns(RuntimeWarning, match="waiting 1 s, as its Retry-After asks"):
+        gen = _generate(stub, [reply(status=429, headers=headers), reply()])
+    assert gen.failure is None and gen.record["method_name"] == "StubNet" and len(stub.requests) == 2
+
+
+RANGES = [
+    ("from 28% to 33%", 28, 33, "number_text"),
+    ("from 28 to 33 %", 28, 33, "number_text"),
+    ("between 28% and 33%", 28, 33, "number_text"),
+    ("28% to 33%", 28, 33, "number_text"),
+    ("56.6 ± 0.3", 56.6, None, "uncertainty"),
+    ("56.6 +/- 0.3%", 56.6, None, "uncertainty"),
+    ("56.6 (±0.3)", 56.6, None, "uncertainty"),
+    ("56.6±0.3 %", 56.6, None, "uncertainty"),
+    ("56.6 \\pm 0.3", 56.6, None, "uncertainty"),
+]
+
+
+@pytest.mark.parametrize("written, low, high, repair", RANGES, ids=[r[0] for r in RANGES])
+def test_10_ranges_and_uncertainties_are_read(stub, written, low, high, repair):
+    results = [{"metric": "accuracy", "value": written, "unit": "percent", "kind": "absolute"}]
+    gen = _generate(stub, [reply(json.dumps({"method_name": "X", "results": results}, ensure_ascii=False))] * 2)
+    assert gen.failure is None, gen.error
+    (result,) = gen.record["results"]
+    assert result["value"] == pytest.approx(low) and result["value_upper"] == high and repair in gen.repairs
+    assert len(stub.requests) == 1

@@ -681,6 +681,8 @@ def _describe(response: Any, secrets: tuple[str, ...]) -> str:
     error = getattr(response, "error", None)  # an error object in a 200 body (a server out of memory, a proxy)
     if error is None and getattr(response, "object", None) == "error":  # vLLM's {"object": "error", "message": ...}
         error = {"message": getattr(response, "message", None)}
+    if error is None and isinstance(getattr(response, "detail", None), str):  # a FastAPI server's {"detail": ...}
+        error = {"message": response.detail}
     if error is not None:
         message = error.get("message") if isinstance(error, dict) else getattr(error, "message", None)
         said = replace_surrogates(str(message if message is not None else error))
@@ -756,6 +758,8 @@ def _connection_text(exc: BaseException) -> str:
         for name, said in _CONNECTION_CAUSES:
             if name in names or name in str(cause):
                 return said
+        if "--timeout" in str(cause):  # the whole-request bound of _limited
+            return f"{exc} {cause}"
         cause = cause.__cause__ or cause.__context__
     return str(exc)
 

@@ -94,8 +94,14 @@ _ALL = (
         "number_text",
         'a number as text: `"56.61%"`, `"56.61 percent"`, `"35,368"`, `"2.5×10^3"`, `"2.5 \\times 10^{3}"`, '
         '`"10^4"`, `"$10^{3}$"`, `"3·10⁻²"`, a scale factor read by `quantiphy` (`"1.2k"`, `"3M"`, `"1.5B"` for '
-        'billion, `"2 million"`), a range `"58-63%"`',
+        'billion, `"2 million"`), a range `"58-63%"`, `"from 28% to 33%"`, `"between 28% and 33%"`',
         "the number (and `value_upper`)",
+    ),
+    Repair(
+        "uncertainty",
+        'a value with its uncertainty (`"56.6 ± 0.3"`, `"56.6 +/- 0.3%"`, `"56.6 (±0.3)"`, `"56.6 \\pm 0.3"`)',
+        "the value; the uncertainty is left out (the schema has no field for it)",
+        drops=True,
     ),
     Repair(
         "result_dropped",

@@ -175,7 +175,14 @@ _SIGN_UNITS = tuple(
     )
 )
 _GROUPED = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
-_RANGE = re.compile(r"(.+?)\s*(?:-|\u2013|\u2014|\bto\b)\s*(.+)", re.IGNORECASE)
+_RANGE = re.compile(r"(?:from\s+)?(.+?)\s*(?:-|\u2013|\u2014|\bto\b)\s*(.+)", re.IGNORECASE)
+_BETWEEN = re.compile(r"between\s+(.+?)\s+and\s+(.+)", re.IGNORECASE)  # "between 28% and 33%"
+# A value with its uncertainty ("56.6 ± 0.3", "56.6 +/- 0.3%", "56.6 (±0.3)", "56.6 \pm 0.3"): the value and
+# any unit sign after the uncertainty are kept; the schema has no field for the uncertainty.
+_UNCERTAINTY = re.compile(
+    r"(?P<value>.*?\d)\s*\(?\s*(?:\u00b1|\+/-|\+-|\\pm)\s*[\d.]+\s*(?P<sign>\\?%)?\s*\)?\s*(?P<unit>.*)",
+    re.IGNORECASE,
+)
 # Notation glue, so float() or quantiphy can read the rest: a power of ten written as "x 10^3", "\times 10^{3}",
 # "\cdot 10^{-2}", "·10³" or alone ("10^4") becomes an exponent ("e3"); LaTeX braces, "\," thin spaces and
 # "\!" go; the scale words "thousand", "million", "billion" and "B"/"bn" (billion, as ML papers write
@@ -509,19 +516,25 @@ class Result(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _range_and_extra_keys(cls, data: Any, info: ValidationInfo) -> Any:
-        """A range written as the value ("58-63%", "12.5 to 13") becomes value and value_upper when
-        both ends are numbers in order and value_upper is not given; keys not in the schema are noted."""
+        """A range written as the value ("58-63%", "12.5 to 13", "from 28% to 33%", "between 28% and 33%")
+        becomes value and value_upper when both ends are numbers in order and value_upper is not given; a
+        value with its uncertainty ("56.6 ± 0.3") keeps the value (``uncertainty``: the schema has no field
+        for the spread); keys not in the schema are noted."""
         if not isinstance(data, dict):
             return data
         if set(data) - set(cls.model_fields):
             _note(info, "extra_keys")
         data = _unit_from_sign(data, info)
         value = data.get("value")
+        if isinstance(value, str) and (spread := _UNCERTAINTY.fullmatch(value.strip())):
+            _note(info, "uncertainty")
+            value = spread.group("value") + (spread.group("unit") or spread.group("sign") or "")
+            data = {**data, "value": value}
         if isinstance(value, str) and data.get("value_upper") is None:
             try:
                 parse_number(value)
             except ValueError:
-                ends = _RANGE.fullmatch(value.strip())
+                ends = _BETWEEN.fullmatch(value.strip()) or _RANGE.fullmatch(value.strip())
                 try:
                     low, high = (parse_number(ends.group(1)), parse_number(ends.group(2))) if ends else (None, None)
                 except ValueError:
