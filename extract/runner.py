@@ -196,7 +196,11 @@ class _RunFolder:
         corpus_path: Optional[str] = None,
     ) -> None:
         run_dir.mkdir(parents=True, exist_ok=True)
-        self._lock = FolderLock(run_dir)
+        try:
+            self._lock: Any = FolderLock(run_dir)
+        except OSError as exc:  # a read-only folder: a complete run can still be checked, nothing written
+            self._open_read_only(papers, config, run_dir, price, corpus_path, exc)
+            return
         try:
             self._open(papers, config, run_dir, price, corpus_path)
         except BaseException:
@@ -204,6 +208,29 @@ class _RunFolder:
             raise
         if self.finished:
             self._lock.release()
+
+    def _open_read_only(
+        self,
+        papers: list[Paper],
+        config: RunConfig,
+        run_dir: Path,
+        price: Optional[Price],
+        corpus_path: Optional[str],
+        exc: OSError,
+    ) -> None:
+        """Open a folder whose lock cannot be written: fine for a finished run (nothing will be written,
+        so no lock is needed), else RunError naming the folder."""
+        self._lock = FolderLock.__new__(FolderLock)
+        self._lock._fh = None  # nothing to release
+        try:
+            self._open(papers, config, run_dir, price, corpus_path)
+        except OSError:
+            self.finished = False
+        if not self.finished:
+            raise RunError(
+                f"{run_dir}: the run folder cannot be written ({exc.strerror or exc}, [Errno {exc.errno}]: read-only?) "
+                "and the run has papers left to do; run it where the folder can be written"
+            ) from None
 
     def _open(
         self, papers: list[Paper], config: RunConfig, run_dir: Path, price: Optional[Price], corpus_path: Optional[str]

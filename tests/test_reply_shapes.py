@@ -12,6 +12,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -513,3 +516,97 @@ def test_10_ranges_and_uncertainties_are_read(stub, written, low, high, repair):
     (result,) = gen.record["results"]
     assert result["value"] == pytest.approx(low) and result["value_upper"] == high and repair in gen.repairs
     assert len(stub.requests) == 1
+
+
+# 11. The response cache on a full disk, as a read-only file or on a read-only mount: the run goes on without
+# storing answers, one warning naming the file; a healthy cache is never moved aside.
+
+
+def _as_root_with_mounts(script: str, env: dict) -> subprocess.CompletedProcess:
+    """``script`` (sh) in a mount namespace of its own, where it may mount tmpfs and remount read-only."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare to mount")
+    done = subprocess.run(
+        ["unshare", "-m", "sh", "-c", "set -e\n" + script],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        cwd=ROOT,
+    )
+    if "mount:" in done.stderr and "exit=" not in done.stdout:
+        pytest.skip(f"cannot mount here: {done.stderr.strip()}")
+    return done
+
+
+def _run_command(stub, runs: Path, run_id: str, limit: int, *more: str) -> str:
+    return (
+        f"{sys.executable} -m paperfields.cli run -b openai/m --base-url {stub.url} --runs-dir {runs} "
+        f"--run-id {run_id} --limit {limit} --no-score {' '.join(more)}"
+    )
+
+
+def _checkpoint(cache: Path) -> str:
+    """sh that folds the cache's WAL into its file, so the file alone holds every answer."""
+    code = f"import sqlite3; db = sqlite3.connect({str(cache)!r}); db.execute('PRAGMA wal_checkpoint(TRUNCATE)'); db.close()"
+    return f'{sys.executable} -c "{code}"\nrm -f {cache}-wal {cache}-shm'
+
+
+@pytest.mark.parametrize("how", ["full disk", "read-only file", "read-only mount"])
+def test_11_a_cache_that_cannot_be_written_never_stops_a_run(stub, tmp_path, how):
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    cache = (disk if how != "read-only file" else tmp_path) / "responses.sqlite"
+    env = dict(os.environ, PAPERFIELDS_RESPONSE_CACHE=str(cache))
+    stub.default = reply(VALID + " " * 40_000)  # rows of 40 kB: the next one cannot fit on the full disk
+    runs = tmp_path / "runs"
+    fault = {
+        "full disk": f"dd if=/dev/zero of={disk}/fill bs=4k 2>/dev/null || true",
+        "read-only file": f"mount --bind {cache} {cache}\nmount -o remount,ro,bind {cache} {cache}",
+        "read-only mount": f"mount -o remount,ro {disk}",
+    }[how]
+    script = f"""mount -t tmpfs -o size=512k tmpfs {disk}
+{_run_command(stub, runs, "a", 1)}
+{_checkpoint(cache)}
+{fault}
+set +e
+{_run_command(stub, runs, "b", 4)}
+echo "exit=$?"
+ls -a {cache.parent}
+"""
+    done = _as_root_with_mounts(script, env)
+    assert "exit=0" in done.stdout, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr and "OperationalError" not in done.stderr, done.stderr
+    stderr = done.stderr.replace("\n", "")
+    assert done.stderr.count("response cache") == 1 and str(cache) in stderr, done.stderr  # one warning naming it
+    assert ".corrupt-" not in done.stdout and "is damaged" not in done.stderr  # never moved aside
+    lines = read_predictions(runs / "b" / "predictions.jsonl")
+    assert len(lines) == 4 and all(line.failure is None for line in lines)
+    if how != "full disk":
+        assert lines[0].cached  # a healthy read-only cache is still read
+
+
+# 12. A complete run on a read-only runs folder can be checked again (no .lock written for it).
+
+
+def test_12_a_complete_run_on_a_read_only_folder(stub, tmp_path):
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    env = dict(os.environ, PAPERFIELDS_RESPONSE_CACHE=str(tmp_path / "cache.sqlite"))
+    runs = disk / "runs"
+    script = f"""mount -t tmpfs -o size=4m tmpfs {disk}
+{_run_command(stub, runs, "r", 2)}
+mount -o remount,ro {disk}
+set +e
+{_run_command(stub, runs, "r", 2)}
+echo "exit=$?"
+{_run_command(stub, runs, "r", 3)}
+echo "more=$?"
+"""
+    done = _as_root_with_mounts(script, env)
+    assert "exit=0" in done.stdout, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr and ".lock" not in done.stderr, done.stderr
+    asked = len(stub.requests)
+    assert asked == 2  # nothing asked again
+    # a run that has work left cannot go on there: a clear error naming the folder, no traceback
+    assert "more=2" in done.stdout and str(runs / "r") in done.stderr.replace("\n", "") and "read-only" in done.stderr
