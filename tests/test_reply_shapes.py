@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from paperfields.core.repairs import REPAIRS
 from paperfields.core.runlog import GenerationParams, load_manifest, read_predictions
 from paperfields.extract.backends import GenerationRequest, get_backend
 from tests.cli_in_process import run_cli
@@ -35,9 +36,11 @@ RECORD = json.loads(VALID)
 def _generate(stub, script, **options):
     stub.script[:] = script
     backend = get_backend("openai/stub-model", base_url=stub.url, **options)
-    return asyncio.run(
+    gen = asyncio.run(
         backend.generate(GenerationRequest(messages=MESSAGES, params=GenerationParams(max_tokens=BUDGET)))
     )
+    assert set(gen.repairs) <= set(REPAIRS), gen.repairs  # every repair recorded is in the docs' table
+    return gen
 
 
 def _run(stub, tmp_path, *more, run_id="r", limit="1"):

@@ -68,7 +68,9 @@ class FailureClass(str, Enum):
     again. ``request_rejected`` (the server refused the request itself: HTTP 400 for a bad schema or
     an unsupported parameter) and ``context_overflow`` (the prompt does not fit the model's context
     window) can never succeed unchanged: a rerun does not ask again. The others are the model's
-    answer and are final for the run's configuration.
+    answer and are final for the run's configuration; ``content_filter`` (the provider's filter stopped
+    the reply) and ``truncated`` are not even re-asked within the run: the same request meets the same
+    filter, or the same budget.
     """
 
     malformed_json = "malformed_json"
@@ -96,9 +98,12 @@ class FailureClass(str, Enum):
 # answered, then requests that can never succeed unchanged, then the model's own answers.
 _FAILURE_TEXT: dict[FailureClass, tuple[str, str]] = {
     FailureClass.transport_error: (
-        "no answer: network error, HTTP 401/404/429/5xx, timeout (`--timeout`, 120 s per request, retried "
-        "`--retries` times, 4), a 200 that is not a chat completion (the server's own message shown when its body is "
-        'an error, `{"error": {"message": "CUDA out of memory"}}`)',
+        "no answer: network error (a connection reset or closed is named so), HTTP 401/404/429/5xx (a JSON error's "
+        "message, or an HTML error page's status and title), timeout (`--timeout`, 120 s for the whole request, "
+        "headers and body, retried `--retries` times, 4), a `Retry-After` longer than the SDK waits (120 s: not "
+        "retried, the wait named; a shorter one is waited and told), a 200 that is not a chat completion (the "
+        'server\'s own message shown when its body is an error, `{"error": {"message": "CUDA out of memory"}}`, '
+        'vLLM\'s `{"object": "error", "message": ...}`; an event stream holding a completion is read, `sse`)',
         "asked again; `run` exits 1 while any paper has one, so scripts notice",
     ),
     FailureClass.request_rejected: (
