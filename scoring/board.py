@@ -451,6 +451,15 @@ FIELD_COLUMNS: tuple[Column, ...] = (
     Column("per-paper F1", lambda s, r: fmt(s.per_paper_f1, 2), lambda s, r: s.per_paper_f1),
 )
 
+
+def _unknown_cost(s: Any) -> Optional[str]:
+    """The cost cell of a run whose dollars are unknown: ``unknown`` when the server reported no token
+    counts (a price does not make unknown tokens cost $0), ``?`` when the price is unknown; None when known."""
+    if s.dollars_total is not None:
+        return None
+    return "unknown" if s.tokens_per_paper is None else "?"
+
+
 COST_COLUMNS: tuple[Column, ...] = (
     Column("run", lambda s, r: s.run_id, lambda s, r: s.run_id),
     Column("s/paper", lambda s, r: f"{s.seconds_per_paper:.1f}", lambda s, r: s.seconds_per_paper),
@@ -459,14 +468,12 @@ COST_COLUMNS: tuple[Column, ...] = (
         lambda s, r: "unknown" if s.tokens_per_paper is None else f"{s.tokens_per_paper:.0f}",
         lambda s, r: s.tokens_per_paper,
     ),
-    Column(
-        "$/run", lambda s, r: "?" if s.dollars_total is None else f"{s.dollars_total:.4f}", lambda s, r: s.dollars_total
-    ),
+    Column("$/run", lambda s, r: _unknown_cost(s) or f"{s.dollars_total:.4f}", lambda s, r: s.dollars_total),
     Column("correct items", lambda s, r: str(s.correct_items), lambda s, r: s.correct_items),
     Column("s/correct", lambda s, r: fmt(s.seconds_per_correct, 2), lambda s, r: s.seconds_per_correct),
     Column(
         "$/correct",
-        lambda s, r: "?" if s.dollars_total is None else fmt(s.dollars_per_correct, 6),
+        lambda s, r: _unknown_cost(s) or fmt(s.dollars_per_correct, 6),
         lambda s, r: s.dollars_per_correct,
     ),
 )
@@ -683,7 +690,7 @@ def _terminal(board: Board, highlight: Optional[str], wide: bool) -> Table:
             invented = mean_invented(s)
             cells += [
                 UNDEFINED if invented is None else f"{invented:.0%}",
-                "?" if s.dollars_total is None else f"{s.dollars_total:.2f}",
+                _unknown_cost(s) or f"{s.dollars_total:.2f}",
                 fmt(s.seconds_per_correct, 2),
                 r["contamination"],
                 fmt(s.per_paper_f1),
