@@ -619,3 +619,9 @@ echo "more=$?"
     assert asked == 2  # nothing asked again
     # a run that has work left cannot go on there: a clear error naming the folder, no traceback
     assert "more=2" in done.stdout and str(runs / "r") in done.stderr.replace("\n", "") and "read-only" in done.stderr
+
+
+def test_3_a_plain_reply_that_mentions_data_is_not_taken_for_sse(stub):
+    record = dict(RECORD, method_name="data: StubNet", tasks=["x\ndata: [DONE]"])
+    gen = _generate(stub, [reply(json.dumps(record))])
+    assert gen.failure is None and gen.record["method_name"] == "data: StubNet" and "sse" not in gen.repairs

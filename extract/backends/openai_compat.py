@@ -320,7 +320,7 @@ def _limited(client_class: type, limit: AdaptiveLimit, whole: Optional[float] = 
         async def send(self, request: Any, **kwargs: Any) -> Any:
             window = await limit.acquire()
             status = None
-            completions = str(request.url).endswith("/chat/completions") and not kwargs.get("stream")
+            completions = request.url.path.endswith("/chat/completions") and not kwargs.get("stream")
             try:
                 if completions and whole is not None:
                     try:
@@ -463,6 +463,11 @@ def _sse_completion(response: Any, request: Any) -> Any:
     head = body.lstrip()[:5]
     if head != b"data:" and b"data:" not in body and "event-stream" not in response.headers.get("content-type", ""):
         return response
+    try:
+        json.loads(body)
+        return response  # plain JSON that merely mentions "data:" (an abstract may)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        pass
     text = body.decode("utf-8", errors="replace")
     leading, _, _ = text.partition("\ndata:") if head != b"data:" else ("", "", "")
     payloads = ([leading] if leading.strip() else []) + _events(text)
