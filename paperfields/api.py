@@ -646,6 +646,23 @@ def _advice(result: RunResult, backend: str) -> list[Advice]:
                 f"retry {'it' if unanswered == 1 else 'them'} (exit status 1: the run is incomplete)",
             )
         )
+    filtered = manifest.failures_by_class.get("content_filter", 0)
+    if filtered:
+        advice.append(
+            Advice(
+                "warning",
+                f"{plural(filtered, 'paper')} stopped by the provider's content filter (content_filter): final, a rerun "
+                "does not ask again",
+            )
+        )
+    if not (manifest.usage + manifest.cached_usage).known:
+        advice.append(
+            Advice(
+                "warning",
+                "the server reported no token counts for some replies (usage null or absent): the run's tokens and "
+                "dollars are unknown (null in manifest.json), not 0",
+            )
+        )
     refused = {c: n for c, n in manifest.failures_by_class.items() if c in ("request_rejected", "context_overflow")}
     if refused:
         first = next(

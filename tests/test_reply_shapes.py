@@ -257,6 +257,7 @@ def test_5_content_filter_in_the_run_folder(stub, tmp_path):
     done, run = _run(stub, tmp_path)
     assert done.returncode == 0, done.stderr
     assert load_manifest(run).failures_by_class == {"content_filter": 1} and len(stub.requests) == 1
+    assert "content filter" in done.stderr.replace("\n", " ")
     again, _ = _run(stub, tmp_path)
     assert again.returncode == 0 and len(stub.requests) == 1  # final: a rerun does not ask again
 
@@ -357,6 +358,7 @@ def test_8_unknown_usage_is_not_zero(stub, tmp_path, name):
     assert done.returncode == 0, done.stderr
     lines = read_predictions(runs / "r" / "predictions.jsonl")
     assert all(line.failure is None and line.usage.output_tokens is None and line.dollars is None for line in lines)
+    assert "no token counts" in done.stderr.replace("\n", " ")
     manifest = json.loads((runs / "r" / "manifest.json").read_text())
     assert manifest["usage"]["output_tokens"] is None and manifest["dollars_total"] is None
     if name == "one count null":
