@@ -11,6 +11,11 @@ openai SDK's own; validation re-asks are instructor's, counted apart in ``attemp
 whose body is not a chat completion (a proxy's HTML error page, ``"choices": []``) is a transport
 error, not the model's empty reply (an error object in the body is quoted). ``message.refusal`` set is a
 refusal; a record in ``reasoning_content``/``reasoning`` with empty content is read (:func:`read_completion`).
+Reply shapes off the SDK's types are mended before anything parses them (:func:`normalize_reply`: content
+as a list of parts, arguments as an object), an event stream answered to a non-stream request is read
+into its completion (:func:`_sse_completion`), and a reply that does not parse after spending the whole
+token budget is ``truncated`` whatever its finish_reason. ``--timeout`` bounds the whole request, body
+included (:func:`_limited`); a ``Retry-After`` the SDK honors is told, a longer one named in the error.
 Requests in flight adapt to the server's 429s (:class:`AdaptiveLimit`). The API key is read from the provider's variable (``OPENAI_API_KEY``, ...) and never stored:
 it and anything shaped like an OpenAI secret key are masked in the error and raw text returned.
 
