@@ -449,6 +449,12 @@ def run(
     from paperfields.extract.runner import run_extraction
 
     opts = _options(RunOptions, options, given, "run")
+    if opts.engine == "ray":
+        if opts.batch:
+            raise RunError("--batch and --engine ray: a Batch API job is sent by OpenAI, not by Ray; give one of them")
+        from paperfields.extract.on_ray import import_ray
+
+        import_ray()  # RunError saying how to install it, before any run folder exists
     gold_path = _gold_path(None)
     runs_dir = Path(opts.runs_dir) if opts.runs_dir is not None else paths.user_runs_dir()
     all_papers, corpus_file, own = load_papers(corpus)
@@ -517,6 +523,10 @@ def run(
                     corpus_path=recorded,
                 )
             )
+        elif opts.engine == "ray":
+            manifest = _run_on_ray(
+                papers, opts, strat, engine, config, run_dir, own, written, started, price_given, recorded
+            )
         else:
             manifest = _sync(
                 run_extraction(
@@ -562,6 +572,48 @@ def run(
                 f"see its predictions with `paperfields show PAPER --run {run_dir.name}` or `paperfields report {run_dir.name}`"
             )
     return result
+
+
+def _run_on_ray(
+    papers: list[Paper],
+    opts: RunOptions,
+    strat: Strategy,
+    engine: _Engine,
+    config: RunConfig,
+    run_dir: Path,
+    own: bool,
+    written: Callable[[PredictionLine], None],
+    started: Optional[Callable[[int], None]],
+    price: Optional[Price],
+    corpus_path: Optional[str],
+) -> Manifest:
+    """:func:`run` with ``engine="ray"``: each Ray actor builds the same backend and strategy from
+    these factories (what :func:`_backend` and :func:`_strategy` built here, which it checks by the
+    prompt's sha256)."""
+    from functools import partial
+
+    from paperfields.extract.backends import get_backend
+    from paperfields.extract.cache import default_cache_path
+    from paperfields.extract.on_ray import run_on_ray
+    from paperfields.extract.strategies import Strategy
+
+    local = opts.backend.startswith("local/")
+    return run_on_ray(
+        papers,
+        partial(get_backend, opts.backend, **opts.backend_options()),
+        partial(Strategy, strat.name, split=None if own and opts.split == "all" else opts.split),
+        config,
+        run_dir,
+        opts.concurrency or getattr(engine.backend, "concurrency", 1),
+        written,
+        default_cache_path() if opts.cache else None,
+        started,
+        price=price,
+        corpus_path=corpus_path,
+        local=local,
+        backend_concurrency=getattr(engine.backend, "concurrency", 1),
+        request_options=getattr(engine.backend, "request_options", None),
+    )
 
 
 class _Tally:
