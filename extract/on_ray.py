@@ -74,14 +74,26 @@ class PaperActor:
     a strategy's templates are not sent over the wire). Raises RunError when this worker's prompt is
     not the one of the run's config (another PaperFields or prompts folder on that node)."""
 
-    def __init__(
-        self,
+    # (make_backend, make_strategy, config, cache path): set on a subclass made for each run (:meth:`bound`),
+    # so they travel inside the actor's class, not as constructor arguments in the object store that a
+    # restart after a lost node could no longer read
+    run_args: tuple[Callable[[], Backend], Callable[[], Strategy], RunConfig, Optional[str]]
+
+    @classmethod
+    def bound(
+        cls,
         make_backend: Callable[[], Backend],
         make_strategy: Callable[[], Strategy],
         config: RunConfig,
         cache_path: Optional[str],
-    ) -> None:
+    ) -> type[PaperActor]:
+        """This class with the run's factories, config and cache path bound to it."""
+        return type(cls.__name__, (cls,), {"run_args": (make_backend, make_strategy, config, cache_path)})
+
+    def __init__(self) -> None:
         from paperfields.extract.cache import ResponseCache
+
+        make_backend, make_strategy, config, cache_path = self.run_args
 
         self.strategy = make_strategy()
         if self.strategy.sha256 != config.prompt_sha256:
@@ -170,8 +182,7 @@ def run_on_ray(
                     override_num_blocks=max(1, math.ceil(len(todo) / batch_size)),
                 )
                 answered = papers_ds.map_batches(
-                    PaperActor,
-                    fn_constructor_args=(make_backend, make_strategy, config, str(cache_path) if cache_path else None),
+                    PaperActor.bound(make_backend, make_strategy, config, str(cache_path) if cache_path else None),
                     batch_size=batch_size,
                     batch_format="numpy",
                     compute=ActorPoolStrategy(size=actors),
