@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import math
 import os
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Optional
@@ -91,9 +92,22 @@ class PaperActor:
         return type(cls.__name__, (cls,), {"run_args": (make_backend, make_strategy, config, cache_path)})
 
     def __init__(self) -> None:
-        from paperfields.extract.cache import ResponseCache
+        # A refusal (RunError, BackendError) travels back as data in each row of the next batch: raised here or
+        # in a batch, it would reach the driver as Ray's ActorDiedError or UserCodeException, its class lost.
+        self.refused: Optional[Exception] = None
+        try:
+            self._start(*self.run_args)
+        except (RunError, BackendError) as exc:
+            self.refused = exc
 
-        make_backend, make_strategy, config, cache_path = self.run_args
+    def _start(
+        self,
+        make_backend: Callable[[], Backend],
+        make_strategy: Callable[[], Strategy],
+        config: RunConfig,
+        cache_path: Optional[str],
+    ) -> None:
+        from paperfields.extract.cache import ResponseCache
 
         self.strategy = make_strategy()
         if self.strategy.sha256 != config.prompt_sha256:
@@ -102,19 +116,41 @@ class PaperActor:
                 f"(sha256 {self.strategy.sha256[:12]} against {config.prompt_sha256[:12]}): install the same PaperFields on every node"
             )
         self.params = config.params
-        self.cache = ResponseCache(Path(cache_path)) if cache_path else None
+        self.cache = None
+        if cache_path:
+            try:
+                self.cache = ResponseCache(Path(cache_path))
+            except OSError as exc:  # a node where the driver's cache folder cannot be made: ask the model
+                warnings.warn(
+                    f"the Ray worker on {os.uname().nodename} runs without the response cache: {exc}", stacklevel=1
+                )
         self.model = Model(make_backend(), identity(config), self.cache)
         self.loop = asyncio.new_event_loop()
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, list[str]]:
-        """``batch["paper"]``: papers as JSON; returns their ids and their Generations as JSON, in order."""
+        """``batch["paper"]``: papers as JSON; returns their ids, their Generations as JSON (in order) and
+        ``refused``: "" for each, or for every paper of the batch ``"BackendError: message"`` (or RunError)
+        when this actor cannot answer at all (:func:`refusal` turns it back into the error)."""
         papers = [Paper.model_validate_json(text) for text in batch["paper"]]
+        ids = [p.id for p in papers]
+        if self.refused is None:
 
-        async def all_of_them() -> list[Generation]:
-            return list(await asyncio.gather(*(self.model.extract(p, self.strategy, self.params) for p in papers)))
+            async def all_of_them() -> list[Generation]:
+                return list(await asyncio.gather(*(self.model.extract(p, self.strategy, self.params) for p in papers)))
 
-        generations = self.loop.run_until_complete(all_of_them())
-        return {"paper_id": [p.id for p in papers], "generation": [g.model_dump_json() for g in generations]}
+            try:
+                generations = [g.model_dump_json() for g in self.loop.run_until_complete(all_of_them())]
+                return {"paper_id": ids, "generation": generations, "refused": [""] * len(ids)}
+            except (RunError, BackendError) as exc:  # the backend can answer no request: the run stops
+                self.refused = exc
+        said = f"{type(self.refused).__name__}: {self.refused}"
+        return {"paper_id": ids, "generation": [""] * len(ids), "refused": [said] * len(ids)}
+
+
+def refusal(said: str) -> Exception:
+    """The error an actor's ``refused`` column names (``"BackendError: ..."`` or ``"RunError: ..."``)."""
+    name, _, message = said.partition(": ")
+    return BackendError(message) if name == "BackendError" else RunError(message)
 
 
 def _pool(ray: Any, local: bool, concurrency: int, backend_concurrency: int) -> tuple[int, int, dict[str, Any]]:
@@ -193,29 +229,16 @@ def run_on_ray(
                 rows = iter(answered.iter_rows())  # a generator: close() below ends it
                 try:
                     for row in rows:
+                        if row["refused"]:
+                            raise refusal(str(row["refused"]))
                         paper_id = str(row["paper_id"])
                         if paper_id in todo and not run.done(paper_id):
                             run.write(todo[paper_id], Generation.model_validate_json(str(row["generation"])), on_paper)
                 finally:  # interrupted too: closing the iterator stops the pipeline and lets its actors go
                     rows.close()
-        except Exception as exc:
-            own = _own_error(exc)
-            if own is None:
-                raise
-            raise own from None
         finally:
             manifest = run.finish()
     return manifest
-
-
-def _own_error(exc: BaseException) -> Optional[BaseException]:
-    """The project's own error (RunError, BackendError) that a Ray task failure wraps, else None."""
-    seen: Optional[BaseException] = exc
-    for _ in range(8):  # RayTaskError(cause) inside Ray Data's own wrappers: a short chain
-        if seen is None or isinstance(seen, (RunError, BackendError)):
-            return seen
-        seen = getattr(seen, "cause", None) or seen.__cause__
-    return None
 
 
 def _quiet(ray: Any) -> None:

@@ -154,6 +154,39 @@ def test_a_bad_reply_is_read_by_the_projects_reader_into_the_same_failure_class(
 
 
 @needs_ray
+def test_a_worker_whose_prompt_is_not_the_drivers_stops_the_run_naming_it(cluster, tmp_path, corpus):
+    from functools import partial
+
+    from paperfields.core.runlog import RunConfig, RunError
+    from paperfields.extract.backends import get_backend
+    from paperfields.extract.on_ray import run_on_ray
+    from paperfields.extract.strategies import Strategy
+
+    with StubServer() as stub:
+        config = RunConfig(
+            backend=BACKEND,
+            base_url=stub.url,
+            strategy="zero_shot",
+            prompt_version="1",
+            prompt_sha256="0" * 64,
+            split="test",
+        )  # as a node with another prompts folder would see it
+        with pytest.raises(
+            RunError, match="has another prompt 'zero_shot'.*install the same PaperFields on every node"
+        ):
+            run_on_ray(
+                corpus[:2],
+                partial(get_backend, BACKEND, base_url=stub.url),
+                partial(Strategy, "zero_shot"),
+                config,
+                tmp_path / "other",
+            )
+        assert stub.requests == []
+    manifest = json.loads((tmp_path / "other" / "manifest.json").read_text())
+    assert manifest["status"] == "incomplete" and not _lines(tmp_path / "other")
+
+
+@needs_ray
 @pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="finds Ray's worker processes through /proc")
 def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(cluster, tmp_path, corpus):
     n = 10
