@@ -7,6 +7,7 @@ Everything the command line does is a call here (the CLI parses flags, calls, pr
     record = pf.extract_record("We propose FooNet, ...", backend="rules/baseline")    # a PaperRecord, or an ExtractionFailure
     result = pf.run("mine.jsonl", backend="openai/my-model", base_url="http://127.0.0.1:8000/v1", split="all")
     pf.run(backend="gemini/gemini-2.5-flash", provider_options={"thinking_budget": 0})  # a provider's own option (-o)
+    pf.run("big.jsonl", backend="openai/m", base_url=URL, split="all", engine="ray")  # on a Ray cluster ($RAY_ADDRESS)
     result.run_dir, result.manifest, result.scores, result.note                 # scores None (note says why) without gold
     result.summary, result.advice                                              # what the run did, what to do next (data)
     options = pf.RunOptions(backend="rules/baseline", limit=3); pf.run(None, options)  # the same options as one object
@@ -429,7 +430,9 @@ def run(
     mode given, ``__grammar``, each provider option and ``__batch``); running the same call again resumes it. ``price``:
     ``"IN,OUT"`` or ``(IN, OUT)``, USD per million input and output tokens, for a model not in
     ``prices.toml`` (recorded in the manifest). ``batch``: one OpenAI Batch API job (openai/),
-    polled every ``poll_interval`` seconds. ``timeout`` (seconds per HTTP request, default 120) and ``retries`` (HTTP
+    polled every ``poll_interval`` seconds. ``engine="ray"``: the same requests sent from a Ray Data pipeline
+    over an actor pool (``$RAY_ADDRESS``'s cluster, else a Ray started on this machine; the ``paperfields[ray]``
+    extra), into the same run folder (see docs/scaling.md). ``timeout`` (seconds per HTTP request, default 120) and ``retries`` (HTTP
     retries after a 429, a 5xx or a timeout, default 4): OpenAI-compatible providers and anthropic/, recorded in the manifest's
     ``request_options``. ``on_start(already_done, papers, run_id)`` (once, before any
     work), ``on_paper(line)`` (after each paper) and ``on_status(batch_state)`` report progress.

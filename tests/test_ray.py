@@ -239,3 +239,13 @@ def test_a_rerun_after_an_interrupt_sends_only_the_unfinished_papers(cluster, tm
     ids = [l["paper_id"] for l in _lines(run_dir)]
     assert len(ids) == len(set(ids)) == n
     assert result.manifest.status == "complete" and result.invocation.papers == n - stop_after
+
+
+@needs_ray
+def test_the_actor_pool_is_one_actor_a_node_for_local_models_and_shares_concurrency_for_endpoints(cluster):
+    from paperfields.extract.on_ray import _pool
+
+    # this cluster: one node of 2 CPUs, no GPU
+    assert _pool(cluster, local=True, concurrency=8, backend_concurrency=2) == (1, 2, {"num_cpus": 2})
+    assert _pool(cluster, local=False, concurrency=1, backend_concurrency=1) == (1, 1, {"num_cpus": 1.0})
+    assert _pool(cluster, local=False, concurrency=5, backend_concurrency=1) == (2, 3, {"num_cpus": 1.0})
