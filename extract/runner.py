@@ -375,6 +375,7 @@ async def run_extraction(
         queue.put_nowait(paper)
 
     run.manifest.request_options = dict(getattr(backend, "request_options", None) or {})
+    run.manifest.engine = None  # this process (a part run on Ray Data says "ray": extract/on_ray.py)
     with run:
 
         async def worker() -> None:

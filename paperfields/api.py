@@ -7,6 +7,7 @@ Everything the command line does is a call here (the CLI parses flags, calls, pr
     record = pf.extract_record("We propose FooNet, ...", backend="rules/baseline")    # a PaperRecord, or an ExtractionFailure
     result = pf.run("mine.jsonl", backend="openai/my-model", base_url="http://127.0.0.1:8000/v1", split="all")
     pf.run(backend="gemini/gemini-2.5-flash", provider_options={"thinking_budget": 0})  # a provider's own option (-o)
+    pf.run("big.jsonl", backend="openai/m", base_url=URL, split="all", engine="ray")  # on a Ray cluster ($RAY_ADDRESS)
     result.run_dir, result.manifest, result.scores, result.note                 # scores None (note says why) without gold
     result.summary, result.advice                                              # what the run did, what to do next (data)
     options = pf.RunOptions(backend="rules/baseline", limit=3); pf.run(None, options)  # the same options as one object
@@ -429,7 +430,9 @@ def run(
     mode given, ``__grammar``, each provider option and ``__batch``); running the same call again resumes it. ``price``:
     ``"IN,OUT"`` or ``(IN, OUT)``, USD per million input and output tokens, for a model not in
     ``prices.toml`` (recorded in the manifest). ``batch``: one OpenAI Batch API job (openai/),
-    polled every ``poll_interval`` seconds. ``timeout`` (seconds per HTTP request, default 120) and ``retries`` (HTTP
+    polled every ``poll_interval`` seconds. ``engine="ray"``: the same requests sent from a Ray Data pipeline
+    over an actor pool (``$RAY_ADDRESS``'s cluster, else a Ray started on this machine; the ``paperfields[ray]``
+    extra), into the same run folder (see docs/scaling.md). ``timeout`` (seconds per HTTP request, default 120) and ``retries`` (HTTP
     retries after a 429, a 5xx or a timeout, default 4): OpenAI-compatible providers and anthropic/, recorded in the manifest's
     ``request_options``. ``on_start(already_done, papers, run_id)`` (once, before any
     work), ``on_paper(line)`` (after each paper) and ``on_status(batch_state)`` report progress.
@@ -449,6 +452,12 @@ def run(
     from paperfields.extract.runner import run_extraction
 
     opts = _options(RunOptions, options, given, "run")
+    if opts.engine == "ray":
+        if opts.batch:
+            raise RunError("--batch and --engine ray: a Batch API job is sent by OpenAI, not by Ray; give one of them")
+        from paperfields.extract.on_ray import import_ray
+
+        import_ray()  # RunError saying how to install it, before any run folder exists
     gold_path = _gold_path(None)
     runs_dir = Path(opts.runs_dir) if opts.runs_dir is not None else paths.user_runs_dir()
     all_papers, corpus_file, own = load_papers(corpus)
@@ -517,6 +526,10 @@ def run(
                     corpus_path=recorded,
                 )
             )
+        elif opts.engine == "ray":
+            manifest = _run_on_ray(
+                papers, opts, strat, engine, config, run_dir, own, written, started, price_given, recorded
+            )
         else:
             manifest = _sync(
                 run_extraction(
@@ -562,6 +575,48 @@ def run(
                 f"see its predictions with `paperfields show PAPER --run {run_dir.name}` or `paperfields report {run_dir.name}`"
             )
     return result
+
+
+def _run_on_ray(
+    papers: list[Paper],
+    opts: RunOptions,
+    strat: Strategy,
+    engine: _Engine,
+    config: RunConfig,
+    run_dir: Path,
+    own: bool,
+    written: Callable[[PredictionLine], None],
+    started: Optional[Callable[[int], None]],
+    price: Optional[Price],
+    corpus_path: Optional[str],
+) -> Manifest:
+    """:func:`run` with ``engine="ray"``: each Ray actor builds the same backend and strategy from
+    these factories (what :func:`_backend` and :func:`_strategy` built here, which it checks by the
+    prompt's sha256)."""
+    from functools import partial
+
+    from paperfields.extract.backends import get_backend
+    from paperfields.extract.cache import default_cache_path
+    from paperfields.extract.on_ray import run_on_ray
+    from paperfields.extract.strategies import Strategy
+
+    local = opts.backend.startswith("local/")
+    return run_on_ray(
+        papers,
+        partial(get_backend, opts.backend, **opts.backend_options()),
+        partial(Strategy, strat.name, split=None if own and opts.split == "all" else opts.split),
+        config,
+        run_dir,
+        opts.concurrency or getattr(engine.backend, "concurrency", 1),
+        written,
+        default_cache_path() if opts.cache else None,
+        started,
+        price=price,
+        corpus_path=corpus_path,
+        local=local,
+        backend_concurrency=getattr(engine.backend, "concurrency", 1),
+        request_options=getattr(engine.backend, "request_options", None),
+    )
 
 
 class _Tally:

@@ -239,6 +239,14 @@ class RunOptions(ExtractOptions):
             "command again to poll and ingest. A job holds at most 50,000 requests and 200 MB: submit more in parts with --limit."
         ),
     )
+    engine: Literal["asyncio", "ray"] = Field(
+        "asyncio",
+        description=(
+            "What sends the requests: asyncio (this process) or ray (a Ray Data pipeline over an actor pool, on "
+            "$RAY_ADDRESS or a Ray started here; pip install 'paperfields[ray]'). The same requests, replies and run "
+            "folder either way; a run started with one resumes with the other. See docs/scaling.md."
+        ),
+    )
     poll_interval: float = Field(
         30.0, ge=0.0, description="--batch: seconds between two polls of the batch job's status."
     )

@@ -408,6 +408,11 @@ class Manifest(BaseModel):
     rate_limited: int = Field(
         default=0, description="HTTP 429 (rate limit) answers the server gave during the run, retried or not"
     )
+    engine: Optional[str] = Field(
+        default=None,
+        description="what ran the last part of the run: 'ray' for `paperfields run --engine ray` (Ray Data), "
+        "None for the in-process runner; it changes no request or reply, so a resume may use the other",
+    )
     corpus_path: Optional[str] = Field(
         default=None,
         description="absolute path of the corpus JSONL the papers were read from (where show and report find the "
