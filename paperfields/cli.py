@@ -433,9 +433,12 @@ def _print_stratified(pairs: list[dict[str, Any]], draw: Any) -> None:
 
 def _print_leaderboard(board, highlight: Optional[str] = None, wide: bool = False) -> None:
     """Print a :class:`~paperfields.scoring.board.Board` in the terminal, with its legend."""
-    from paperfields.scoring.board import TERMINAL_LEGEND
+    from paperfields.scoring.board import TERMINAL_LEGEND, TERMINAL_WIDTH
 
-    (Console(width=None if sys.stdout.isatty() else 240) if wide else out).print(board.terminal(highlight, wide))
+    if wide:
+        Console(width=None if sys.stdout.isatty() else 240).print(board.terminal(highlight, wide))
+    else:  # the default columns fit TERMINAL_WIDTH whatever the rows: the model column wraps to fit
+        out.print(board.terminal(highlight, wide), width=min(out.width, TERMINAL_WIDTH))
     out.print(TERMINAL_LEGEND, highlight=False, markup=False)
 
 

@@ -610,6 +610,7 @@ def _csv(board: Board) -> str:
     return frame.to_csv(index=False, lineterminator="\n")
 
 
+TERMINAL_WIDTH = 100  # the default terminal board's widest line, however many rows: the model column wraps
 TERMINAL_LEGEND = (
     "#: rank among complete contenders. ref: reference (rules/*, annotator/*), not ranked.\n"
     "part: partial or unfinished run (no rank, no CI). P/R: micro precision/recall over\n"
