@@ -1402,6 +1402,46 @@ def submission_add(
     )
 
 
+@submission_app.command("from-run")
+def submission_from_run(
+    run: str = typer.Argument(..., help="A finished run of `paperfields run` over the test split: its id or folder."),
+    name: str = typer.Option(
+        ...,
+        "--name",
+        help="The submission's name: the folder submissions/<name>/ and the run id <name>__submitted__test.",
+    ),
+    runs_dir: Path = typer.Option(None, help="Where the run is [default: runs/, then results/runs]."),
+    folder: Path = typer.Option(None, "--dir", help="The submissions folder [default: submissions/]."),
+) -> None:
+    """Turn a run into a submission: write submissions/<name>/ with the run's predictions in the submission format
+    and a submission.toml filled from its manifest (model, provider, date, strategy, mode, prompt hash, cutoff when known).
+
+    What only you can say (submitted_by) is marked FILL IN: `submission check` refuses it until filled. Then
+    `paperfields submission check NAME` and `paperfields submission add NAME` (CONTRIBUTING.md)."""
+    from paperfields.scoring.submissions import PLACEHOLDER, SubmissionError
+    from paperfields.scoring.submissions import submission_from_run as from_run
+
+    try:
+        made = from_run(
+            _run_dir(run, runs_dir),
+            name,
+            _submissions_dir(folder),
+            paths.gold_dir() / "gold.jsonl",
+            paths.gold_dir() / "corpus.jsonl",
+        )
+    except SubmissionError as exc:
+        fail(str(exc), 1)
+    except _known_errors() as exc:
+        fail(str(exc))
+    dir_flag = f" --dir {folder}" if folder else ""
+    console.print(
+        f"wrote {made}/ (predictions.jsonl, submission.toml). Next: replace {PLACEHOLDER!r} in {made / 'submission.toml'}, "
+        f"then `paperfields submission check {name}{dir_flag}` and `paperfields submission add {name}{dir_flag}`",
+        highlight=False,
+        markup=False,
+    )
+
+
 @submission_app.command("schema")
 def submission_schema() -> None:
     """Print the JSON Schema of one line of a submission's predictions.jsonl."""

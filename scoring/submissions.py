@@ -50,6 +50,7 @@ MAX_LINE_BYTES = 64 * 1024  # their longest line is about 11 KiB
 MAX_PROBLEMS = 50  # listed per submission; a file that is wrong throughout says so once
 NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 OWN_PIPELINE = "own pipeline"
+PLACEHOLDER = "FILL IN"  # what from-run writes where only the submitter can answer; check refuses it until replaced
 
 
 class SubmissionError(RunError):
@@ -69,7 +70,12 @@ class SubmissionMeta(BaseModel):
     - ``submitted_by``: a name or handle to answer for the submission;
     - ``model_cutoff``: the model's training-data cutoff (``YYYY-MM``) when known: the board's
       contamination status is decided from it when ``paperfields/core/tables/cutoffs.toml`` does not list the model;
+    - ``mode``: how the record was asked for (an instructor mode, ``md_json``, ``tools``, ...), when known (optional);
+    - ``prompt_sha256``: sha256 of the prompt the predictions were made with, when known (optional);
     - ``notes``: anything else (optional).
+
+    A value still holding :data:`PLACEHOLDER` (what ``paperfields submission from-run`` writes where only the
+    submitter can answer) is refused.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -81,7 +87,18 @@ class SubmissionMeta(BaseModel):
     prompt: Optional[str] = Field(default=None, max_length=20000)
     submitted_by: str = Field(min_length=1, max_length=200)
     model_cutoff: Optional[str] = None
+    mode: Optional[str] = Field(default=None, max_length=50, pattern=r"^[a-z_]+$")
+    prompt_sha256: Optional[str] = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     notes: Optional[str] = Field(default=None, max_length=5000)
+
+    @field_validator("*")
+    @classmethod
+    def _filled_in(cls, value: Any) -> Any:
+        if isinstance(value, str) and PLACEHOLDER in value:
+            raise ValueError(
+                f"still {PLACEHOLDER!r} (written by `paperfields submission from-run`): put the real value in place"
+            )
+        return value
 
     @field_validator("provider")
     @classmethod
@@ -363,4 +380,90 @@ def add_submission(folder: Path, gold_path: Path, corpus_path: Path, runs_dir: P
                 f"{target} holds other predictions; remove it to replace the submission {folder.name}"
             )
         shutil.move(str(made), str(target))
+    return target
+
+
+def _toml_value(value: Any) -> str:
+    """A TOML value: a string as a basic string (JSON's escapes are TOML's), a date bare."""
+    return value.isoformat() if isinstance(value, dt.date) else json.dumps(value, ensure_ascii=False)
+
+
+def submission_from_run(run_dir: Path, name: str, submissions_dir: Path, gold_path: Path, corpus_path: Path) -> Path:
+    """Write ``submissions_dir/<name>/`` from a finished run of ``paperfields run`` in ``run_dir``: its
+    ``predictions.jsonl`` in the submission format (``paper_id`` and ``record``, ``failure`` only on a failed
+    paper's line; the test papers in corpus order) and a ``submission.toml`` filled from the run's manifest
+    (model, provider, date run, strategy, mode, prompt hash, the model's cutoff when the cutoff table lists it),
+    with :data:`PLACEHOLDER` where only the submitter can answer (``submitted_by``). Returns the folder.
+
+    Raises SubmissionError, writing nothing, when ``name`` is not a plain submission name, the folder exists, the
+    run is a reference (``rules/``, ...), scores another split or corpus than the benchmark's test split, or does
+    not answer every test paper (run it without ``--limit``; resume a run with papers still unanswered)."""
+    from paperfields.core.runlog import load_manifest, read_predictions
+    from paperfields.scoring.contamination import load_cutoffs
+    from paperfields.scoring.score import is_reference_backend
+
+    if not NAME.fullmatch(name):
+        raise SubmissionError(
+            f"--name {name!r}: a submission name is lower-case letters, digits, '.', '_' or '-' (at most 64), "
+            "starting with a letter or digit, as it becomes the folder submissions/<name>/ and the run id"
+        )
+    target = submissions_dir / name
+    if target.exists() or target.is_symlink():
+        raise SubmissionError(f"{target} exists; choose another --name or remove it first")
+    manifest = load_manifest(run_dir)
+    config = manifest.config
+    if is_reference_backend(config.backend):
+        raise SubmissionError(f"{run_dir}: {config.backend} is a reference of the board, not a model to submit")
+    if config.corpus is not None or config.split not in (SPLIT, "all"):
+        raise SubmissionError(
+            f"{run_dir}: the run scores {config.corpus or 'the ' + config.split + ' split'}; a submission answers the "
+            f"benchmark's {SPLIT} split (paperfields run -b {config.backend} --split {SPLIT})"
+        )
+    test_ids = [g.id for g in load_gold(gold_path) if g.split == SPLIT]
+    latest = {line.paper_id: line for line in read_predictions(run_dir / PREDICTIONS_FILE)}
+    unanswered = [pid for pid in test_ids if pid not in latest or latest[pid].failure == FailureClass.transport_error]
+    if unanswered:
+        raise SubmissionError(
+            f"{run_dir}: {len(unanswered)} of the {len(test_ids)} {SPLIT} papers have no answer yet "
+            f"({', '.join(unanswered[:3])}{', ...' if len(unanswered) > 3 else ''}); a submission answers every one: "
+            "finish the run (the same `paperfields run` command resumes it; without --limit)"
+        )
+    order = {p.id: i for i, p in enumerate(load_corpus(corpus_path))}
+    rows = []
+    for pid in sorted(test_ids, key=lambda pid: order.get(pid, len(order))):
+        line = latest[pid]
+        row: dict[str, Any] = {"paper_id": pid, "record": line.record}
+        if line.record is None:
+            row["failure"] = (line.failure or FailureClass.malformed_json).value
+        rows.append(json.dumps(row, ensure_ascii=False) + "\n")
+    provider, _, model = config.backend.partition("/")
+    started = manifest.finished_at or manifest.started_at
+    cutoff = load_cutoffs()[1].get(config.backend)
+    known_cutoff = getattr(cutoff, "cutoff", None)
+    meta: dict[str, Any] = {
+        "model": model or provider,
+        "provider": provider if model else "own",
+        "date_run": dt.date.fromisoformat(started[:10]),
+        "strategy": config.strategy,
+        "mode": config.mode,
+        "prompt_sha256": config.prompt_sha256 if re.fullmatch(r"[0-9a-f]{64}", config.prompt_sha256 or "") else None,
+        "model_cutoff": known_cutoff if known_cutoff and known_cutoff != "unknown" else None,
+        "submitted_by": f"{PLACEHOLDER}: your name or handle",
+        "notes": f"made by `paperfields run` {manifest.paperfields_version}"
+        + (f" at commit {manifest.git_commit}" if manifest.git_commit else "")
+        + f" (run {manifest.run_id}, temperature {config.params.temperature}, max_tokens {config.params.max_tokens})",
+    }
+    toml = [
+        f"# Written by `paperfields submission from-run` from the run {manifest.run_id} ({run_dir / 'manifest.json'}).",
+        f"# Replace every {PLACEHOLDER!r} (`paperfields submission check {name}` refuses it until then); the other",
+        "# fields are the run's own. What each field means: submissions/README.md.",
+    ]
+    toml += [f"{key} = {_toml_value(value)}" for key, value in meta.items() if value is not None]
+    submissions_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=submissions_dir, prefix=".from-run-") as scratch:
+        made = Path(scratch) / name
+        made.mkdir()
+        (made / PREDICTIONS_FILE).write_text("".join(rows), encoding="utf-8")
+        (made / META_FILE).write_text("\n".join(toml) + "\n", encoding="utf-8")
+        made.rename(target)  # whole or not at all
     return target

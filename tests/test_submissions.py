@@ -263,3 +263,60 @@ def test_a_paper_on_a_refused_line_is_named_once_not_also_missing(tmp_path):
     # a paper with no line at all is still missing
     check = check_submission(_folder(tmp_path / "submissions", "gone", _drop(rows, 4)), GOLD, CORPUS)
     assert any(f"1 test paper missing: {rows[4]['paper_id']}" in p for p in check.problems)
+
+
+def test_a_run_becomes_a_submission_in_one_step_and_lands_with_its_own_scores(tmp_path):
+    """Issue 33 item 1, through the CLI: `paperfields run` against the OpenAI-compatible stub (the real openai client and
+    instructor over HTTP, one paper's reply cut off) -> `submission from-run` -> `check` refuses the FILL IN placeholder,
+    then passes once it is filled -> `add` into a runs folder of its own -> the board row's scores are the run's own."""
+    from tests.cli_in_process import run_cli
+    from tests.openai_stub import StubServer, reply
+
+    runs, subs, board_runs = tmp_path / "runs", tmp_path / "submissions", tmp_path / "results" / "runs"
+    with StubServer() as stub:
+        stub.script.append(reply('{"method_name": "Stub', finish_reason="length"))  # one paper truncated
+        made = run_cli("run", "-b", "openai/m", "--base-url", stub.url, "--runs-dir", str(runs), "--run-id", "r", "-q")
+    assert made.returncode == 0, made.stderr
+    own = json.loads((runs / "r" / "scores.json").read_text())
+    assert own["papers"] == 60 and sum(own["failures_by_class"].values()) == 1
+
+    done = run_cli("submission", "from-run", "r", "--name", "acme-stub", "--runs-dir", str(runs), "--dir", str(subs))
+    assert done.returncode == 0, done.stderr
+    folder = subs / "acme-stub"
+    assert sorted(p.name for p in folder.iterdir()) == ["predictions.jsonl", "submission.toml"]
+    lines = [json.loads(x) for x in (folder / "predictions.jsonl").read_text().splitlines()]
+    assert len(lines) == 60 and all(
+        set(x) in ({"paper_id", "record"}, {"paper_id", "record", "failure"}) for x in lines
+    )
+    failed = [x for x in lines if x["record"] is None]
+    assert [x["failure"] for x in failed] == list(own["failures_by_class"]) and "failure" in failed[0]
+    import tomllib
+
+    meta = tomllib.loads((folder / "submission.toml").read_text())
+    manifest = json.loads((runs / "r" / "manifest.json").read_text())
+    assert meta["model"] == "m" and meta["provider"] == "openai" and meta["strategy"] == "zero_shot"
+    assert meta["prompt_sha256"] == manifest["config"]["prompt_sha256"] and meta["mode"] == manifest["config"]["mode"]
+    assert (
+        str(meta["date_run"]) == manifest["started_at"][:10] and "model_cutoff" not in meta
+    )  # openai/m: no cutoff known
+    assert meta["submitted_by"].startswith(submissions.PLACEHOLDER)
+
+    refused = run_cli("submission", "check", "acme-stub", "--dir", str(subs))
+    assert refused.returncode == 1 and "field 'submitted_by': still 'FILL IN'" in refused.stderr
+    toml = (folder / "submission.toml").read_text()
+    (folder / "submission.toml").write_text(toml.replace(meta["submitted_by"], "a tester"))
+    checked = run_cli("submission", "check", "acme-stub", "--dir", str(subs))
+    assert checked.returncode == 0 and "ok acme-stub: 60 test papers, openai/m, zero_shot" in checked.stdout
+    added = run_cli("submission", "add", "acme-stub", "--dir", str(subs), "--runs-dir", str(board_runs), "--no-plots")
+    assert added.returncode == 0, added.stderr
+
+    rows = json.loads(run_cli("leaderboard", "--runs-dir", str(board_runs), "--no-write", "--json").stdout)
+    [row] = rows
+    assert row["run_id"] == "acme-stub__submitted__test" and row["provenance"] == "submitted" and row["rank"] == 1
+    for key in ("headline", "headline_ci95", "precision", "recall", "per_paper_f1", "valid_rate", "failures_by_class"):
+        assert row[key] == own[key], key
+    assert row["fields"] == {f: own["fields"][f]["score"] for f in row["fields"]}
+    assert row["correct_items"] == own["correct_items"]
+    # twice as a safety: from-run does not overwrite a submission folder
+    again = run_cli("submission", "from-run", "r", "--name", "acme-stub", "--runs-dir", str(runs), "--dir", str(subs))
+    assert again.returncode == 1 and "exists" in again.stderr
