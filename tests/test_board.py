@@ -138,12 +138,13 @@ def test_the_board_reads_at_100_columns(tmp_path, count):
     assert all(len(line.rstrip()) <= 100 for line in lines), max(lines, key=len)
     assert "…" not in proc.stdout
     # the model column wraps (a name longer than the column folds onto the next lines, nothing cut): read down it,
-    # every run's model is there whole
+    # every run's model and every submission's folder are there whole
     header = next(line for line in lines if line.lstrip().startswith("# model"))
     start, end = header.index("model"), header.index("strategy")
     column = "".join(line[start:end].strip() for line in lines[lines.index(header) + 1 :])
     backends = {json.loads(p.read_text())["backend"] for p in runs.glob("*/scores.json")}
     assert all(b in column for b in backends), sorted(b for b in backends if b not in column)
+    assert all(f"(submitted:submissions/{run_id.split('__')[0]})" in column for run_id in submitted)
     words = set(proc.stdout.split())  # a name that fits the column is never broken
     assert "local/qwen2.5-coder-1.5b" in words and "rules/empty" in words
 

@@ -94,17 +94,19 @@ def test_a_valid_submission_lands_on_the_board_marked_submitted(tmp_path):
     # the stated cutoff decides contamination where the table has no entry for the model
     assert mine["contamination"] == "after cutoff" and mine["model_cutoff"] == "2023-10"
     text = board.markdown()
-    assert "| 1 | acme-tiny__submitted__test (submitted) | acme/tiny-model-1 |" in text
+    # the row names its folder and links it (issue 33 item 3), on the Markdown board and in the submitted runs' table
+    link = "[submissions/acme-tiny](../submissions/acme-tiny/)"
+    assert f"| 1 | acme-tiny__submitted__test (submitted) {link} | acme/tiny-model-1 |" in text
     assert (
         "## Submitted runs" in text
-        and "| acme-tiny__submitted__test | tiny-model-1 | acme | 2026-11-30 | own pipeline | a test | 2023-10 |"
+        and f"| acme-tiny__submitted__test | {link} | tiny-model-1 | acme | 2026-11-30 | own pipeline | a test | 2023-10 |"
         in text
     )
     from rich.console import Console
 
     console = Console(width=200, record=True)
     console.print(board.terminal())
-    assert "acme/tiny-model-1 (acme-tiny__submitted__test) (submitted)" in console.export_text()
+    assert "acme/tiny-model-1 (submitted: submissions/acme-tiny)" in console.export_text()
     # re-scored from its folder, as the regeneration check does, it stays submitted; adding it again changes nothing
     before = _snapshot(runs)
     assert add_submission(folder, GOLD, CORPUS, runs) == run_dir and _snapshot(runs) == before
@@ -320,3 +322,58 @@ def test_a_run_becomes_a_submission_in_one_step_and_lands_with_its_own_scores(tm
     # twice as a safety: from-run does not overwrite a submission folder
     again = run_cli("submission", "from-run", "r", "--name", "acme-stub", "--runs-dir", str(runs), "--dir", str(subs))
     assert again.returncode == 1 and "exists" in again.stderr
+
+
+def test_a_submitted_rows_unknown_time_and_cost_are_dashes_and_off_the_plots(tmp_path, monkeypatch):
+    """Issue 33 item 3: a submission's time, tokens and dollars were not measured here: `–` in every cell (never
+    `0.00 s`), None in the rows and the csv, left off the seconds and cost plots (named under them, not drawn at 0 on
+    the Pareto front); the web board names and links its folder."""
+    import matplotlib.pyplot as plt
+
+    from paperfields import plots
+    from paperfields.web import render_page
+
+    runs = _board_dir(tmp_path)
+    timed = "local_qwen2.5-coder-0.5b__zero_shot__test"
+    shutil.copytree(ROOT / "results" / "runs" / timed, runs / timed)
+    add_submission(_folder(tmp_path / "submissions", "acme-tiny", _rows()), GOLD, CORPUS, runs)
+    board = Board.of(collect_scores(runs), GOLD)
+    row = next(r for r in board.rows if r["provenance"] == "submitted")
+    for key in ("seconds_per_paper", "tokens_per_paper", "input_tokens_per_paper", "seconds_per_correct"):
+        assert row[key] is None, key
+    assert row["dollars_total"] is None and row["correct_items"] > 0
+    text = board.markdown()
+    assert "| acme-tiny__submitted__test | – | – | – | " in text and "0.00 s" not in text.split("## Cost")[0]
+    main = next(line for line in text.splitlines() if line.startswith("| 1 | acme-tiny"))
+    assert main.split(" | ")[-2] == "–"  # cost / correct
+    csv = board.csv().splitlines()
+    header, mine = csv[0].split(","), next(line for line in csv if line.startswith("1,")).split(",")
+    assert mine[header.index("seconds_per_paper")] == "" and mine[header.index("seconds_per_correct")] == ""
+    from rich.console import Console
+
+    console = Console(width=200, record=True)
+    console.print(board.terminal())
+    line = next(x for x in console.export_text().splitlines() if "acme/tiny-model-1" in x)
+    assert line.rstrip().endswith("–")  # s/paper
+    drawn: list[tuple[str, int, str]] = []
+    close = plt.close
+    monkeypatch.setattr(
+        plots.plt,
+        "close",
+        lambda fig: (
+            drawn.append(
+                (
+                    fig.axes[0].get_title(),
+                    len(fig.axes[0].collections[0].get_offsets()) if fig.axes[0].collections else 0,
+                    " ".join(t.get_text() for t in fig.texts),
+                )
+            ),
+            close(fig),
+        ),
+    )
+    plots.plot_seconds(board, tmp_path / "s.png")
+    plots.plot_seconds_per_correct(board, tmp_path / "c.png")
+    assert [(n, "acme-tiny__submitted__test" in notes) for _, n, notes in drawn] == [(1, True), (1, True)]
+    page = render_page(board, {})
+    assert '<a class="folder" href="../submissions/acme-tiny/">' in page
+
