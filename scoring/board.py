@@ -365,10 +365,11 @@ def submitted_markdown(board: Board) -> list[str]:
         "",
         f"A run marked `{SUBMITTED_MARK.strip()}` was scored here, by the same scorer, from predictions sent by others "
         "(`submissions/<name>/`, checked by `paperfields submission check`): scored here, not reproduced here. Every other "
-        "run was reproduced here by the project's own commands.",
+        'run was reproduced here by the project\'s own commands. A submission of `role = "reference"` is shown among the '
+        "references, never ranked, with the reason it gave.",
         "",
-        "| run | folder | model | provider | date run | strategy | submitted by | model cutoff |",
-        "|---|---|---|---|---|---|---|---|",
+        "| run | folder | model | provider | date run | strategy | submitted by | model cutoff | role |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for s in chosen:
         m = s.submitted or {}
@@ -382,6 +383,7 @@ def submitted_markdown(board: Board) -> list[str]:
             m.get("strategy"),
             m.get("submitted_by"),
             m.get("model_cutoff") or "unknown",
+            f"reference: {m.get('reference_reason')}" if m.get("role") == "reference" else "contender",
         ]
         lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
     return lines
@@ -640,6 +642,8 @@ def _markdown(board: Board) -> str:
     lines = ["# PaperFields leaderboard", "", BROWSE_TEXT, "", COLUMNS_TEXT, ""]
     for key, title in SECTIONS:
         chosen = [(s, r) for s, r in pairs if r["section"] == key]
+        if key == "reference" and any(s.submitted for s, _ in chosen):
+            title += "; submitted references marked (submitted), their reasons under Submitted runs"
         if chosen:
             lines += [f"## {title}", "", *_table(MAIN_COLUMNS, chosen), ""]
     for title, columns, sections, text in DETAIL_TABLES:

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from dataclasses import field as dc_field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 import tomllib
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from paperfields.core.corpus import load_corpus, month_index
 from paperfields.core.gold import load_gold
@@ -72,6 +72,9 @@ class SubmissionMeta(BaseModel):
       contamination status is decided from it when ``paperfields/core/tables/cutoffs.toml`` does not list the model;
     - ``mode``: how the record was asked for (an instructor mode, ``md_json``, ``tools``, ...), when known (optional);
     - ``prompt_sha256``: sha256 of the prompt the predictions were made with, when known (optional);
+    - ``role``: ``contender`` (the default: ranked by headline) or ``reference``: shown among the references on
+      every board, marked submitted and never ranked (a second labeling, a frontier AI agent's labels), with
+    - ``reference_reason``: why it is a reference (required with ``role = "reference"``, refused without);
     - ``notes``: anything else (optional).
 
     A value still holding :data:`PLACEHOLDER` (what ``paperfields submission from-run`` writes where only the
@@ -87,6 +90,8 @@ class SubmissionMeta(BaseModel):
     prompt: Optional[str] = Field(default=None, max_length=20000)
     submitted_by: str = Field(min_length=1, max_length=200)
     model_cutoff: Optional[str] = None
+    role: Literal["contender", "reference"] = "contender"
+    reference_reason: Optional[str] = Field(default=None, min_length=10, max_length=1000, validate_default=True)
     mode: Optional[str] = Field(default=None, max_length=50, pattern=r"^[a-z_]+$")
     prompt_sha256: Optional[str] = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     notes: Optional[str] = Field(default=None, max_length=5000)
@@ -107,6 +112,19 @@ class SubmissionMeta(BaseModel):
 
         if is_reference_backend(f"{value}/x"):
             raise ValueError(f"'{value}' names a reference (rules/, annotator/, human/), not a submitted model")
+        return value
+
+    @field_validator("reference_reason")
+    @classmethod
+    def _a_reference_says_why(cls, value: Optional[str], info: ValidationInfo) -> Optional[str]:
+        role = info.data.get("role", "contender")
+        if role == "reference" and not value:
+            raise ValueError(
+                'role = "reference" needs it: why the run belongs beside the references (a second labeling, '
+                "a frontier AI agent's labels, ...), shown on the board"
+            )
+        if role == "contender" and value:
+            raise ValueError('for role = "reference" only; a contender has none')
         return value
 
     @field_validator("strategy")

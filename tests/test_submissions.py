@@ -99,7 +99,7 @@ def test_a_valid_submission_lands_on_the_board_marked_submitted(tmp_path):
     assert f"| 1 | acme-tiny__submitted__test (submitted) {link} | acme/tiny-model-1 |" in text
     assert (
         "## Submitted runs" in text
-        and f"| acme-tiny__submitted__test | {link} | tiny-model-1 | acme | 2026-11-30 | own pipeline | a test | 2023-10 |"
+        and f"| acme-tiny__submitted__test | {link} | tiny-model-1 | acme | 2026-11-30 | own pipeline | a test | 2023-10 | contender |"
         in text
     )
     from rich.console import Console
@@ -377,3 +377,55 @@ def test_a_submitted_rows_unknown_time_and_cost_are_dashes_and_off_the_plots(tmp
     page = render_page(board, {})
     assert '<a class="folder" href="../submissions/acme-tiny/">' in page
 
+
+REFERENCE_TOML = TOML.replace('provider = "acme"', 'provider = "agent-lab"') + (
+    'role = "reference"\nreference_reason = "a frontier AI agent session labeling blind, not a model run"\n'
+)
+
+
+def test_a_submission_declared_a_reference_is_shown_among_the_references_marked_and_never_ranked(tmp_path):
+    """role = "reference" (with its reason) puts a submission among the references on every board, marked submitted,
+    never ranked, even with the best headline; without a reason it is refused, and a contender may not give one."""
+    from rich.console import Console
+
+    from paperfields.summary import board_summary
+    from paperfields.web import render_page
+    from tests.cli_in_process import run_cli
+
+    subs, runs = tmp_path / "submissions", _board_dir(tmp_path)
+    contender = "local_qwen2.5-coder-0.5b__zero_shot__test"
+    shutil.copytree(ROOT / "results" / "runs" / contender, runs / contender)
+    _folder(subs, "agent-ref", _rows(), REFERENCE_TOML)
+    _folder(subs, "no-reason", _rows(), REFERENCE_TOML.rsplit("reference_reason", 1)[0])
+    _folder(subs, "contender-reason", _rows(), TOML + 'reference_reason = "because I say so, really"\n')
+    checked = run_cli("submission", "check", "--dir", str(subs))
+    assert checked.returncode == 1 and "ok agent-ref: 60 test papers" in checked.stdout
+    assert re.search(
+        r"no-reason/submission.toml: field 'reference_reason': role = \"reference\" needs it", checked.stderr
+    )
+    assert re.search(
+        r"contender-reason/submission.toml:7: field 'reference_reason': for role = \"reference\" only", checked.stderr
+    )
+    added = run_cli("submission", "add", "agent-ref", "--dir", str(subs), "--runs-dir", str(runs), "--no-plots")
+    assert added.returncode == 0, added.stderr
+    board = Board.of(collect_scores(runs), GOLD)
+    row = next(r for r in board.rows if r["run_id"] == "agent-ref__submitted__test")
+    assert row["headline"] == 1.0 and row["rank"] is None and row["section"] == "reference" and row["reference"]
+    assert row["provenance"] == "submitted" and [r["run_id"] for r in board.rows if r["rank"]] == [contender]
+    text = board.markdown()
+    references = text.split("## References")[1].split("\n## ")[0]
+    assert (
+        "| – | agent-ref__submitted__test (submitted) [submissions/agent-ref](../submissions/agent-ref/) |"
+        in references
+    )
+    assert "reference: a frontier AI agent session labeling blind, not a model run |" in text
+    assert "agent-lab/tiny-model-1 (reference) (submitted) [submissions/agent-ref](submissions/agent-ref/)" in (
+        board_summary(board)
+    )
+    console = Console(width=200, record=True)
+    console.print(board.terminal())
+    assert re.search(r"^ref agent-lab/tiny-model-1 \(submitted: submissions/agent-ref\)", console.export_text(), re.M)
+    page = render_page(board, {})
+    reference_block = page.split('<tbody class="reference">', 1)[1].split("</tbody>", 1)[0]  # the main table's
+    assert "agent-ref" in reference_block and '<a class="folder" href="../submissions/agent-ref/">' in reference_block
+    assert "agent-ref" not in page.split('<tbody class="contender">', 1)[1].split("</tbody>", 1)[0]
