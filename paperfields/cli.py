@@ -1312,12 +1312,29 @@ def _submissions_dir(folder: Optional[Path]) -> Path:
     return folder or paths.project_root() / "submissions"
 
 
+def _submission_folder(root: Path, name: str) -> Path:
+    """``root/name`` for a plain submission name (a folder directly under the submissions folder), or exit 1
+    naming the rule: no path (``../x``, ``/abs``, ``a/b``), nothing but the characters of a run id."""
+    from paperfields.scoring.submissions import NAME
+
+    if not NAME.fullmatch(name):
+        fail(
+            f"{name!r} is not a submission name: a submission is a folder directly under {root}, named with lower-case "
+            "letters, digits, '.', '_' or '-' (at most 64, starting with a letter or digit); no path",
+            1,
+        )
+    return root / name
+
+
 @submission_app.command("check")
 def submission_check(
     names: Optional[list[str]] = typer.Argument(
         None, help="Submission names (folders under submissions/) [default: every submission]."
     ),
     folder: Path = typer.Option(None, "--dir", help="The submissions folder [default: submissions/]."),
+    runs_dir: Path = typer.Option(
+        None, help="The published runs a submission may not copy [default: results/runs]; gold is compared always."
+    ),
 ) -> None:
     """Check submissions (what CI runs over every one): submission.toml, every line of predictions.jsonl against the
     record's JSON Schema and model, every test paper exactly once, no dev paper, known ids, sizes. Writes nothing.
@@ -1327,9 +1344,9 @@ def submission_check(
 
     root = _submissions_dir(folder)
     chosen = (
-        [root / n for n in names]
-        if names
-        else sorted(p for p in root.glob("*") if p.is_dir() and not p.name.startswith("."))
+        [_submission_folder(root, n) for n in names]
+        if names  # a link is listed, so that check refuses it rather than skip it
+        else sorted(p for p in root.glob("*") if (p.is_dir() or p.is_symlink()) and not p.name.startswith("."))
     )
     if not chosen:
         console.print(f"no submissions under {root}", highlight=False, markup=False)
@@ -1337,7 +1354,12 @@ def submission_check(
     bad = 0
     for path in chosen:
         try:
-            check = check_submission(path, paths.gold_dir() / "gold.jsonl", paths.gold_dir() / "corpus.jsonl")
+            check = check_submission(
+                path,
+                paths.gold_dir() / "gold.jsonl",
+                paths.gold_dir() / "corpus.jsonl",
+                runs_dir or paths.published_runs_dir(),
+            )
         except _known_errors() as exc:
             fail(str(exc))
         if check.ok:
@@ -1381,7 +1403,7 @@ def submission_add(
     gold_path = paths.gold_dir() / "gold.jsonl"
     try:
         run_dir = add_submission(
-            _submissions_dir(folder) / name, gold_path, paths.gold_dir() / "corpus.jsonl", runs_dir
+            _submission_folder(_submissions_dir(folder), name), gold_path, paths.gold_dir() / "corpus.jsonl", runs_dir
         )
     except SubmissionError as exc:
         fail(str(exc), 1)

@@ -16,6 +16,7 @@ from paperfields.scoring.board import (
     UNDEFINED,
     Board,
     fmt_ci,
+    headline_cell,
     papers_cell,
     submission_link,
     time_known,
@@ -57,7 +58,7 @@ def board_summary(board: Board, top: int = TOP) -> str:
             _cell(s.strategy),
             papers_cell(s),
             f"{s.valid_rate:.0%}",
-            fmt_ci(s.headline, r["headline_ci95"]),
+            headline_cell(s, r),
             UNDEFINED if s.semantic is None or s.semantic.headline is None else f"{s.semantic.headline:.3f}",
             seconds,
         ]

@@ -332,6 +332,17 @@ SUBMITTED_MARK = " (submitted)"  # after the run id of a submitted run, on every
 SUBMISSIONS_FROM_RESULTS = "../"  # the project root seen from results/, where the Markdown and web boards are
 
 
+NEAR_PERFECT = 0.99  # a ranked headline above this is marked: no extraction model is that good; a copy of gold is
+NEAR_PERFECT_MARK = " (above 0.99: check it is not a copy of gold)"
+
+
+def headline_cell(s: RunScores, r: dict[str, Any]) -> str:
+    """The headline with its CI (:func:`fmt_ci`), and :data:`NEAR_PERFECT_MARK` after it on a ranked row above
+    :data:`NEAR_PERFECT`: never ranked that high without a visible mark."""
+    marked = r["rank"] is not None and s.headline is not None and s.headline > NEAR_PERFECT
+    return fmt_ci(s.headline, r["headline_ci95"]) + (NEAR_PERFECT_MARK if marked else "")
+
+
 def time_known(s: RunScores) -> bool:
     """False for a submitted run: its model time, tokens and dollars were not measured here (its scores hold 0),
     so every board shows them as :data:`UNDEFINED` and the time and cost plots leave it off, never at 0."""
@@ -468,7 +479,7 @@ MAIN_COLUMNS: tuple[Column, ...] = (
     Column("strategy", lambda s, r: s.strategy, lambda s, r: s.strategy),
     Column("papers", lambda s, r: papers_cell(s), lambda s, r: s.papers),
     Column("valid", lambda s, r: _percent(s.valid_rate), lambda s, r: s.valid_rate),
-    Column("headline [95% CI]", lambda s, r: fmt_ci(s.headline, r["headline_ci95"]), lambda s, r: s.headline),
+    Column("headline [95% CI]", headline_cell, lambda s, r: s.headline),
     Column("P", lambda s, r: fmt(s.precision), lambda s, r: s.precision),
     Column("R", lambda s, r: fmt(s.recall), lambda s, r: s.recall),
     Column("invented", lambda s, r: _percent(r["invented_rate"]), lambda s, r: r["invented_rate"]),
@@ -728,7 +739,7 @@ def _terminal(board: Board, highlight: Optional[str], wide: bool) -> Table:
             s.strategy,
             papers,
             f"{s.valid_rate:.0%}",
-            fmt_ci(s.headline, r["headline_ci95"]),
+            headline_cell(s, r),
             f"{fmt(s.precision, 2)}/{fmt(s.recall, 2)}",
             _known(s, f"{s.seconds_per_paper:.1f}"),
         ]

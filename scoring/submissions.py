@@ -22,8 +22,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
+import os
 import re
 import shutil
+import stat
 import tempfile
 from dataclasses import dataclass
 from dataclasses import field as dc_field
@@ -47,6 +50,7 @@ MAX_FILE_BYTES = (
     4 * 1024 * 1024
 )  # the published runs' predictions files, grounding and notes included, are under 0.3 MiB
 MAX_LINE_BYTES = 64 * 1024  # their longest line is about 11 KiB
+MAX_TOML_BYTES = 64 * 1024  # submission.toml, capped before it is parsed (a long prompt fits: 20,000 characters)
 MAX_PROBLEMS = 50  # listed per submission; a file that is wrong throughout says so once
 NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 OWN_PIPELINE = "own pipeline"
@@ -83,6 +87,8 @@ class SubmissionMeta(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    # first: the provider's and reference_reason's checks read it
+    role: Literal["contender", "reference"] = "contender"
     model: str = Field(min_length=1, max_length=200)
     provider: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     date_run: dt.date
@@ -90,7 +96,6 @@ class SubmissionMeta(BaseModel):
     prompt: Optional[str] = Field(default=None, max_length=20000)
     submitted_by: str = Field(min_length=1, max_length=200)
     model_cutoff: Optional[str] = None
-    role: Literal["contender", "reference"] = "contender"
     reference_reason: Optional[str] = Field(default=None, min_length=10, max_length=1000, validate_default=True)
     mode: Optional[str] = Field(default=None, max_length=50, pattern=r"^[a-z_]+$")
     prompt_sha256: Optional[str] = Field(default=None, pattern=r"^[0-9a-f]{64}$")
@@ -107,11 +112,15 @@ class SubmissionMeta(BaseModel):
 
     @field_validator("provider")
     @classmethod
-    def _not_a_reference(cls, value: str) -> str:
-        from paperfields.scoring.score import is_reference_backend
+    def _not_a_reference(cls, value: str, info: ValidationInfo) -> str:
+        from paperfields.scoring.score import reference_spelling
 
-        if is_reference_backend(f"{value}/x"):
-            raise ValueError(f"'{value}' names a reference (rules/, annotator/, human/), not a submitted model")
+        word = reference_spelling(value)
+        if word and info.data.get("role", "contender") == "contender":
+            raise ValueError(
+                f"'{value}' names a reference ({word}: rules/, annotator/, human/, gold), not a submitted model; "
+                'a submission that is a reference says role = "reference" with its reference_reason'
+            )
         return value
 
     @field_validator("reference_reason")
@@ -216,6 +225,7 @@ class SubmissionCheck:
     meta: Optional[SubmissionMeta] = None
     problems: list[str] = dc_field(default_factory=list)
     papers: int = 0
+    records: dict[str, Optional[dict[str, Any]]] = dc_field(default_factory=dict, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -231,16 +241,59 @@ def _toml_line(text: str, key: str) -> Optional[int]:
     return text[: found.start()].count("\n") + 1 if found else None
 
 
+def _read_regular(path: Path, limit: int, check: SubmissionCheck, missing: str) -> Optional[bytes]:
+    """The bytes of ``path`` when it is a regular file of at most ``limit`` bytes, read without following a
+    symbolic link (lstat, then O_NOFOLLOW); else None, with the problem added to ``check`` (``missing`` says
+    what the file should hold). Nothing is read through a link, so nothing from outside the folder is printed."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        check.problems.append(f"{path}: missing ({missing})")
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        check.problems.append(
+            f"{path}: a symbolic link; a submission holds regular files (nothing is read through a link)"
+        )
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        check.problems.append(f"{path}: not a regular file; a submission holds regular files")
+        return None
+    too_big = f"{path}: more than the {limit} bytes a submission's {path.name} may hold"
+    if info.st_size > limit:
+        check.problems.append(f"{too_big} ({info.st_size} bytes)")
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:  # replaced by a link since the lstat: ELOOP
+        check.problems.append(f"{path}: cannot be read as a regular file ({exc.strerror})")
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        check.problems.append(too_big)
+        return None
+    return data
+
+
 def _check_meta(folder: Path, check: SubmissionCheck) -> None:
     path = folder / META_FILE
-    if not path.is_file():
-        check.problems.append(f"{path}: missing (see submissions/README.md for its fields)")
+    data = _read_regular(path, MAX_TOML_BYTES, check, "see submissions/README.md for its fields")
+    if data is None:
+        return
+    if data.startswith(b"\xef\xbb\xbf"):
+        check.problems.append(
+            f"{path}:1: starts with a byte order mark (BOM, bytes EF BB BF), which TOML does not allow; "
+            "save the file as UTF-8 without BOM"
+        )
         return
     try:
-        text = path.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
         data = tomllib.loads(text)
     except UnicodeDecodeError:
         check.problems.append(f"{path}: not UTF-8; save the file as UTF-8")
+        return
+    except RecursionError:
+        check.problems.append(f"{path}: nested too deep to read; submission.toml holds plain keys and values")
         return
     except tomllib.TOMLDecodeError as exc:
         at = re.search(r"at line (\d+)", str(exc))
@@ -262,18 +315,46 @@ def _check_meta(folder: Path, check: SubmissionCheck) -> None:
             check.problems.append(f"{path}{f':{line}' if line else ''}: field '{key}': {what}")
 
 
+MAX_DEPTH = 32  # a prediction line nests 4 levels deep (line, record, results, a result); deeper is refused
+
+
+class _NonFinite(str):
+    """What the strict reader puts where a line has ``NaN``, ``Infinity``, ``-Infinity`` or a number out of a
+    float's range (``1e999``): the token, found afterwards with its field (:func:`_strict_problem`)."""
+
+
+def _finite_float(token: str) -> Any:
+    value = float(token)
+    return value if math.isfinite(value) else _NonFinite(token)
+
+
+def _strict_problem(where: str, row: Any) -> Optional[str]:
+    """``where: field 'record.results[0].value': NaN is not a JSON number ...`` for the first non-finite number
+    of a parsed line, or a line nested deeper than :data:`MAX_DEPTH`; None for a line of plain JSON values."""
+    stack: list[tuple[Any, str, int]] = [(row, "", 1)]
+    while stack:
+        node, path, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return f"{where}: nested more than {MAX_DEPTH} levels deep (at '{path}'); a line is one record, a few levels deep"
+        if isinstance(node, _NonFinite):
+            return (
+                f"{where}: field '{path.lstrip('.') or '(line)'}': {str(node)[:40]} is not a finite JSON number "
+                "(NaN, Infinity and values beyond a float's range are refused, not mended)"
+            )
+        if isinstance(node, dict):
+            stack += [(v, f"{path}.{k}", depth + 1) for k, v in reversed(list(node.items()))]
+        elif isinstance(node, list):
+            stack += [(v, f"{path}[{i}]", depth + 1) for i, v in reversed(list(enumerate(node)))]
+    return None
+
+
 def _check_predictions(folder: Path, check: SubmissionCheck, gold_path: Path, corpus_path: Path) -> None:
     path = folder / PREDICTIONS_FILE
-    if not path.is_file():
-        check.problems.append(f'{path}: missing (one JSON line per test paper: {{"paper_id": ..., "record": {{...}}}})')
+    data = _read_regular(
+        path, MAX_FILE_BYTES, check, 'one JSON line per test paper: {"paper_id": ..., "record": {...}}'
+    )
+    if data is None:
         return
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        check.problems.append(
-            f"{path}: {size} bytes, more than the {MAX_FILE_BYTES} a submission may hold (one record per test paper)"
-        )
-        return
-    data = path.read_bytes()
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -294,9 +375,18 @@ def _check_predictions(folder: Path, check: SubmissionCheck, gold_path: Path, co
             )
             continue
         try:
-            row = json.loads(raw)
+            row = json.loads(raw, parse_constant=_NonFinite, parse_float=_finite_float)
+        except RecursionError:
+            check.problems.append(
+                f"{where}: nested too deep to read (more than {MAX_DEPTH} levels); a line is one record, a few levels deep"
+            )
+            continue
         except ValueError as exc:
             check.problems.append(f"{where}: not JSON ({exc})")
+            continue
+        problem = _strict_problem(where, row)
+        if problem:
+            check.problems.append(problem)
             continue
         if isinstance(row, dict) and isinstance(row.get("paper_id"), str):
             named.add(row["paper_id"])
@@ -315,6 +405,7 @@ def _check_predictions(folder: Path, check: SubmissionCheck, gold_path: Path, co
             )
             continue
         seen[line.paper_id] = number
+        check.records[line.paper_id] = line.record
         if split_of.get(line.paper_id) != SPLIT:
             why = f"a {split_of[line.paper_id]} paper" if line.paper_id in split_of else "a paper without gold"
             check.problems.append(
@@ -330,12 +421,100 @@ def _check_predictions(folder: Path, check: SubmissionCheck, gold_path: Path, co
     check.papers = sum(1 for pid in seen if split_of.get(pid) == SPLIT)
 
 
-def check_submission(folder: Path, gold_path: Path, corpus_path: Path) -> SubmissionCheck:
+# A submission agreeing this much with a published run or gold, on the (paper, headline field) pairs, is a copy and
+# refused. Measured on the published runs (scorer 3.4): the closest two are 0.676 apart (0.5b confidence and zero-shot),
+# the best model agrees with gold on 0.450, the rules baseline on 0.661, and the blind second labeling by a separate
+# AI agent session on 0.933 of the pairs of its own 25 papers. A reference (role = "reference": a second labeling) is
+# refused as a copy of gold only at REFERENCE_COPY_AGREEMENT, so an honest labeling near 0.95 is not taken for one.
+COPY_AGREEMENT = 0.95
+REFERENCE_COPY_AGREEMENT = 0.99
+
+
+def _field_value(record: Optional[dict[str, Any]], field: str) -> str:
+    """One field of a record in a form two copies share: strings case-folded with their spaces collapsed, a
+    list as its sorted items; ``!`` for a paper without a record."""
+    if record is None:
+        return "!"
+
+    def norm(value: Any) -> Any:
+        if isinstance(value, str):
+            return " ".join(value.casefold().split())
+        if isinstance(value, dict):
+            return {k: norm(v) for k, v in sorted(value.items())}
+        if isinstance(value, list):
+            return sorted((norm(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
+        return value
+
+    return json.dumps(norm(record.get(field)), sort_keys=True)
+
+
+def agreement(ours: dict[str, Optional[dict]], theirs: dict[str, Optional[dict]], papers: list[str]) -> float:
+    """Share of the (paper, headline field) pairs over ``papers`` where two sets of records (paper id -> record
+    or None) give the same value (:func:`_field_value`): 1.0 for a copy; a paper one side lacks disagrees."""
+    from paperfields.scoring.score import HEADLINE_FIELDS
+
+    if not papers:
+        return 0.0
+    same = sum(_field_value(ours.get(p), f) == _field_value(theirs.get(p), f) for p in papers for f in HEADLINE_FIELDS)
+    return same / (len(papers) * len(HEADLINE_FIELDS))
+
+
+def _published_records(runs_dir: Path, skip: str) -> dict[str, dict[str, Optional[dict]]]:
+    """Run id -> its records (paper id -> record or None) for every run folder under ``runs_dir`` but ``skip``
+    (a real folder, not a link: what the board shows); an unreadable run is left out (the board names it)."""
+    from paperfields.core.runlog import read_predictions
+
+    found = {}
+    for folder in sorted(runs_dir.glob("*/")) if runs_dir.is_dir() else []:
+        if folder.name == skip or not (folder / PREDICTIONS_FILE).is_file():
+            continue
+        try:
+            found[folder.name] = {line.paper_id: line.record for line in read_predictions(folder / PREDICTIONS_FILE)}
+        except (RunError, ValueError, OSError):
+            continue
+    return found
+
+
+def copies(
+    records: dict[str, Optional[dict]], gold_path: Path, runs_dir: Optional[Path], skip: str
+) -> list[tuple[str, float]]:
+    """What the submission's ``records`` copy: (``gold`` or a published run id, agreement) for every one they agree
+    with on :data:`COPY_AGREEMENT` or more of the test papers' (paper, headline field) pairs (:func:`agreement`),
+    nearest first. ``skip``: the submission's own run id (adding it again compares it with others only)."""
+    test = [g for g in load_gold(gold_path) if g.split == SPLIT]
+    papers = [g.id for g in test]
+    sources = {"gold": {g.id: g.record.model_dump(mode="json") for g in test}}
+    if runs_dir is not None:
+        sources.update(_published_records(runs_dir, skip))
+    near = [(name, agreement(records, theirs, papers)) for name, theirs in sources.items()]
+    return sorted(((n, a) for n, a in near if a >= COPY_AGREEMENT), key=lambda x: -x[1])
+
+
+def check_submission(
+    folder: Path, gold_path: Path, corpus_path: Path, runs_dir: Optional[Path] = None
+) -> SubmissionCheck:
     """Every problem of the submission in ``folder`` (see the module docstring), at most
-    :data:`MAX_PROBLEMS` of them listed, each naming file, line and field. Reads only."""
+    :data:`MAX_PROBLEMS` of them listed, each naming file, line and field; a submission whose records copy gold
+    or a run under ``runs_dir`` (the published runs; :func:`copies`) is refused naming how near. Reads only."""
     check = SubmissionCheck(folder)
-    if not folder.is_dir():
+    try:
+        info = os.lstat(folder)
+    except FileNotFoundError:
+        info = None
+    if info is None or not (stat.S_ISDIR(info.st_mode) or stat.S_ISLNK(info.st_mode)):
         check.problems.append(f"{folder}: no such submission folder")
+        return check
+    if stat.S_ISLNK(info.st_mode):
+        check.problems.append(
+            f"{folder}: a symbolic link; a submission is a real folder directly under submissions/ (nothing is read through a link)"
+        )
+        return check
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if entry.is_symlink():
+            check.problems.append(f"{folder / entry.name}: a symbolic link; a submission holds regular files only")
+        elif entry.is_dir(follow_symlinks=False):
+            check.problems.append(f"{folder / entry.name}: a folder; a submission holds regular files only")
+    if check.problems:
         return check
     if not NAME.fullmatch(folder.name):
         check.problems.append(
@@ -344,6 +523,15 @@ def check_submission(folder: Path, gold_path: Path, corpus_path: Path) -> Submis
         )
     _check_meta(folder, check)
     _check_predictions(folder, check, gold_path, corpus_path)
+    if check.records and not check.problems and check.meta is not None:
+        for source, near in copies(check.records, gold_path, runs_dir, run_id_of(folder.name)):
+            if check.meta.role == "reference" and source == "gold" and near < REFERENCE_COPY_AGREEMENT:
+                continue
+            check.problems.append(
+                f"{folder / PREDICTIONS_FILE}: the records agree with {'gold' if source == 'gold' else 'the published run ' + source} "
+                f"on {near:.1%} of the (paper, field) pairs of the {SPLIT} papers (a copy: {COPY_AGREEMENT:.0%} or more); "
+                "a copy of gold or of a published run is not a submission"
+            )
     if len(check.problems) > MAX_PROBLEMS:
         check.problems = check.problems[:MAX_PROBLEMS] + [
             f"{folder}: ... and {len(check.problems) - MAX_PROBLEMS} more problems"
@@ -364,7 +552,7 @@ def add_submission(folder: Path, gold_path: Path, corpus_path: Path, runs_dir: P
     from paperfields.scoring.imported import import_predictions
     from paperfields.scoring.runs import score_run
 
-    check = check_submission(folder, gold_path, corpus_path)
+    check = check_submission(folder, gold_path, corpus_path, runs_dir)
     if not check.ok:
         raise SubmissionError(
             f"{folder}: {len(check.problems)} problem{'s' if len(check.problems) > 1 else ''}:\n"

@@ -45,7 +45,22 @@ def test_every_submission_in_the_repository_is_valid():
 
 
 def _rows():
-    """Real records in the submission format: the gold records of the test split (a test fixture, never a submission)."""
+    """Real records in the submission format: the gold records of the test split without their full names, code URLs
+    and training-free flags (a test fixture, never a submission; 0.897 of the (paper, field) pairs agree with gold,
+    under the copy threshold)."""
+    return [
+        {"paper_id": g.id, "record": _unlike_gold(g.record.model_dump(mode="json"))}
+        for g in load_gold(GOLD)
+        if g.split == "test"
+    ]
+
+
+def _unlike_gold(record: dict) -> dict:
+    return {**record, "method_full_name": None, "code_url": None, "training_free": None}
+
+
+def _gold_rows():
+    """Gold itself in the submission format: a copy."""
     return [
         {"paper_id": g.id, "record": g.record.model_dump(mode="json")} for g in load_gold(GOLD) if g.split == "test"
     ]
@@ -89,7 +104,7 @@ def test_a_valid_submission_lands_on_the_board_marked_submitted(tmp_path):
         mine["backend"] == "acme/tiny-model-1"
         and mine["strategy"] == "own pipeline"
         and mine["rank"] == 1
-        and mine["headline"] == 1.0
+        and 0.7 < mine["headline"] < 0.99
     )
     # the stated cutoff decides contamination where the table has no entry for the model
     assert mine["contamination"] == "after cutoff" and mine["model_cutoff"] == "2023-10"
@@ -198,7 +213,7 @@ def test_an_oversize_file_is_refused_before_it_is_read(tmp_path, monkeypatch):
     folder = _folder(tmp_path, "big", _rows())
     size = (folder / "predictions.jsonl").stat().st_size
     assert check_submission(folder, GOLD, CORPUS).problems == [
-        f"{folder / 'predictions.jsonl'}: {size} bytes, more than the 1000 a submission may hold (one record per test paper)"
+        f"{folder / 'predictions.jsonl'}: more than the 1000 bytes a submission's predictions.jsonl may hold ({size} bytes)"
     ]
 
 
@@ -410,7 +425,7 @@ def test_a_submission_declared_a_reference_is_shown_among_the_references_marked_
     assert added.returncode == 0, added.stderr
     board = Board.of(collect_scores(runs), GOLD)
     row = next(r for r in board.rows if r["run_id"] == "agent-ref__submitted__test")
-    assert row["headline"] == 1.0 and row["rank"] is None and row["section"] == "reference" and row["reference"]
+    assert row["headline"] > 0.7 and row["rank"] is None and row["section"] == "reference" and row["reference"]
     assert row["provenance"] == "submitted" and [r["run_id"] for r in board.rows if r["rank"]] == [contender]
     text = board.markdown()
     references = text.split("## References")[1].split("\n## ")[0]
@@ -429,3 +444,178 @@ def test_a_submission_declared_a_reference_is_shown_among_the_references_marked_
     reference_block = page.split('<tbody class="reference">', 1)[1].split("</tbody>", 1)[0]  # the main table's
     assert "agent-ref" in reference_block and '<a class="folder" href="../submissions/agent-ref/">' in reference_block
     assert "agent-ref" not in page.split('<tbody class="contender">', 1)[1].split("</tbody>", 1)[0]
+
+
+@pytest.mark.parametrize(
+    "provider", ["Rules", "RULES", "rules.", "Annotator", "ANNOTATORS", "human_", "h-u-m-a-n", "HumanLabels", "my-gold"]
+)
+def test_a_provider_spelling_a_reference_is_refused_as_a_contender_and_pointed_to_the_role(tmp_path, provider):
+    """Issue 34 item 14: not a case-sensitive prefix test: any spelling of rules/annotator/human/gold is refused for a
+    contender (through the CLI), with the way to declare a reference; as role = "reference" the same name passes."""
+    from tests.cli_in_process import run_cli
+
+    subs = tmp_path / "submissions"
+    _folder(subs, "poser", _rows(), TOML.replace('"acme"', f'"{provider}"'))
+    refused = run_cli("submission", "check", "poser", "--dir", str(subs))
+    assert refused.returncode == 1
+    assert f"submission.toml:2: field 'provider': '{provider}' names a reference" in refused.stderr
+    assert 'role = "reference"' in refused.stderr
+    _folder(subs, "declared", _rows(), REFERENCE_TOML.replace('"agent-lab"', f'"{provider}"'))
+    assert run_cli("submission", "check", "declared", "--dir", str(subs)).returncode == 0
+
+
+@pytest.mark.parametrize(
+    "source", ["gold", "rules_baseline__zero_shot__test", "local_qwen2.5-coder-0.5b__zero_shot__test"]
+)
+def test_a_copy_of_gold_or_of_a_published_run_is_refused_saying_how_near(tmp_path, source):
+    """Issue 34 item 14: the records of gold, or of a published run, sent as "acme/smart-7b" (all of them, or all but a
+    few papers changed) are refused by check and add, naming the source and the agreement; the board stays."""
+    from paperfields.core.runlog import read_predictions
+    from tests.cli_in_process import run_cli
+
+    if source == "gold":
+        rows = _gold_rows()
+    else:
+        lines = read_predictions(ROOT / "results" / "runs" / source / "predictions.jsonl")
+        rows = [
+            {"paper_id": x.paper_id, "record": x.record, **({} if x.record else {"failure": x.failure.value})}
+            for x in lines
+        ]
+    rows = [r if i >= 2 else {**r, "record": {}} for i, r in enumerate(rows)]  # two papers changed: nearly a copy
+    subs, runs = tmp_path / "submissions", tmp_path / "results" / "runs"
+    runs.mkdir(parents=True)
+    for name in ("rules_baseline__zero_shot__test", "local_qwen2.5-coder-0.5b__zero_shot__test"):
+        shutil.copytree(ROOT / "results" / "runs" / name, runs / name)
+    _folder(subs, "smart", rows, TOML.replace('"tiny-model-1"', '"smart-7b"'))
+    before = _snapshot(runs.parent)
+    checked = run_cli("submission", "check", "smart", "--dir", str(subs), "--runs-dir", str(runs))
+    what = "gold" if source == "gold" else f"the published run {source}"
+    found = re.search(
+        rf"the records agree with {re.escape(what)} on (\d+\.\d)% of the \(paper, field\) pairs", checked.stderr
+    )
+    assert checked.returncode == 1 and found, checked.stderr
+    assert 95.0 <= float(found.group(1)) < 100.0  # nearly, not exactly: two papers differ
+    added = run_cli("submission", "add", "smart", "--dir", str(subs), "--runs-dir", str(runs), "--no-plots")
+    assert added.returncode == 1 and what in added.stderr and _snapshot(runs.parent) == before
+
+
+def test_a_ranked_headline_above_099_is_never_shown_without_a_mark(tmp_path):
+    """Issue 34 item 14: however it got there (a copy the check missed, a run of one's own), a ranked row above 0.99
+    carries a visible mark on the Markdown, terminal and README boards; a reference that high does not need one."""
+    from rich.console import Console
+
+    from paperfields.scoring.board import NEAR_PERFECT_MARK
+    from paperfields.summary import board_summary
+
+    runs = _board_dir(tmp_path)
+    add_submission(_folder(tmp_path / "submissions", "fine", _rows()), GOLD, CORPUS, runs)
+    scores = collect_scores(runs)
+    fine = next(s for s in scores if s.submitted)
+    perfect = fine.model_copy(update={"run_id": "perfect", "headline": 0.995, "submitted": None})
+    board = Board.of([*scores, perfect], GOLD)
+    marked = [line for line in board.markdown().splitlines() if NEAR_PERFECT_MARK in line]
+    assert len(marked) == 1 and marked[0].startswith("| 1 | perfect |")
+    console = Console(width=200, record=True)
+    console.print(board.terminal())
+    assert sum(NEAR_PERFECT_MARK in line for line in console.export_text().splitlines()) == 1
+    assert NEAR_PERFECT_MARK in board_summary(board) and board.rows[0]["run_id"] == "perfect"
+
+
+@pytest.mark.parametrize("name", ["../outside", "/tmp/outside", "good/../good", "a/b", "Good", ".hidden", "good/"])
+def test_a_name_that_is_not_a_folder_directly_under_submissions_is_refused(tmp_path, name):
+    """Issue 34 item 13, through the CLI: check and add take plain names only: no way out of the folder."""
+    from tests.cli_in_process import run_cli
+
+    subs, runs = tmp_path / "submissions", _board_dir(tmp_path)
+    _folder(subs, "good", _rows())
+    _folder(tmp_path, "outside", _rows())
+    for command in (["check", name], ["add", name, "--runs-dir", str(runs), "--no-plots"]):
+        proc = run_cli("submission", *command, "--dir", str(subs))
+        assert proc.returncode == 1 and "is not a submission name" in proc.stderr, (command, proc.stderr)
+    assert not (runs / "outside__submitted__test").exists() and not (runs.parent / "leaderboard.md").exists()
+
+
+def test_symlinked_submissions_and_files_are_refused_and_nothing_is_read_through_them(tmp_path):
+    """Issue 34 item 13: a link to another submission, to a folder outside, a linked file (to a secret outside: its
+    value is never printed) and a folder inside a submission are all refused by check and add; the board stays."""
+    from tests.cli_in_process import run_cli
+
+    subs, runs = tmp_path / "submissions", _board_dir(tmp_path)
+    _folder(subs, "good", _rows())
+    outside = _folder(tmp_path / "elsewhere", "outside", _rows())
+    secret = tmp_path / "elsewhere" / "secret.txt"
+    secret.write_text('model = "sk-proj-THE-SECRET-VALUE-1234567890"\n')
+    (subs / "to-good").symlink_to(subs / "good", target_is_directory=True)
+    (subs / "to-outside").symlink_to(outside, target_is_directory=True)
+    linked = _folder(subs, "linked-file", _rows())
+    (linked / "submission.toml").unlink()
+    (linked / "submission.toml").symlink_to(secret)
+    nested = _folder(subs, "nested", _rows())
+    (nested / "more").mkdir()
+    before = _snapshot(runs.parent)
+    checked = run_cli("submission", "check", "--dir", str(subs))
+    assert checked.returncode == 1 and "ok good: 60 test papers" in checked.stdout
+    for name in ("to-good", "to-outside"):
+        assert (
+            f"{subs / name}: a symbolic link; a submission is a real folder directly under submissions/"
+            in checked.stderr
+        )
+    assert f"{linked / 'submission.toml'}: a symbolic link; a submission holds regular files" in checked.stderr
+    assert f"{nested / 'more'}: a folder; a submission holds regular files only" in checked.stderr
+    assert "THE-SECRET-VALUE" not in checked.stdout + checked.stderr
+    for name in ("to-good", "to-outside", "linked-file", "nested"):
+        proc = run_cli("submission", "add", name, "--dir", str(subs), "--runs-dir", str(runs), "--no-plots")
+        assert proc.returncode == 1 and "THE-SECRET-VALUE" not in proc.stdout + proc.stderr, name
+    assert _snapshot(runs.parent) == before
+
+
+def _result_row(row: dict, value: str) -> str:
+    """``row`` as a JSON line whose record holds one result with ``value`` written verbatim (a token json.dumps never writes)."""
+    result = {"metric": "accuracy", "value": 0.0, "unit": "percent", "kind": "absolute"}
+    text = json.dumps({**row, "record": {**row["record"], "results": [result]}})
+    return text.replace('"value": 0.0', f'"value": {value}')
+
+
+@pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity", "1e999", "-1e999"])
+def test_a_non_finite_number_is_refused_naming_file_line_and_field(tmp_path, token):
+    """Issue 34 item 15, through the CLI: the strict reader refuses what Python's json would read as nan or inf."""
+    from tests.cli_in_process import run_cli
+
+    rows = _rows()
+    rows[2] = _result_row(rows[2], token)
+    folder = _folder(tmp_path / "submissions", "nan", rows)
+    proc = run_cli("submission", "check", "nan", "--dir", str(tmp_path / "submissions"))
+    assert proc.returncode == 1
+    assert (
+        f"{folder / 'predictions.jsonl'}:3: field 'record.results[0].value': {token} is not a finite JSON number"
+        in proc.stderr
+    )
+    runs = _board_dir(tmp_path)
+    added = run_cli("submission", "add", "nan", "--dir", str(tmp_path / "submissions"), "--runs-dir", str(runs))
+    assert added.returncode == 1 and not (runs / "nan__submitted__test").exists()
+
+
+def test_a_deeply_nested_line_an_oversize_toml_and_a_bom_get_clear_errors(tmp_path):
+    """Issue 34 item 15 and issue 33: a 20,000-deep line (and one 40 deep) are refused naming the line, no
+    RecursionError traceback; submission.toml is capped at 64 KiB before it is parsed; a BOM is named as one."""
+    from tests.cli_in_process import run_cli
+
+    subs = tmp_path / "submissions"
+    rows = _rows()
+    deep = _folder(
+        subs, "deep", rows[:5] + ['{"paper_id": "x", "record": ' + "[" * 20000 + "]" * 20000 + "}"] + rows[6:]
+    )
+    _folder(
+        subs, "forty", rows[:5] + ['{"paper_id": "x", "record": {"tasks": ' + "[" * 40 + "]" * 40 + "}}"] + rows[6:]
+    )
+    _folder(subs, "huge", _rows(), TOML + 'notes = "' + "x" * 70000 + '"\n')
+    bom = _folder(subs, "bom", _rows())
+    (bom / "submission.toml").write_bytes(b"\xef\xbb\xbf" + TOML.encode())
+    deep_toml = _folder(subs, "deep-toml", _rows(), TOML + "x = " + "[" * 20000 + "]" * 20000 + "\n")
+    proc = run_cli("submission", "check", "--dir", str(subs))
+    assert proc.returncode == 1 and "Traceback" not in proc.output and "RecursionError" not in proc.output
+    assert f"{deep / 'predictions.jsonl'}:6: nested too deep to read" in proc.stderr
+    assert re.search(r"forty/predictions.jsonl:6: nested more than 32 levels deep", proc.stderr)
+    assert "huge/submission.toml: more than the 65536 bytes a submission's submission.toml may hold" in proc.stderr
+    assert f"{bom / 'submission.toml'}:1: starts with a byte order mark (BOM" in proc.stderr
+    assert f"{deep_toml / 'submission.toml'}: nested too deep to read" in proc.stderr
