@@ -299,6 +299,14 @@ def _check_meta(folder: Path, check: SubmissionCheck) -> None:
         at = re.search(r"at line (\d+)", str(exc))
         check.problems.append(f"{path}:{at.group(1) if at else 1}: not TOML ({exc})")
         return
+    keyed = [
+        _key_problem(f"{path}{f':{line}' if (line := _toml_line(text, key)) else ''}", key, value)
+        for key, value in data.items()
+        if isinstance(value, str)
+    ]
+    if any(keyed):
+        check.problems += [k for k in keyed if k]
+        return
     try:
         check.meta = SubmissionMeta.model_validate(data)
     except ValidationError as exc:
@@ -316,6 +324,40 @@ def _check_meta(folder: Path, check: SubmissionCheck) -> None:
 
 
 MAX_DEPTH = 32  # a prediction line nests 4 levels deep (line, record, results, a result); deeper is refused
+
+
+# Secret keys by their published shapes; each must start a token, so ordinary words ("task-relevant") never match.
+# paperfields.core.runlog.redact_secrets masks the OpenAI shape in what runs write; a submission is refused instead.
+KEY_SHAPES = {
+    "an OpenAI or Anthropic key": r"sk-[A-Za-z0-9_\-]{16,}",
+    "a Hugging Face token": r"hf_[A-Za-z0-9]{20,}",
+    "a GitHub token": r"(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",
+    "an AWS access key id": r"(?:AKIA|ASIA)[0-9A-Z]{16}",
+    "a Google API key": r"AIza[0-9A-Za-z_\-]{35}",
+    "a Slack token": r"xox[abposr]-[A-Za-z0-9-]{10,}",
+    "a Stripe key": r"[rs]k_live_[0-9A-Za-z]{16,}",
+    "a private key": r"-----BEGIN [A-Z ]*PRIVATE KEY-----",
+}
+_KEY = re.compile("|".join(f"(?P<k{i}>(?<![A-Za-z0-9_\\-]){shape})" for i, shape in enumerate(KEY_SHAPES.values())))
+
+
+def key_shaped(text: str) -> Optional[str]:
+    """What kind of secret key ``text`` holds (:data:`KEY_SHAPES`: ``an OpenAI or Anthropic key``, ``a Hugging Face
+    token``, ``a GitHub token``, ``an AWS access key id``, ...), or None. Never returns the key itself."""
+    found = _KEY.search(text)
+    if found is None:
+        return None
+    return list(KEY_SHAPES)[int(found.lastgroup[1:])]
+
+
+def _key_problem(where: str, field: str, value: str) -> Optional[str]:
+    kind = key_shaped(value)
+    if kind is None:
+        return None
+    return (
+        f"{where}: field '{field}': holds what looks like {kind}; remove it (a key must never reach results/, "
+        "where the submission's text is kept); revoke the key if it is real"
+    )
 
 
 class _NonFinite(str):
@@ -341,6 +383,8 @@ def _strict_problem(where: str, row: Any) -> Optional[str]:
                 f"{where}: field '{path.lstrip('.') or '(line)'}': {str(node)[:40]} is not a finite JSON number "
                 "(NaN, Infinity and values beyond a float's range are refused, not mended)"
             )
+        if isinstance(node, str) and (found := _key_problem(where, path.lstrip(".") or "(line)", node)):
+            return found
         if isinstance(node, dict):
             stack += [(v, f"{path}.{k}", depth + 1) for k, v in reversed(list(node.items()))]
         elif isinstance(node, list):

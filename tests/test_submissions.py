@@ -619,3 +619,35 @@ def test_a_deeply_nested_line_an_oversize_toml_and_a_bom_get_clear_errors(tmp_pa
     assert "huge/submission.toml: more than the 65536 bytes a submission's submission.toml may hold" in proc.stderr
     assert f"{bom / 'submission.toml'}:1: starts with a byte order mark (BOM" in proc.stderr
     assert f"{deep_toml / 'submission.toml'}: nested too deep to read" in proc.stderr
+
+
+KEYS = {
+    "openai": "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5q",
+    "huggingface": "hf_" + "AbCdEfGhIjKlMnOpQrStUvWx",
+    "github": "ghp_" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+    "aws": "AKIA" + "IOSFODNN7EXAMPLE",
+    "google": "AIza" + "SyA-1234567890abcdefghijklmnopqrstu",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(KEYS))
+def test_a_key_shaped_string_in_a_submission_is_refused_and_never_reaches_results(tmp_path, kind):
+    """Issue 34 item 17 (submission side), through the CLI: a key in notes (or any text field, or a record's string)
+    is refused by check and add, naming file, line and field but never printing the key; nothing is written to the
+    runs folder, so it cannot reach scores.json or manifest.json."""
+    from tests.cli_in_process import run_cli
+
+    key = KEYS[kind]
+    subs, runs = tmp_path / "submissions", _board_dir(tmp_path)
+    noted = _folder(subs, "noted", _rows(), TOML + f'notes = "served with {key} at temperature 0"\n')
+    rows = _rows()
+    rows[3] = {**rows[3], "record": {**rows[3]["record"], "tasks": [f"extraction {key}"]}}
+    recorded = _folder(subs, "recorded", rows)
+    proc = run_cli("submission", "check", "--dir", str(subs))
+    assert proc.returncode == 1 and key not in proc.output
+    assert f"{noted / 'submission.toml'}:7: field 'notes': holds what looks like" in proc.stderr
+    assert f"{recorded / 'predictions.jsonl'}:4: field 'record.tasks[0]': holds what looks like" in proc.stderr
+    for name in ("noted", "recorded"):
+        added = run_cli("submission", "add", name, "--dir", str(subs), "--runs-dir", str(runs), "--no-plots")
+        assert added.returncode == 1 and key not in added.output and not (runs / f"{name}__submitted__test").exists()
+    assert not any(key in p.read_text(errors="replace") for p in runs.parent.rglob("*") if p.is_file())
