@@ -651,3 +651,28 @@ def test_a_key_shaped_string_in_a_submission_is_refused_and_never_reaches_result
         added = run_cli("submission", "add", name, "--dir", str(subs), "--runs-dir", str(runs), "--no-plots")
         assert added.returncode == 1 and key not in added.output and not (runs / f"{name}__submitted__test").exists()
     assert not any(key in p.read_text(errors="replace") for p in runs.parent.rglob("*") if p.is_file())
+
+
+def test_add_regenerates_results_and_the_readme_board_block_on_a_clone(tmp_path):
+    """Issue 33, CONTRIBUTING step 3: on a fresh clone, `submission add NAME` (default folders) scores the submission
+    into results/runs and rewrites results/ and README.md's board block as `paperfields leaderboard` does; the row is
+    there, marked submitted and linking its folder; nothing else in the clone changes."""
+    import os
+
+    from tests.cli_in_process import run_cli
+
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    _folder(clone / "submissions", "acme-tiny", _rows())
+    env = dict(os.environ, PAPERFIELDS_ROOT=str(clone))
+    added = run_cli("submission", "add", "acme-tiny", "--no-plots", env=env)
+    assert added.returncode == 0, added.stderr
+    readme = (clone / "README.md").read_text()
+    block = readme.split("<!-- board:start")[1].split("<!-- board:end -->")[0]
+    assert "| 1 | acme/tiny-model-1 (submitted) [submissions/acme-tiny](submissions/acme-tiny/) |" in block
+    status = subprocess.run(
+        ["git", "-C", str(clone), "status", "--porcelain"], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    changed = {line[3:].split("/")[0] for line in status}
+    assert changed == {"README.md", "results", "submissions"}, status
+    assert " M results/leaderboard.md" in status and "?? results/runs/acme-tiny__submitted__test/" in status
