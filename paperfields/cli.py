@@ -433,9 +433,12 @@ def _print_stratified(pairs: list[dict[str, Any]], draw: Any) -> None:
 
 def _print_leaderboard(board, highlight: Optional[str] = None, wide: bool = False) -> None:
     """Print a :class:`~paperfields.scoring.board.Board` in the terminal, with its legend."""
-    from paperfields.scoring.board import TERMINAL_LEGEND
+    from paperfields.scoring.board import TERMINAL_LEGEND, TERMINAL_WIDTH
 
-    (Console(width=None if sys.stdout.isatty() else 240) if wide else out).print(board.terminal(highlight, wide))
+    if wide:
+        Console(width=None if sys.stdout.isatty() else 240).print(board.terminal(highlight, wide))
+    else:  # the default columns fit TERMINAL_WIDTH whatever the rows: the model column wraps to fit
+        out.print(board.terminal(highlight, wide), width=min(out.width, TERMINAL_WIDTH))
     out.print(TERMINAL_LEGEND, highlight=False, markup=False)
 
 
@@ -1309,12 +1312,29 @@ def _submissions_dir(folder: Optional[Path]) -> Path:
     return folder or paths.project_root() / "submissions"
 
 
+def _submission_folder(root: Path, name: str) -> Path:
+    """``root/name`` for a plain submission name (a folder directly under the submissions folder), or exit 1
+    naming the rule: no path (``../x``, ``/abs``, ``a/b``), nothing but the characters of a run id."""
+    from paperfields.scoring.submissions import NAME
+
+    if not NAME.fullmatch(name):
+        fail(
+            f"{name!r} is not a submission name: a submission is a folder directly under {root}, named with lower-case "
+            "letters, digits, '.', '_' or '-' (at most 64, starting with a letter or digit); no path",
+            1,
+        )
+    return root / name
+
+
 @submission_app.command("check")
 def submission_check(
     names: Optional[list[str]] = typer.Argument(
         None, help="Submission names (folders under submissions/) [default: every submission]."
     ),
     folder: Path = typer.Option(None, "--dir", help="The submissions folder [default: submissions/]."),
+    runs_dir: Path = typer.Option(
+        None, help="The published runs a submission may not copy [default: results/runs]; gold is compared always."
+    ),
 ) -> None:
     """Check submissions (what CI runs over every one): submission.toml, every line of predictions.jsonl against the
     record's JSON Schema and model, every test paper exactly once, no dev paper, known ids, sizes. Writes nothing.
@@ -1324,9 +1344,9 @@ def submission_check(
 
     root = _submissions_dir(folder)
     chosen = (
-        [root / n for n in names]
-        if names
-        else sorted(p for p in root.glob("*") if p.is_dir() and not p.name.startswith("."))
+        [_submission_folder(root, n) for n in names]
+        if names  # a link is listed, so that check refuses it rather than skip it
+        else sorted(p for p in root.glob("*") if (p.is_dir() or p.is_symlink()) and not p.name.startswith("."))
     )
     if not chosen:
         console.print(f"no submissions under {root}", highlight=False, markup=False)
@@ -1334,7 +1354,12 @@ def submission_check(
     bad = 0
     for path in chosen:
         try:
-            check = check_submission(path, paths.gold_dir() / "gold.jsonl", paths.gold_dir() / "corpus.jsonl")
+            check = check_submission(
+                path,
+                paths.gold_dir() / "gold.jsonl",
+                paths.gold_dir() / "corpus.jsonl",
+                runs_dir or paths.published_runs_dir(),
+            )
         except _known_errors() as exc:
             fail(str(exc))
         if check.ok:
@@ -1378,7 +1403,7 @@ def submission_add(
     gold_path = paths.gold_dir() / "gold.jsonl"
     try:
         run_dir = add_submission(
-            _submissions_dir(folder) / name, gold_path, paths.gold_dir() / "corpus.jsonl", runs_dir
+            _submission_folder(_submissions_dir(folder), name), gold_path, paths.gold_dir() / "corpus.jsonl", runs_dir
         )
     except SubmissionError as exc:
         fail(str(exc), 1)
@@ -1394,6 +1419,46 @@ def submission_add(
         console.print(f"wrote {path}", highlight=False, markup=False)
     console.print(
         f"scored {name} into {run_dir}; it is on the board marked submitted. Commit submissions/{name} and results/ together",
+        highlight=False,
+        markup=False,
+    )
+
+
+@submission_app.command("from-run")
+def submission_from_run(
+    run: str = typer.Argument(..., help="A finished run of `paperfields run` over the test split: its id or folder."),
+    name: str = typer.Option(
+        ...,
+        "--name",
+        help="The submission's name: the folder submissions/<name>/ and the run id <name>__submitted__test.",
+    ),
+    runs_dir: Path = typer.Option(None, help="Where the run is [default: runs/, then results/runs]."),
+    folder: Path = typer.Option(None, "--dir", help="The submissions folder [default: submissions/]."),
+) -> None:
+    """Turn a run into a submission: write submissions/<name>/ with the run's predictions in the submission format
+    and a submission.toml filled from its manifest (model, provider, date, strategy, mode, prompt hash, cutoff when known).
+
+    What only you can say (submitted_by) is marked FILL IN: `submission check` refuses it until filled. Then
+    `paperfields submission check NAME` and `paperfields submission add NAME` (CONTRIBUTING.md)."""
+    from paperfields.scoring.submissions import PLACEHOLDER, SubmissionError
+    from paperfields.scoring.submissions import submission_from_run as from_run
+
+    try:
+        made = from_run(
+            _run_dir(run, runs_dir),
+            name,
+            _submissions_dir(folder),
+            paths.gold_dir() / "gold.jsonl",
+            paths.gold_dir() / "corpus.jsonl",
+        )
+    except SubmissionError as exc:
+        fail(str(exc), 1)
+    except _known_errors() as exc:
+        fail(str(exc))
+    dir_flag = f" --dir {folder}" if folder else ""
+    console.print(
+        f"wrote {made}/ (predictions.jsonl, submission.toml). Next: replace {PLACEHOLDER!r} in {made / 'submission.toml'}, "
+        f"then `paperfields submission check {name}{dir_flag}` and `paperfields submission add {name}{dir_flag}`",
         highlight=False,
         markup=False,
     )

@@ -17,7 +17,7 @@ matplotlib.use("Agg")  # no display on CI machines
 import matplotlib.pyplot as plt
 import numpy as np
 
-from paperfields.scoring.board import UNDEFINED, Board
+from paperfields.scoring.board import UNDEFINED, Board, time_known
 from paperfields.scoring.score import ACCURACY_FIELDS, HEADLINE_COUNT, HEADLINE_FIELDS, RunScores
 
 _META = {"Software": None}  # no version stamp: the same scores give the same bytes
@@ -130,8 +130,16 @@ def plot_fields(board: Board, path: Path) -> Path:
 
 
 def _cost_plot(
-    contenders: list[RunScores], references: list[RunScores], cost, xlabel: str, title: str, path: Path
+    contenders: list[RunScores],
+    references: list[RunScores],
+    cost,
+    xlabel: str,
+    title: str,
+    path: Path,
+    unknown: list[RunScores] = (),
 ) -> Path:
+    """A cost plot of ``contenders``; ``unknown`` (contenders whose time or cost is unknown: submissions) are named
+    in a footnote, never drawn (at 0 they would sit on the Pareto front)."""
     points = [(cost(s), s.headline) for s in contenders]
     fig, ax = plt.subplots(figsize=(9, 5.5))
     ax.scatter([p[0] for p in points], [p[1] for p in points], color="#4c72b0", zorder=3, label="contender")
@@ -176,7 +184,9 @@ def _cost_plot(
     ax.set_ylim(0, 1)
     ax.set_title(title)
     ax.legend(fontsize=8, loc="upper left")
-    fig.tight_layout()
+    if unknown:
+        fig.text(0.01, 0.01, "not drawn (time unknown: submitted): " + ", ".join(s.run_id for s in unknown), fontsize=7)
+    fig.tight_layout(rect=(0, 0.03 if unknown else 0, 1, 1))
     fig.savefig(path, dpi=100, metadata=_META)
     plt.close(fig)
     return path
@@ -187,12 +197,13 @@ def plot_seconds(board: Board, path: Path) -> Path:
     the Pareto front drawn; references (which call no model) as horizontal lines."""
     contenders, references, _ = _split(board)
     return _cost_plot(
-        contenders,
+        [s for s in contenders if time_known(s)],
         references,
         lambda s: s.seconds_per_paper,
         "model seconds per paper (lower is better)",
         "Headline vs model time per paper (complete contenders)",
         path,
+        [s for s in contenders if not time_known(s)],
     )
 
 
@@ -200,7 +211,7 @@ def plot_seconds_per_correct(board: Board, path: Path) -> Path:
     """Model seconds per correctly extracted item (every attempt included, cache hits excluded; lower
     is better) against the headline, complete contenders with model time, Pareto front drawn."""
     contenders, references, _ = _split(board)
-    timed = [s for s in contenders if s.seconds_per_correct]
+    timed = [s for s in contenders if s.seconds_per_correct and time_known(s)]
     return _cost_plot(
         timed,
         references,
@@ -208,6 +219,7 @@ def plot_seconds_per_correct(board: Board, path: Path) -> Path:
         "model seconds per correct item (lower is better)",
         "Headline vs model time per correct item (complete contenders)",
         path,
+        [s for s in contenders if not time_known(s)],
     )
 
 
@@ -215,7 +227,7 @@ def plot_dollars(board: Board, path: Path) -> Path | None:
     """Dollars per run against the headline for the complete contenders with a known price; None
     (nothing written) when no contender has one."""
     contenders, references, _ = _split(board)
-    priced = [s for s in contenders if s.dollars_total is not None and s.dollars_total > 0]
+    priced = [s for s in contenders if s.dollars_total is not None and s.dollars_total > 0 and time_known(s)]
     if not priced:
         return None
     return _cost_plot(
@@ -225,6 +237,7 @@ def plot_dollars(board: Board, path: Path) -> Path | None:
         "US dollars per run (lower is better)",
         "Headline vs dollars per run (contenders with known prices)",
         path,
+        [s for s in contenders if not time_known(s)],
     )
 
 

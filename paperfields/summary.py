@@ -11,7 +11,16 @@ import re
 from pathlib import Path
 
 from paperfields.options import DEFAULT_BACKEND
-from paperfields.scoring.board import UNDEFINED, Board, fmt_ci, papers_cell
+from paperfields.scoring.board import (
+    SUBMITTED_MARK,
+    UNDEFINED,
+    Board,
+    fmt_ci,
+    headline_cell,
+    papers_cell,
+    submission_link,
+    time_known,
+)
 from paperfields.scoring.method import validity_figures, validity_text
 
 START = "<!-- board:start: written by `paperfields leaderboard` from results/runs; do not edit -->"
@@ -39,15 +48,17 @@ def board_summary(board: Board, top: int = TOP) -> str:
         "|---|---|---|---|---|---|---|---|",
     ]
     for s, r in chosen:
-        known = not s.reference and s.seconds_per_paper  # a submission's time is unknown (0 in its scores), never 0 s
+        known = not s.reference and time_known(s)  # a submission's time is unknown (0 in its scores), never 0 s
         seconds = f"{s.seconds_per_paper:.1f}" if known else UNDEFINED
         cells = [
             UNDEFINED if r["rank"] is None else str(r["rank"]),
-            _cell(s.backend) + (" (reference)" if s.reference else ""),
+            _cell(s.backend)
+            + (" (reference)" if s.reference else "")
+            + (SUBMITTED_MARK + submission_link(s, base="") if s.submitted else ""),
             _cell(s.strategy),
             papers_cell(s),
             f"{s.valid_rate:.0%}",
-            fmt_ci(s.headline, r["headline_ci95"]),
+            headline_cell(s, r),
             UNDEFINED if s.semantic is None or s.semantic.headline is None else f"{s.semantic.headline:.3f}",
             seconds,
         ]

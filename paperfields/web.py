@@ -190,11 +190,14 @@ def _table(
                     "style": "",
                     "title": "",
                     "wrap": False,
+                    "folder": None,
                 }
                 if c.name in ("run", "model"):
                     cell["cls"], cell["wrap"] = "brk", True  # long ids break after "__" and "/", not mid-word
                 if c.name == "run":
                     cell["href"] = links.get(s.run_id)
+                if c.folder and r["submission_folder"]:  # a submission names and links its folder
+                    cell["folder"] = {"text": r["submission_folder"], "href": f"../{quote(r['submission_folder'])}/"}
                 if c.name.startswith("headline"):
                     cell["svg"] = ci_whisker(s.headline, r["headline_ci95"])
                 if heat and h["type"] == "num":

@@ -194,13 +194,16 @@ def _row(s: RunScores, rank: Optional[int]) -> dict[str, Any]:
         "fields": {f: s.fields[f].score for f in BOARD_TABLE},
         "fields_ci95": {f: list(s.fields[f].ci95) if s.fields[f].ci95 else None for f in BOARD_TABLE},
         "failures_by_class": s.failures_by_class,
-        "seconds_per_paper": s.seconds_per_paper,
-        "tokens_per_paper": s.tokens_per_paper,
-        "input_tokens_per_paper": s.input_tokens_per_paper,
-        "dollars_total": s.dollars_total,
+        # a submission's time, tokens and dollars are unknown here (None), never 0
+        "seconds_per_paper": s.seconds_per_paper if time_known(s) else None,
+        "tokens_per_paper": s.tokens_per_paper if time_known(s) else None,
+        "input_tokens_per_paper": s.input_tokens_per_paper if time_known(s) else None,
+        "dollars_total": s.dollars_total if time_known(s) else None,
         "correct_items": s.correct_items,
-        "seconds_per_correct": _round4(s.seconds_per_correct),
-        "dollars_per_correct": None if s.dollars_per_correct is None else round(s.dollars_per_correct, 8),
+        "seconds_per_correct": _round4(s.seconds_per_correct) if time_known(s) else None,
+        "dollars_per_correct": None
+        if s.dollars_per_correct is None or not time_known(s)
+        else round(s.dollars_per_correct, 8),
         "contamination": (s.contamination or {}).get("status", "unknown"),
         "model_cutoff": (s.contamination or {}).get("model_cutoff"),
         **{
@@ -217,11 +220,12 @@ def _row(s: RunScores, rank: Optional[int]) -> dict[str, Any]:
         "output_constraint": output_constraint(s),
         "provenance": provenance(s),
         "submission": s.submitted,
+        "submission_folder": submission_folder(s),
     }
 
 
 # Row entries that are for the pages (a filter's value, a cell's text, a list), not columns of the csv.
-ROW_ONLY = ("undefined_fields", "model_family", "output_constraint", "provenance", "submission")
+ROW_ONLY = ("undefined_fields", "model_family", "output_constraint", "provenance", "submission", "submission_folder")
 # How the csv names the entries of a row's nested numbers (a CI [low, high] becomes <name>_low, <name>_high).
 NESTED_COLUMNS = {"fields": "{key}_score", "fields_ci95": "{key}_ci95", "failures_by_class": "failures_{key}"}
 
@@ -325,6 +329,40 @@ def provenance(s: RunScores) -> str:
 
 
 SUBMITTED_MARK = " (submitted)"  # after the run id of a submitted run, on every board
+SUBMISSIONS_FROM_RESULTS = "../"  # the project root seen from results/, where the Markdown and web boards are
+
+
+NEAR_PERFECT = 0.99  # a ranked headline above this is marked: no extraction model is that good; a copy of gold is
+NEAR_PERFECT_MARK = " (above 0.99: check it is not a copy of gold)"
+
+
+def headline_cell(s: RunScores, r: dict[str, Any]) -> str:
+    """The headline with its CI (:func:`fmt_ci`), and :data:`NEAR_PERFECT_MARK` after it on a ranked row above
+    :data:`NEAR_PERFECT`: never ranked that high without a visible mark."""
+    marked = r["rank"] is not None and s.headline is not None and s.headline > NEAR_PERFECT
+    return fmt_ci(s.headline, r["headline_ci95"]) + (NEAR_PERFECT_MARK if marked else "")
+
+
+def time_known(s: RunScores) -> bool:
+    """False for a submitted run: its model time, tokens and dollars were not measured here (its scores hold 0),
+    so every board shows them as :data:`UNDEFINED` and the time and cost plots leave it off, never at 0."""
+    return not s.submitted
+
+
+def submission_folder(s: RunScores) -> Optional[str]:
+    """``submissions/<name>``, the folder a submitted run was scored from (relative to the project root), or
+    None for a reproduced run (or a name that is not a plain submission name: never a path elsewhere)."""
+    from paperfields.scoring.submissions import NAME
+
+    name = (s.submitted or {}).get("name")
+    return f"submissions/{name}" if isinstance(name, str) and NAME.fullmatch(name) else None
+
+
+def submission_link(s: RunScores, base: str = SUBMISSIONS_FROM_RESULTS) -> str:
+    """The Markdown link to a submitted run's folder, `` [submissions/x](../submissions/x/)`` (``base``: the
+    project root from where the Markdown is), after its mark on the Markdown boards; empty for a reproduced run."""
+    folder = submission_folder(s)
+    return f" [{folder}]({base}{folder}/)" if folder else ""
 
 
 def submitted_markdown(board: Board) -> list[str]:
@@ -338,21 +376,25 @@ def submitted_markdown(board: Board) -> list[str]:
         "",
         f"A run marked `{SUBMITTED_MARK.strip()}` was scored here, by the same scorer, from predictions sent by others "
         "(`submissions/<name>/`, checked by `paperfields submission check`): scored here, not reproduced here. Every other "
-        "run was reproduced here by the project's own commands.",
+        'run was reproduced here by the project\'s own commands. A submission of `role = "reference"` is shown among the '
+        "references, never ranked, with the reason it gave.",
         "",
-        "| run | model | provider | date run | strategy | submitted by | model cutoff |",
-        "|---|---|---|---|---|---|---|",
+        "| run | folder | model | provider | date run | strategy | submitted by | model cutoff | role |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for s in chosen:
         m = s.submitted or {}
+        folder = submission_folder(s)
         cells = [
             s.run_id,
+            f"[{folder}]({SUBMISSIONS_FROM_RESULTS}{folder}/)" if folder else UNDEFINED,
             m.get("model"),
             m.get("provider"),
             m.get("date_run"),
             m.get("strategy"),
             m.get("submitted_by"),
             m.get("model_cutoff") or "unknown",
+            f"reference: {m.get('reference_reason')}" if m.get("role") == "reference" else "contender",
         ]
         lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
     return lines
@@ -382,7 +424,7 @@ def cost_per_correct_cell(s: RunScores) -> str:
     """The run's cost per correct item in its own unit: model seconds for a local model (``5.66 s``),
     dollars when the run is priced (``$0.000123``), seconds with ``(no price)`` when the price is
     unknown; ``–`` for a reference (it calls no model) or without a correct item."""
-    if s.reference or not s.correct_items:
+    if s.reference or not s.correct_items or not time_known(s):
         return UNDEFINED
     seconds = (
         s.model_seconds / s.correct_items
@@ -397,7 +439,7 @@ def cost_per_correct_cell(s: RunScores) -> str:
 def _cost_key(s: RunScores) -> Optional[float]:
     """What the cost cell sorts by: dollars when priced, else model seconds (a board mixes them only
     when it mixes local and priced runs, whose cells say their unit)."""
-    if s.reference or not s.correct_items:
+    if s.reference or not s.correct_items or not time_known(s):
         return None
     if not s.backend.startswith("local/") and s.dollars_per_correct is not None:
         return s.dollars_per_correct
@@ -417,6 +459,12 @@ class Column:
     name: str
     cell: Callable[[RunScores, dict[str, Any]], str]
     key: Callable[[RunScores, dict[str, Any]], Any]
+    folder: bool = False  # a submitted run's folder (submission_folder) is linked after the cell
+
+
+def _known(s: RunScores, text: str) -> str:
+    """``text``, or :data:`UNDEFINED` for a number the run's board row does not know (a submission's time)."""
+    return text if time_known(s) else UNDEFINED
 
 
 def _rank_cell(s: RunScores, r: dict[str, Any]) -> str:
@@ -426,12 +474,12 @@ def _rank_cell(s: RunScores, r: dict[str, Any]) -> str:
 # The main table: what a reader compares first. Every other number is in the tables below it and in the csv.
 MAIN_COLUMNS: tuple[Column, ...] = (
     Column("rank", _rank_cell, lambda s, r: r["rank"]),
-    Column("run", lambda s, r: s.run_id + (SUBMITTED_MARK if s.submitted else ""), lambda s, r: s.run_id),
+    Column("run", lambda s, r: s.run_id + (SUBMITTED_MARK if s.submitted else ""), lambda s, r: s.run_id, folder=True),
     Column("model", lambda s, r: s.backend, lambda s, r: s.backend),
     Column("strategy", lambda s, r: s.strategy, lambda s, r: s.strategy),
     Column("papers", lambda s, r: papers_cell(s), lambda s, r: s.papers),
     Column("valid", lambda s, r: _percent(s.valid_rate), lambda s, r: s.valid_rate),
-    Column("headline [95% CI]", lambda s, r: fmt_ci(s.headline, r["headline_ci95"]), lambda s, r: s.headline),
+    Column("headline [95% CI]", headline_cell, lambda s, r: s.headline),
     Column("P", lambda s, r: fmt(s.precision), lambda s, r: s.precision),
     Column("R", lambda s, r: fmt(s.recall), lambda s, r: s.recall),
     Column("invented", lambda s, r: _percent(r["invented_rate"]), lambda s, r: r["invented_rate"]),
@@ -462,19 +510,31 @@ def _unknown_cost(s: Any) -> Optional[str]:
 
 COST_COLUMNS: tuple[Column, ...] = (
     Column("run", lambda s, r: s.run_id, lambda s, r: s.run_id),
-    Column("s/paper", lambda s, r: f"{s.seconds_per_paper:.1f}", lambda s, r: s.seconds_per_paper),
+    Column(
+        "s/paper",
+        lambda s, r: _known(s, f"{s.seconds_per_paper:.1f}"),
+        lambda s, r: s.seconds_per_paper if time_known(s) else None,
+    ),
     Column(
         "tokens/paper",
-        lambda s, r: "unknown" if s.tokens_per_paper is None else f"{s.tokens_per_paper:.0f}",
-        lambda s, r: s.tokens_per_paper,
+        lambda s, r: _known(s, "unknown" if s.tokens_per_paper is None else f"{s.tokens_per_paper:.0f}"),
+        lambda s, r: s.tokens_per_paper if time_known(s) else None,
     ),
-    Column("$/run", lambda s, r: _unknown_cost(s) or f"{s.dollars_total:.4f}", lambda s, r: s.dollars_total),
+    Column(
+        "$/run",
+        lambda s, r: _known(s, _unknown_cost(s) or f"{s.dollars_total:.4f}"),
+        lambda s, r: s.dollars_total if time_known(s) else None,
+    ),
     Column("correct items", lambda s, r: str(s.correct_items), lambda s, r: s.correct_items),
-    Column("s/correct", lambda s, r: fmt(s.seconds_per_correct, 2), lambda s, r: s.seconds_per_correct),
+    Column(
+        "s/correct",
+        lambda s, r: _known(s, fmt(s.seconds_per_correct, 2)),
+        lambda s, r: s.seconds_per_correct if time_known(s) else None,
+    ),
     Column(
         "$/correct",
-        lambda s, r: _unknown_cost(s) or fmt(s.dollars_per_correct, 6),
-        lambda s, r: s.dollars_per_correct,
+        lambda s, r: _known(s, _unknown_cost(s) or fmt(s.dollars_per_correct, 6)),
+        lambda s, r: s.dollars_per_correct if time_known(s) else None,
     ),
 )
 
@@ -501,8 +561,8 @@ MODE_COLUMNS: tuple[Column, ...] = (
     Column("mode", lambda s, r: r["output_constraint"], lambda s, r: r["output_constraint"]),
     Column(
         "prompt tokens/paper",
-        lambda s, r: "?" if s.input_tokens_per_paper is None else f"{s.input_tokens_per_paper:.0f}",
-        lambda s, r: s.input_tokens_per_paper,
+        lambda s, r: _known(s, "?" if s.input_tokens_per_paper is None else f"{s.input_tokens_per_paper:.0f}"),
+        lambda s, r: s.input_tokens_per_paper if time_known(s) else None,
     ),
     Column(
         "failures",
@@ -590,7 +650,10 @@ def leaderboard_csv(scores: list[RunScores], gold_path: Path | None = None) -> s
 
 def _table(columns: tuple[Column, ...], pairs: list[tuple[RunScores, dict[str, Any]]]) -> list[str]:
     lines = ["| " + " | ".join(c.name for c in columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(c.cell(s, r) for c in columns) + " |" for s, r in pairs]
+    lines += [
+        "| " + " | ".join(c.cell(s, r) + (submission_link(s) if c.folder else "") for c in columns) + " |"
+        for s, r in pairs
+    ]
     return lines
 
 
@@ -599,6 +662,8 @@ def _markdown(board: Board) -> str:
     lines = ["# PaperFields leaderboard", "", BROWSE_TEXT, "", COLUMNS_TEXT, ""]
     for key, title in SECTIONS:
         chosen = [(s, r) for s, r in pairs if r["section"] == key]
+        if key == "reference" and any(s.submitted for s, _ in chosen):
+            title += "; submitted references marked (submitted), their reasons under Submitted runs"
         if chosen:
             lines += [f"## {title}", "", *_table(MAIN_COLUMNS, chosen), ""]
     for title, columns, sections, text in DETAIL_TABLES:
@@ -621,6 +686,7 @@ def _csv(board: Board) -> str:
     return frame.to_csv(index=False, lineterminator="\n")
 
 
+TERMINAL_WIDTH = 100  # the default terminal board's widest line, however many rows: the model column wraps
 TERMINAL_LEGEND = (
     "#: rank among complete contenders. ref: reference (rules/*, annotator/*), not ranked.\n"
     "part: partial or unfinished run (no rank, no CI). P/R: micro precision/recall over\n"
@@ -663,12 +729,12 @@ def _terminal(board: Board, highlight: Optional[str], wide: bool) -> Table:
         )
         model = s.backend or s.run_id
         own_id = s.run_id.removesuffix(" (yours)")
-        if own_id != f"{model.replace('/', '_')}__{s.strategy}__{s.split}":
+        if s.submitted:
+            model += f" (submitted: {submission_folder(s) or own_id})"  # the folder it was scored from
+        elif own_id != f"{model.replace('/', '_')}__{s.strategy}__{s.split}":
             model += f" ({own_id})"  # a run id of one's own says which run this is
         if own_id != s.run_id:
             model += " (yours)"
-        if s.submitted:
-            model += SUBMITTED_MARK
         papers = (
             f"{s.papers_done}/{s.papers} done"
             if s.unfinished
@@ -682,16 +748,16 @@ def _terminal(board: Board, highlight: Optional[str], wide: bool) -> Table:
             s.strategy,
             papers,
             f"{s.valid_rate:.0%}",
-            fmt_ci(s.headline, r["headline_ci95"]),
+            headline_cell(s, r),
             f"{fmt(s.precision, 2)}/{fmt(s.recall, 2)}",
-            f"{s.seconds_per_paper:.1f}",
+            _known(s, f"{s.seconds_per_paper:.1f}"),
         ]
         if wide:
             invented = mean_invented(s)
             cells += [
                 UNDEFINED if invented is None else f"{invented:.0%}",
-                _unknown_cost(s) or f"{s.dollars_total:.2f}",
-                fmt(s.seconds_per_correct, 2),
+                _known(s, _unknown_cost(s) or f"{s.dollars_total:.2f}"),
+                _known(s, fmt(s.seconds_per_correct, 2)),
                 r["contamination"],
                 fmt(s.per_paper_f1),
             ]

@@ -112,7 +112,11 @@ def score_run(
         if manifest.config.corpus is None
         else scores.papers
     )
-    scores.reference = is_reference_backend(manifest.config.backend)
+    scores.submitted = submission_of(run_dir)
+    # a reference: a rules/ or second-labeling backend, or a submission declared one (role = "reference")
+    scores.reference = (
+        is_reference_backend(manifest.config.backend) or (scores.submitted or {}).get("role") == "reference"
+    )
     n = max(1, len(lines))
     scores.seconds_per_paper = round(manifest.model_seconds_total / n, 2)
     answered = manifest.usage + manifest.cached_usage  # what a paper takes, whether the model or the cache answered it
@@ -129,7 +133,6 @@ def score_run(
     scores.predictions_sha256 = hashlib.sha256(data).hexdigest()
     scores.papers_asked = manifest.papers_total
     add_cost_and_contamination(scores, manifest, every_line)
-    scores.submitted = submission_of(run_dir)
     if scores.submitted and scores.submitted.get("model_cutoff"):
         scores.contamination = with_stated_cutoff(
             Contamination.model_validate(scores.contamination),

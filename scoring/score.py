@@ -27,6 +27,7 @@ the expansion), ``method_full_name_soft`` the phrase rule (one dropped or added 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -616,6 +617,28 @@ class RunScores(BaseModel):
     def rankable(self) -> bool:
         """True for a complete contender: finished, over the whole split, and not a reference."""
         return not (self.reference or self.partial or self.unfinished)
+
+
+# The words a reference's provider spells, however written (``Rules``, ``RULES``, ``rules.``, ``Annotator``,
+# ``human_``, ``Human-Labels``): a submission naming one is refused as a contender (role = "reference" is the way).
+REFERENCE_WORDS = frozenset(
+    {"rules", "rule", "annotator", "annotators", "annotation", "human", "humans", "gold", "reference", "oracle"}
+)
+
+
+def reference_spelling(name: str) -> Optional[str]:
+    """The reference word (:data:`REFERENCE_WORDS`) that ``name`` (a provider) spells, or None. Case,
+    compatibility forms (NFKC: full-width letters), punctuation and separators do not matter: the name's
+    words (split at anything not a letter or digit and at camelCase humps) and the name with its separators
+    removed are each compared (``Rules``, ``rules.``, ``human_``, ``h-u-m-a-n``, ``HumanLabels``, ``my-gold``)."""
+    import unicodedata
+
+    text = unicodedata.normalize("NFKC", name)
+    words = [w.casefold() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[^\W\d_]+", text)]
+    for candidate in ("".join(words), *words):
+        if candidate in REFERENCE_WORDS:
+            return candidate
+    return None
 
 
 def is_reference_backend(backend: str) -> bool:

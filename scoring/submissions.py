@@ -22,17 +22,20 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
+import os
 import re
 import shutil
+import stat
 import tempfile
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 import tomllib
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from paperfields.core.corpus import load_corpus, month_index
 from paperfields.core.gold import load_gold
@@ -47,9 +50,11 @@ MAX_FILE_BYTES = (
     4 * 1024 * 1024
 )  # the published runs' predictions files, grounding and notes included, are under 0.3 MiB
 MAX_LINE_BYTES = 64 * 1024  # their longest line is about 11 KiB
+MAX_TOML_BYTES = 64 * 1024  # submission.toml, capped before it is parsed (a long prompt fits: 20,000 characters)
 MAX_PROBLEMS = 50  # listed per submission; a file that is wrong throughout says so once
 NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 OWN_PIPELINE = "own pipeline"
+PLACEHOLDER = "FILL IN"  # what from-run writes where only the submitter can answer; check refuses it until replaced
 
 
 class SubmissionError(RunError):
@@ -69,11 +74,21 @@ class SubmissionMeta(BaseModel):
     - ``submitted_by``: a name or handle to answer for the submission;
     - ``model_cutoff``: the model's training-data cutoff (``YYYY-MM``) when known: the board's
       contamination status is decided from it when ``paperfields/core/tables/cutoffs.toml`` does not list the model;
+    - ``mode``: how the record was asked for (an instructor mode, ``md_json``, ``tools``, ...), when known (optional);
+    - ``prompt_sha256``: sha256 of the prompt the predictions were made with, when known (optional);
+    - ``role``: ``contender`` (the default: ranked by headline) or ``reference``: shown among the references on
+      every board, marked submitted and never ranked (a second labeling, a frontier AI agent's labels), with
+    - ``reference_reason``: why it is a reference (required with ``role = "reference"``, refused without);
     - ``notes``: anything else (optional).
+
+    A value still holding :data:`PLACEHOLDER` (what ``paperfields submission from-run`` writes where only the
+    submitter can answer) is refused.
     """
 
     model_config = ConfigDict(extra="forbid")
 
+    # first: the provider's and reference_reason's checks read it
+    role: Literal["contender", "reference"] = "contender"
     model: str = Field(min_length=1, max_length=200)
     provider: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     date_run: dt.date
@@ -81,15 +96,44 @@ class SubmissionMeta(BaseModel):
     prompt: Optional[str] = Field(default=None, max_length=20000)
     submitted_by: str = Field(min_length=1, max_length=200)
     model_cutoff: Optional[str] = None
+    reference_reason: Optional[str] = Field(default=None, min_length=10, max_length=1000, validate_default=True)
+    mode: Optional[str] = Field(default=None, max_length=50, pattern=r"^[a-z_]+$")
+    prompt_sha256: Optional[str] = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     notes: Optional[str] = Field(default=None, max_length=5000)
+
+    @field_validator("*")
+    @classmethod
+    def _filled_in(cls, value: Any) -> Any:
+        if isinstance(value, str) and PLACEHOLDER in value:
+            raise ValueError(
+                f"still {PLACEHOLDER!r} (written by `paperfields submission from-run`): put the real value in place"
+            )
+        return value
 
     @field_validator("provider")
     @classmethod
-    def _not_a_reference(cls, value: str) -> str:
-        from paperfields.scoring.score import is_reference_backend
+    def _not_a_reference(cls, value: str, info: ValidationInfo) -> str:
+        from paperfields.scoring.score import reference_spelling
 
-        if is_reference_backend(f"{value}/x"):
-            raise ValueError(f"'{value}' names a reference (rules/, annotator/, human/), not a submitted model")
+        word = reference_spelling(value)
+        if word and info.data.get("role", "contender") == "contender":
+            raise ValueError(
+                f"'{value}' names a reference ({word}: rules/, annotator/, human/, gold), not a submitted model; "
+                'a submission that is a reference says role = "reference" with its reference_reason'
+            )
+        return value
+
+    @field_validator("reference_reason")
+    @classmethod
+    def _a_reference_says_why(cls, value: Optional[str], info: ValidationInfo) -> Optional[str]:
+        role = info.data.get("role", "contender")
+        if role == "reference" and not value:
+            raise ValueError(
+                'role = "reference" needs it: why the run belongs beside the references (a second labeling, '
+                "a frontier AI agent's labels, ...), shown on the board"
+            )
+        if role == "contender" and value:
+            raise ValueError('for role = "reference" only; a contender has none')
         return value
 
     @field_validator("strategy")
@@ -181,6 +225,7 @@ class SubmissionCheck:
     meta: Optional[SubmissionMeta] = None
     problems: list[str] = dc_field(default_factory=list)
     papers: int = 0
+    records: dict[str, Optional[dict[str, Any]]] = dc_field(default_factory=dict, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -196,20 +241,71 @@ def _toml_line(text: str, key: str) -> Optional[int]:
     return text[: found.start()].count("\n") + 1 if found else None
 
 
+def _read_regular(path: Path, limit: int, check: SubmissionCheck, missing: str) -> Optional[bytes]:
+    """The bytes of ``path`` when it is a regular file of at most ``limit`` bytes, read without following a
+    symbolic link (lstat, then O_NOFOLLOW); else None, with the problem added to ``check`` (``missing`` says
+    what the file should hold). Nothing is read through a link, so nothing from outside the folder is printed."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        check.problems.append(f"{path}: missing ({missing})")
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        check.problems.append(
+            f"{path}: a symbolic link; a submission holds regular files (nothing is read through a link)"
+        )
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        check.problems.append(f"{path}: not a regular file; a submission holds regular files")
+        return None
+    too_big = f"{path}: more than the {limit} bytes a submission's {path.name} may hold"
+    if info.st_size > limit:
+        check.problems.append(f"{too_big} ({info.st_size} bytes)")
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:  # replaced by a link since the lstat: ELOOP
+        check.problems.append(f"{path}: cannot be read as a regular file ({exc.strerror})")
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        check.problems.append(too_big)
+        return None
+    return data
+
+
 def _check_meta(folder: Path, check: SubmissionCheck) -> None:
     path = folder / META_FILE
-    if not path.is_file():
-        check.problems.append(f"{path}: missing (see submissions/README.md for its fields)")
+    data = _read_regular(path, MAX_TOML_BYTES, check, "see submissions/README.md for its fields")
+    if data is None:
+        return
+    if data.startswith(b"\xef\xbb\xbf"):
+        check.problems.append(
+            f"{path}:1: starts with a byte order mark (BOM, bytes EF BB BF), which TOML does not allow; "
+            "save the file as UTF-8 without BOM"
+        )
         return
     try:
-        text = path.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
         data = tomllib.loads(text)
     except UnicodeDecodeError:
         check.problems.append(f"{path}: not UTF-8; save the file as UTF-8")
         return
+    except RecursionError:
+        check.problems.append(f"{path}: nested too deep to read; submission.toml holds plain keys and values")
+        return
     except tomllib.TOMLDecodeError as exc:
         at = re.search(r"at line (\d+)", str(exc))
         check.problems.append(f"{path}:{at.group(1) if at else 1}: not TOML ({exc})")
+        return
+    keyed = [
+        _key_problem(f"{path}{f':{line}' if (line := _toml_line(text, key)) else ''}", key, value)
+        for key, value in data.items()
+        if isinstance(value, str)
+    ]
+    if any(keyed):
+        check.problems += [k for k in keyed if k]
         return
     try:
         check.meta = SubmissionMeta.model_validate(data)
@@ -227,18 +323,82 @@ def _check_meta(folder: Path, check: SubmissionCheck) -> None:
             check.problems.append(f"{path}{f':{line}' if line else ''}: field '{key}': {what}")
 
 
+MAX_DEPTH = 32  # a prediction line nests 4 levels deep (line, record, results, a result); deeper is refused
+
+
+# Secret keys by their published shapes; each must start a token, so ordinary words ("task-relevant") never match.
+# paperfields.core.runlog.redact_secrets masks the OpenAI shape in what runs write; a submission is refused instead.
+KEY_SHAPES = {
+    "an OpenAI or Anthropic key": r"sk-[A-Za-z0-9_\-]{16,}",
+    "a Hugging Face token": r"hf_[A-Za-z0-9]{20,}",
+    "a GitHub token": r"(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",
+    "an AWS access key id": r"(?:AKIA|ASIA)[0-9A-Z]{16}",
+    "a Google API key": r"AIza[0-9A-Za-z_\-]{35}",
+    "a Slack token": r"xox[abposr]-[A-Za-z0-9-]{10,}",
+    "a Stripe key": r"[rs]k_live_[0-9A-Za-z]{16,}",
+    "a private key": r"-----BEGIN [A-Z ]*PRIVATE KEY-----",
+}
+_KEY = re.compile("|".join(f"(?P<k{i}>(?<![A-Za-z0-9_\\-]){shape})" for i, shape in enumerate(KEY_SHAPES.values())))
+
+
+def key_shaped(text: str) -> Optional[str]:
+    """What kind of secret key ``text`` holds (:data:`KEY_SHAPES`: ``an OpenAI or Anthropic key``, ``a Hugging Face
+    token``, ``a GitHub token``, ``an AWS access key id``, ...), or None. Never returns the key itself."""
+    found = _KEY.search(text)
+    if found is None:
+        return None
+    return list(KEY_SHAPES)[int(found.lastgroup[1:])]
+
+
+def _key_problem(where: str, field: str, value: str) -> Optional[str]:
+    kind = key_shaped(value)
+    if kind is None:
+        return None
+    return (
+        f"{where}: field '{field}': holds what looks like {kind}; remove it (a key must never reach results/, "
+        "where the submission's text is kept); revoke the key if it is real"
+    )
+
+
+class _NonFinite(str):
+    """What the strict reader puts where a line has ``NaN``, ``Infinity``, ``-Infinity`` or a number out of a
+    float's range (``1e999``): the token, found afterwards with its field (:func:`_strict_problem`)."""
+
+
+def _finite_float(token: str) -> Any:
+    value = float(token)
+    return value if math.isfinite(value) else _NonFinite(token)
+
+
+def _strict_problem(where: str, row: Any) -> Optional[str]:
+    """``where: field 'record.results[0].value': NaN is not a JSON number ...`` for the first non-finite number
+    of a parsed line, or a line nested deeper than :data:`MAX_DEPTH`; None for a line of plain JSON values."""
+    stack: list[tuple[Any, str, int]] = [(row, "", 1)]
+    while stack:
+        node, path, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return f"{where}: nested more than {MAX_DEPTH} levels deep (at '{path}'); a line is one record, a few levels deep"
+        if isinstance(node, _NonFinite):
+            return (
+                f"{where}: field '{path.lstrip('.') or '(line)'}': {str(node)[:40]} is not a finite JSON number "
+                "(NaN, Infinity and values beyond a float's range are refused, not mended)"
+            )
+        if isinstance(node, str) and (found := _key_problem(where, path.lstrip(".") or "(line)", node)):
+            return found
+        if isinstance(node, dict):
+            stack += [(v, f"{path}.{k}", depth + 1) for k, v in reversed(list(node.items()))]
+        elif isinstance(node, list):
+            stack += [(v, f"{path}[{i}]", depth + 1) for i, v in reversed(list(enumerate(node)))]
+    return None
+
+
 def _check_predictions(folder: Path, check: SubmissionCheck, gold_path: Path, corpus_path: Path) -> None:
     path = folder / PREDICTIONS_FILE
-    if not path.is_file():
-        check.problems.append(f'{path}: missing (one JSON line per test paper: {{"paper_id": ..., "record": {{...}}}})')
+    data = _read_regular(
+        path, MAX_FILE_BYTES, check, 'one JSON line per test paper: {"paper_id": ..., "record": {...}}'
+    )
+    if data is None:
         return
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        check.problems.append(
-            f"{path}: {size} bytes, more than the {MAX_FILE_BYTES} a submission may hold (one record per test paper)"
-        )
-        return
-    data = path.read_bytes()
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -259,9 +419,18 @@ def _check_predictions(folder: Path, check: SubmissionCheck, gold_path: Path, co
             )
             continue
         try:
-            row = json.loads(raw)
+            row = json.loads(raw, parse_constant=_NonFinite, parse_float=_finite_float)
+        except RecursionError:
+            check.problems.append(
+                f"{where}: nested too deep to read (more than {MAX_DEPTH} levels); a line is one record, a few levels deep"
+            )
+            continue
         except ValueError as exc:
             check.problems.append(f"{where}: not JSON ({exc})")
+            continue
+        problem = _strict_problem(where, row)
+        if problem:
+            check.problems.append(problem)
             continue
         if isinstance(row, dict) and isinstance(row.get("paper_id"), str):
             named.add(row["paper_id"])
@@ -280,6 +449,7 @@ def _check_predictions(folder: Path, check: SubmissionCheck, gold_path: Path, co
             )
             continue
         seen[line.paper_id] = number
+        check.records[line.paper_id] = line.record
         if split_of.get(line.paper_id) != SPLIT:
             why = f"a {split_of[line.paper_id]} paper" if line.paper_id in split_of else "a paper without gold"
             check.problems.append(
@@ -295,12 +465,100 @@ def _check_predictions(folder: Path, check: SubmissionCheck, gold_path: Path, co
     check.papers = sum(1 for pid in seen if split_of.get(pid) == SPLIT)
 
 
-def check_submission(folder: Path, gold_path: Path, corpus_path: Path) -> SubmissionCheck:
+# A submission agreeing this much with a published run or gold, on the (paper, headline field) pairs, is a copy and
+# refused. Measured on the published runs (scorer 3.4): the closest two are 0.676 apart (0.5b confidence and zero-shot),
+# the best model agrees with gold on 0.450, the rules baseline on 0.661, and the blind second labeling by a separate
+# AI agent session on 0.933 of the pairs of its own 25 papers. A reference (role = "reference": a second labeling) is
+# refused as a copy of gold only at REFERENCE_COPY_AGREEMENT, so an honest labeling near 0.95 is not taken for one.
+COPY_AGREEMENT = 0.95
+REFERENCE_COPY_AGREEMENT = 0.99
+
+
+def _field_value(record: Optional[dict[str, Any]], field: str) -> str:
+    """One field of a record in a form two copies share: strings case-folded with their spaces collapsed, a
+    list as its sorted items; ``!`` for a paper without a record."""
+    if record is None:
+        return "!"
+
+    def norm(value: Any) -> Any:
+        if isinstance(value, str):
+            return " ".join(value.casefold().split())
+        if isinstance(value, dict):
+            return {k: norm(v) for k, v in sorted(value.items())}
+        if isinstance(value, list):
+            return sorted((norm(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
+        return value
+
+    return json.dumps(norm(record.get(field)), sort_keys=True)
+
+
+def agreement(ours: dict[str, Optional[dict]], theirs: dict[str, Optional[dict]], papers: list[str]) -> float:
+    """Share of the (paper, headline field) pairs over ``papers`` where two sets of records (paper id -> record
+    or None) give the same value (:func:`_field_value`): 1.0 for a copy; a paper one side lacks disagrees."""
+    from paperfields.scoring.score import HEADLINE_FIELDS
+
+    if not papers:
+        return 0.0
+    same = sum(_field_value(ours.get(p), f) == _field_value(theirs.get(p), f) for p in papers for f in HEADLINE_FIELDS)
+    return same / (len(papers) * len(HEADLINE_FIELDS))
+
+
+def _published_records(runs_dir: Path, skip: str) -> dict[str, dict[str, Optional[dict]]]:
+    """Run id -> its records (paper id -> record or None) for every run folder under ``runs_dir`` but ``skip``
+    (a real folder, not a link: what the board shows); an unreadable run is left out (the board names it)."""
+    from paperfields.core.runlog import read_predictions
+
+    found = {}
+    for folder in sorted(runs_dir.glob("*/")) if runs_dir.is_dir() else []:
+        if folder.name == skip or not (folder / PREDICTIONS_FILE).is_file():
+            continue
+        try:
+            found[folder.name] = {line.paper_id: line.record for line in read_predictions(folder / PREDICTIONS_FILE)}
+        except (RunError, ValueError, OSError):
+            continue
+    return found
+
+
+def copies(
+    records: dict[str, Optional[dict]], gold_path: Path, runs_dir: Optional[Path], skip: str
+) -> list[tuple[str, float]]:
+    """What the submission's ``records`` copy: (``gold`` or a published run id, agreement) for every one they agree
+    with on :data:`COPY_AGREEMENT` or more of the test papers' (paper, headline field) pairs (:func:`agreement`),
+    nearest first. ``skip``: the submission's own run id (adding it again compares it with others only)."""
+    test = [g for g in load_gold(gold_path) if g.split == SPLIT]
+    papers = [g.id for g in test]
+    sources = {"gold": {g.id: g.record.model_dump(mode="json") for g in test}}
+    if runs_dir is not None:
+        sources.update(_published_records(runs_dir, skip))
+    near = [(name, agreement(records, theirs, papers)) for name, theirs in sources.items()]
+    return sorted(((n, a) for n, a in near if a >= COPY_AGREEMENT), key=lambda x: -x[1])
+
+
+def check_submission(
+    folder: Path, gold_path: Path, corpus_path: Path, runs_dir: Optional[Path] = None
+) -> SubmissionCheck:
     """Every problem of the submission in ``folder`` (see the module docstring), at most
-    :data:`MAX_PROBLEMS` of them listed, each naming file, line and field. Reads only."""
+    :data:`MAX_PROBLEMS` of them listed, each naming file, line and field; a submission whose records copy gold
+    or a run under ``runs_dir`` (the published runs; :func:`copies`) is refused naming how near. Reads only."""
     check = SubmissionCheck(folder)
-    if not folder.is_dir():
+    try:
+        info = os.lstat(folder)
+    except FileNotFoundError:
+        info = None
+    if info is None or not (stat.S_ISDIR(info.st_mode) or stat.S_ISLNK(info.st_mode)):
         check.problems.append(f"{folder}: no such submission folder")
+        return check
+    if stat.S_ISLNK(info.st_mode):
+        check.problems.append(
+            f"{folder}: a symbolic link; a submission is a real folder directly under submissions/ (nothing is read through a link)"
+        )
+        return check
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if entry.is_symlink():
+            check.problems.append(f"{folder / entry.name}: a symbolic link; a submission holds regular files only")
+        elif entry.is_dir(follow_symlinks=False):
+            check.problems.append(f"{folder / entry.name}: a folder; a submission holds regular files only")
+    if check.problems:
         return check
     if not NAME.fullmatch(folder.name):
         check.problems.append(
@@ -309,6 +567,15 @@ def check_submission(folder: Path, gold_path: Path, corpus_path: Path) -> Submis
         )
     _check_meta(folder, check)
     _check_predictions(folder, check, gold_path, corpus_path)
+    if check.records and not check.problems and check.meta is not None:
+        for source, near in copies(check.records, gold_path, runs_dir, run_id_of(folder.name)):
+            if check.meta.role == "reference" and source == "gold" and near < REFERENCE_COPY_AGREEMENT:
+                continue
+            check.problems.append(
+                f"{folder / PREDICTIONS_FILE}: the records agree with {'gold' if source == 'gold' else 'the published run ' + source} "
+                f"on {near:.1%} of the (paper, field) pairs of the {SPLIT} papers (a copy: {COPY_AGREEMENT:.0%} or more); "
+                "a copy of gold or of a published run is not a submission"
+            )
     if len(check.problems) > MAX_PROBLEMS:
         check.problems = check.problems[:MAX_PROBLEMS] + [
             f"{folder}: ... and {len(check.problems) - MAX_PROBLEMS} more problems"
@@ -329,7 +596,7 @@ def add_submission(folder: Path, gold_path: Path, corpus_path: Path, runs_dir: P
     from paperfields.scoring.imported import import_predictions
     from paperfields.scoring.runs import score_run
 
-    check = check_submission(folder, gold_path, corpus_path)
+    check = check_submission(folder, gold_path, corpus_path, runs_dir)
     if not check.ok:
         raise SubmissionError(
             f"{folder}: {len(check.problems)} problem{'s' if len(check.problems) > 1 else ''}:\n"
@@ -363,4 +630,90 @@ def add_submission(folder: Path, gold_path: Path, corpus_path: Path, runs_dir: P
                 f"{target} holds other predictions; remove it to replace the submission {folder.name}"
             )
         shutil.move(str(made), str(target))
+    return target
+
+
+def _toml_value(value: Any) -> str:
+    """A TOML value: a string as a basic string (JSON's escapes are TOML's), a date bare."""
+    return value.isoformat() if isinstance(value, dt.date) else json.dumps(value, ensure_ascii=False)
+
+
+def submission_from_run(run_dir: Path, name: str, submissions_dir: Path, gold_path: Path, corpus_path: Path) -> Path:
+    """Write ``submissions_dir/<name>/`` from a finished run of ``paperfields run`` in ``run_dir``: its
+    ``predictions.jsonl`` in the submission format (``paper_id`` and ``record``, ``failure`` only on a failed
+    paper's line; the test papers in corpus order) and a ``submission.toml`` filled from the run's manifest
+    (model, provider, date run, strategy, mode, prompt hash, the model's cutoff when the cutoff table lists it),
+    with :data:`PLACEHOLDER` where only the submitter can answer (``submitted_by``). Returns the folder.
+
+    Raises SubmissionError, writing nothing, when ``name`` is not a plain submission name, the folder exists, the
+    run is a reference (``rules/``, ...), scores another split or corpus than the benchmark's test split, or does
+    not answer every test paper (run it without ``--limit``; resume a run with papers still unanswered)."""
+    from paperfields.core.runlog import load_manifest, read_predictions
+    from paperfields.scoring.contamination import load_cutoffs
+    from paperfields.scoring.score import is_reference_backend
+
+    if not NAME.fullmatch(name):
+        raise SubmissionError(
+            f"--name {name!r}: a submission name is lower-case letters, digits, '.', '_' or '-' (at most 64), "
+            "starting with a letter or digit, as it becomes the folder submissions/<name>/ and the run id"
+        )
+    target = submissions_dir / name
+    if target.exists() or target.is_symlink():
+        raise SubmissionError(f"{target} exists; choose another --name or remove it first")
+    manifest = load_manifest(run_dir)
+    config = manifest.config
+    if is_reference_backend(config.backend):
+        raise SubmissionError(f"{run_dir}: {config.backend} is a reference of the board, not a model to submit")
+    if config.corpus is not None or config.split not in (SPLIT, "all"):
+        raise SubmissionError(
+            f"{run_dir}: the run scores {config.corpus or 'the ' + config.split + ' split'}; a submission answers the "
+            f"benchmark's {SPLIT} split (paperfields run -b {config.backend} --split {SPLIT})"
+        )
+    test_ids = [g.id for g in load_gold(gold_path) if g.split == SPLIT]
+    latest = {line.paper_id: line for line in read_predictions(run_dir / PREDICTIONS_FILE)}
+    unanswered = [pid for pid in test_ids if pid not in latest or latest[pid].failure == FailureClass.transport_error]
+    if unanswered:
+        raise SubmissionError(
+            f"{run_dir}: {len(unanswered)} of the {len(test_ids)} {SPLIT} papers have no answer yet "
+            f"({', '.join(unanswered[:3])}{', ...' if len(unanswered) > 3 else ''}); a submission answers every one: "
+            "finish the run (the same `paperfields run` command resumes it; without --limit)"
+        )
+    order = {p.id: i for i, p in enumerate(load_corpus(corpus_path))}
+    rows = []
+    for pid in sorted(test_ids, key=lambda pid: order.get(pid, len(order))):
+        line = latest[pid]
+        row: dict[str, Any] = {"paper_id": pid, "record": line.record}
+        if line.record is None:
+            row["failure"] = (line.failure or FailureClass.malformed_json).value
+        rows.append(json.dumps(row, ensure_ascii=False) + "\n")
+    provider, _, model = config.backend.partition("/")
+    started = manifest.finished_at or manifest.started_at
+    cutoff = load_cutoffs()[1].get(config.backend)
+    known_cutoff = getattr(cutoff, "cutoff", None)
+    meta: dict[str, Any] = {
+        "model": model or provider,
+        "provider": provider if model else "own",
+        "date_run": dt.date.fromisoformat(started[:10]),
+        "strategy": config.strategy,
+        "mode": config.mode,
+        "prompt_sha256": config.prompt_sha256 if re.fullmatch(r"[0-9a-f]{64}", config.prompt_sha256 or "") else None,
+        "model_cutoff": known_cutoff if known_cutoff and known_cutoff != "unknown" else None,
+        "submitted_by": f"{PLACEHOLDER}: your name or handle",
+        "notes": f"made by `paperfields run` {manifest.paperfields_version}"
+        + (f" at commit {manifest.git_commit}" if manifest.git_commit else "")
+        + f" (run {manifest.run_id}, temperature {config.params.temperature}, max_tokens {config.params.max_tokens})",
+    }
+    toml = [
+        f"# Written by `paperfields submission from-run` from the run {manifest.run_id} ({run_dir / 'manifest.json'}).",
+        f"# Replace every {PLACEHOLDER!r} (`paperfields submission check {name}` refuses it until then); the other",
+        "# fields are the run's own. What each field means: submissions/README.md.",
+    ]
+    toml += [f"{key} = {_toml_value(value)}" for key, value in meta.items() if value is not None]
+    submissions_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=submissions_dir, prefix=".from-run-") as scratch:
+        made = Path(scratch) / name
+        made.mkdir()
+        (made / PREDICTIONS_FILE).write_text("".join(rows), encoding="utf-8")
+        (made / META_FILE).write_text("\n".join(toml) + "\n", encoding="utf-8")
+        made.rename(target)  # whole or not at all
     return target

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_in_process import CliResult, run_cli
+from tests.conftest import PUBLISHED_RUNS as PUBLISHED
 from tests.conftest import ROOT
 
 
@@ -36,21 +37,82 @@ def _status(repo: Path) -> str:
     ).stdout
 
 
-def test_leaderboard_json_ranks_contenders_only_and_the_empty_record_scores_near_zero():
-    rows = json.loads(_cli("leaderboard", "--no-write", "--json", check=True).stdout)
+SUBMISSION_COUNTS = (0, 1, 30)  # issue 33 item 2: the board's tests hold for no submission, one, and many
+
+
+def made_up_submissions(runs: Path, count: int) -> list[str]:
+    """Write ``count`` made-up submitted runs into ``runs`` (copies of the published rules baseline's folder,
+    its scores relabeled as a submission with a long name and model, headlines spread over 0.05 to 0.95);
+    returns their run ids. Nothing is scored: the board reads ``scores.json``."""
+    source = PUBLISHED / "rules_baseline__zero_shot__test"
+    base = json.loads((source / "scores.json").read_text())
+    made = []
+    for i in range(count):
+        name = f"lab-{i:02d}-an-outside-team-with-a-long-folder-name-for-its-submission"[:64]
+        run_id = f"{name}__submitted__test"
+        folder = runs / run_id
+        folder.mkdir(parents=True)
+        for file in ("predictions.jsonl", "manifest.json"):
+            shutil.copyfile(source / file, folder / file)
+        headline = round(0.05 + 0.9 * i / max(count - 1, 1), 4)
+        meta = {
+            "name": name,
+            "model": f"frontier-model-{i}-instruct-2026-11-30",
+            "provider": "some-provider",
+            "date_run": "2026-11-30",
+            "strategy": "own pipeline",
+            "submitted_by": "a test",
+        }
+        scores = {
+            **base,
+            "run_id": run_id,
+            "backend": f"{meta['provider']}/{meta['model']}",
+            "strategy": "own pipeline",
+            "reference": False,
+            "headline": headline,
+            "headline_ci95": [max(headline - 0.05, 0.0), min(headline + 0.05, 1.0)],
+            "seconds_per_paper": 0.0,
+            "model_seconds": 0.0,
+            "submitted": meta,
+        }
+        (folder / "scores.json").write_text(json.dumps(scores))
+        made.append(run_id)
+    return made
+
+
+def board_with_submissions(tmp_path: Path, count: int) -> tuple[Path, list[str]]:
+    """A runs folder holding every published run (linked) and ``count`` made-up submissions; the folder and their ids."""
+    runs = tmp_path / "board-runs"
+    runs.mkdir()
+    for folder in sorted(PUBLISHED.iterdir()):
+        if (folder / "scores.json").is_file():
+            (runs / folder.name).symlink_to(folder, target_is_directory=True)
+    return runs, made_up_submissions(runs, count)
+
+
+@pytest.mark.parametrize("count", SUBMISSION_COUNTS)
+def test_the_boards_invariants_hold_for_any_rows(tmp_path, count):
+    """The committed board's invariants, with 0, 1 and 30 made-up submissions added: every published run and every
+    submission has one row, references and partial runs are unranked, the ranks run 1.. by headline over complete
+    contenders only, and every submission is marked submitted."""
+    runs, submitted = board_with_submissions(tmp_path, count)
+    rows = json.loads(_cli("leaderboard", "--runs-dir", str(runs), "--no-write", "--json", check=True).stdout)
     by_id = {r["run_id"]: r for r in rows}
+    published = {json.loads(p.read_text())["run_id"] for p in PUBLISHED.glob("*/scores.json")}
+    assert len(rows) == len(by_id) == len(published) + count and set(by_id) == published | set(submitted)
     for row in rows:
         assert {"run_id", "headline", "headline_ci95", "rank", "reference", "papers", "papers_total"} <= set(row)
+        assert (row["provenance"] == "submitted") == (row["run_id"] in submitted)
+        if row["reference"] or row["section"] != "contender":
+            assert row["rank"] is None, row["run_id"]
+    ranked = sorted((r for r in rows if r["rank"] is not None), key=lambda r: (r["rank"], -r["headline"]))
+    assert ranked and all(not r["reference"] and r["papers"] == r["papers_total"] for r in ranked)
+    assert [r["headline"] for r in ranked] == sorted((r["headline"] for r in ranked), reverse=True)
+    for r in ranked:  # competition ranking: 1 + the number of rows with a higher headline
+        assert r["rank"] == 1 + sum(1 for o in ranked if o["headline"] > r["headline"])
+    # the empty record's floor is a reference near zero whatever else is on the board
     empty = by_id["rules_empty__zero_shot__test"]
     assert empty["headline"] <= 0.05 and empty["reference"] is True and empty["rank"] is None
-    assert (
-        by_id["rules_baseline__zero_shot__test"]["rank"] is None
-        and by_id["rules_baseline__zero_shot__test"]["reference"] is True
-    )
-    ranked = sorted((r for r in rows if r["rank"] is not None), key=lambda r: r["rank"])
-    assert [r["rank"] for r in ranked] == list(range(1, len(ranked) + 1)) and ranked
-    assert all(not r["reference"] and r["papers"] == r["papers_total"] for r in ranked)
-    assert [r["headline"] for r in ranked] == sorted((r["headline"] for r in ranked), reverse=True)
 
 
 def test_no_committed_score_has_precision_one_with_nothing_predicted():
@@ -65,13 +127,26 @@ def test_no_committed_score_has_precision_one_with_nothing_predicted():
             assert cls[0] != 1.0 or cls[3] > 0
 
 
-def test_the_board_reads_at_100_columns():
-    proc = run_cli("leaderboard", "--no-write", env=dict(os.environ, COLUMNS="100"))
+@pytest.mark.parametrize("count", SUBMISSION_COUNTS)
+def test_the_board_reads_at_100_columns(tmp_path, count):
+    """Within 100 columns because the model column wraps, not because the rows are few: with 0, 1 and 30 made-up
+    submissions of long names and models, every line fits, nothing is cut to "…", and every run's model is whole."""
+    runs, submitted = board_with_submissions(tmp_path, count)
+    proc = run_cli("leaderboard", "--runs-dir", str(runs), "--no-write", env=dict(os.environ, COLUMNS="100"))
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert all(len(line.rstrip()) <= 100 for line in lines), max(lines, key=len)
-    # every run's model name is whole: nothing cut to "loca…"
-    assert "…" not in proc.stdout and "local/qwen2.5-coder-1.5b" in proc.stdout and "rules/empty" in proc.stdout
+    assert "…" not in proc.stdout
+    # the model column wraps (a name longer than the column folds onto the next lines, nothing cut): read down it,
+    # every run's model and every submission's folder are there whole
+    header = next(line for line in lines if line.lstrip().startswith("# model"))
+    start, end = header.index("model"), header.index("strategy")
+    column = "".join(line[start:end].strip() for line in lines[lines.index(header) + 1 :])
+    backends = {json.loads(p.read_text())["backend"] for p in runs.glob("*/scores.json")}
+    assert all(b in column for b in backends), sorted(b for b in backends if b not in column)
+    assert all(f"(submitted:submissions/{run_id.split('__')[0]})" in column for run_id in submitted)
+    words = set(proc.stdout.split())  # a name that fits the column is never broken
+    assert "local/qwen2.5-coder-1.5b" in words and "rules/empty" in words
 
 
 def test_a_users_run_goes_to_runs_not_the_published_board_and_leaves_git_clean(clone):
