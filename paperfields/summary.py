@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from paperfields.core.escape import escape_markdown
 from paperfields.options import DEFAULT_BACKEND
 from paperfields.scoring.board import UNDEFINED, Board, fmt_ci, papers_cell
 from paperfields.scoring.method import validity_figures, validity_text
@@ -18,10 +19,6 @@ START = "<!-- board:start: written by `paperfields leaderboard` from results/run
 END = "<!-- board:end -->"
 _BLOCK = re.compile(re.escape(START) + r"\n.*?" + re.escape(END), re.DOTALL)
 TOP = 5  # contenders shown; the references always follow them
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
 
 
 def board_summary(board: Board, top: int = TOP) -> str:
@@ -43,8 +40,8 @@ def board_summary(board: Board, top: int = TOP) -> str:
         seconds = f"{s.seconds_per_paper:.1f}" if known else UNDEFINED
         cells = [
             UNDEFINED if r["rank"] is None else str(r["rank"]),
-            _cell(s.backend) + (" (reference)" if s.reference else ""),
-            _cell(s.strategy),
+            escape_markdown(s.backend) + (" (reference)" if s.reference else ""),
+            escape_markdown(s.strategy),
             papers_cell(s),
             f"{s.valid_rate:.0%}",
             fmt_ci(s.headline, r["headline_ci95"]),

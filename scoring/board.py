@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from paperfields.core.errors import InputError
+from paperfields.core.escape import escape_markdown
 from paperfields.core.fields import scores_of
 from paperfields.core.gold import gold_fingerprint
 from paperfields.core.schema import SCHEMA_VERSION, PaperRecord
@@ -354,7 +355,7 @@ def submitted_markdown(board: Board) -> list[str]:
             m.get("submitted_by"),
             m.get("model_cutoff") or "unknown",
         ]
-        lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+        lines.append("| " + " | ".join(escape_markdown(c) for c in cells) + " |")
     return lines
 
 
@@ -412,11 +413,14 @@ def _percent(value: Optional[float]) -> str:
 class Column:
     """One column of a board table: its ``name``, the ``cell`` text of a run (its scores and board
     row) and the ``key`` it sorts by on the web page (a number, a string, or None when undefined:
-    sorted last)."""
+    sorted last). The Markdown board escapes every cell (:func:`~paperfields.core.escape.escape_markdown`:
+    a run id or model name comes from a run or a submission) but those of a column whose ``markdown``
+    is True, which holds only our own formatting (the CI's brackets)."""
 
     name: str
     cell: Callable[[RunScores, dict[str, Any]], str]
     key: Callable[[RunScores, dict[str, Any]], Any]
+    markdown: bool = False
 
 
 def _rank_cell(s: RunScores, r: dict[str, Any]) -> str:
@@ -431,7 +435,7 @@ MAIN_COLUMNS: tuple[Column, ...] = (
     Column("strategy", lambda s, r: s.strategy, lambda s, r: s.strategy),
     Column("papers", lambda s, r: papers_cell(s), lambda s, r: s.papers),
     Column("valid", lambda s, r: _percent(s.valid_rate), lambda s, r: s.valid_rate),
-    Column("headline [95% CI]", lambda s, r: fmt_ci(s.headline, r["headline_ci95"]), lambda s, r: s.headline),
+    Column("headline [95% CI]", lambda s, r: fmt_ci(s.headline, r["headline_ci95"]), lambda s, r: s.headline, True),
     Column("P", lambda s, r: fmt(s.precision), lambda s, r: s.precision),
     Column("R", lambda s, r: fmt(s.recall), lambda s, r: s.recall),
     Column("invented", lambda s, r: _percent(r["invented_rate"]), lambda s, r: r["invented_rate"]),
@@ -581,7 +585,10 @@ def leaderboard_csv(scores: list[RunScores], gold_path: Path | None = None) -> s
 
 def _table(columns: tuple[Column, ...], pairs: list[tuple[RunScores, dict[str, Any]]]) -> list[str]:
     lines = ["| " + " | ".join(c.name for c in columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(c.cell(s, r) for c in columns) + " |" for s, r in pairs]
+    lines += [
+        "| " + " | ".join(c.cell(s, r) if c.markdown else escape_markdown(c.cell(s, r)) for c in columns) + " |"
+        for s, r in pairs
+    ]
     return lines
 
 
@@ -621,6 +628,7 @@ TERMINAL_LEGEND = (
 
 def _terminal(board: Board, highlight: Optional[str], wide: bool) -> Table:
     from rich.table import Table
+    from rich.text import Text
 
     split = board.runs[0].split if board.runs else ""
     table = Table(
@@ -687,7 +695,8 @@ def _terminal(board: Board, highlight: Optional[str], wide: bool) -> Table:
                 fmt(s.per_paper_f1),
             ]
             cells += [fmt(s.fields[f].score) for f in HEADLINE_FIELDS]
-        table.add_row(*cells, style="bold" if s.run_id == highlight else None)
+        # Text: a run id or model name is shown as written, never read as rich markup ("x[/]y" would raise)
+        table.add_row(*map(Text, cells), style="bold" if s.run_id == highlight else None)
     return table
 
 
