@@ -50,7 +50,15 @@ from typing import Any, Literal, Optional
 
 from pydantic import Field
 
-from paperfields.core.runlog import FailureClass, Generation, GenerationParams, Usage, error_text
+from paperfields.core.runlog import (
+    FailureClass,
+    Generation,
+    GenerationParams,
+    Usage,
+    error_text,
+    redact_secrets,
+    url_secrets,
+)
 from paperfields.core.schema import all_required
 from paperfields.extract.backends.base import (
     BackendError,
@@ -405,6 +413,21 @@ def _transport_cause(exc: BaseException, api_error: type) -> Optional[BaseExcept
     return None
 
 
+def without_credentials(url: str) -> tuple[str, Optional[str]]:
+    """(``url`` without its userinfo, the key the userinfo held: its password, else its user name; None
+    without userinfo). ``http://user:sk-...@host/v1`` sends ``sk-...`` as the API key (a Bearer token, as
+    the SDK sends its key) to ``http://host/v1``: left in the URL, aiohttp refuses credentials beside
+    the SDK's Authorization header (every request a connection error) and httpx would replace the key
+    by Basic auth."""
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    key = urllib.parse.unquote(password or user) or None
+    return urllib.parse.urlunsplit(parts._replace(netloc=host)), key
+
+
 class OpenAIBackend:
     """instructor-patched ``AsyncOpenAI`` client; one request per :meth:`generate`."""
 
@@ -435,7 +458,9 @@ class OpenAIBackend:
         self.mode = mode or provider.mode_at(base_url)
         self.reasoning = is_reasoning_model(model)  # accepts reasoning_effort (base.check_params)
         if base_url is not None and not re.match(r"https?://[^/\s]+", base_url):
-            raise BackendError(f"--base-url '{base_url}' is not an http(s) URL (e.g. http://127.0.0.1:8000/v1)")
+            raise BackendError(
+                f"--base-url '{redact_secrets(base_url)}' is not an http(s) URL (e.g. http://127.0.0.1:8000/v1)"
+            )
         if self.mode not in MODES:
             raise BackendError(f"unknown instructor mode '{self.mode}'; choose one of {', '.join(MODES)}")
         if grammar and self.mode in STRICT_MODES:
@@ -445,7 +470,8 @@ class OpenAIBackend:
         server = base_url or os.environ.get(provider.base_url_env) or provider.base_url
         if server is None:
             raise BackendError(f"{provider.name}/ needs --base-url (or {provider.base_url_env}): {provider.about}")
-        api_key = os.environ.get(provider.key_env) if provider.key_env else None
+        server, url_key = without_credentials(server)
+        api_key = url_key or (os.environ.get(provider.key_env) if provider.key_env else None)
         if not api_key and provider.key_required and not base_url:  # a server given with --base-url may need none
             raise BackendError(
                 f"{provider.key_env} is not set (or pass --base-url for a local OpenAI-compatible server)"
@@ -481,7 +507,7 @@ class OpenAIBackend:
             self._connect()
         self.reasks = reasks
         self.grammar = grammar
-        self._server = f"server {server}"  # named in transport errors
+        self._server = f"server {redact_secrets(server)}"  # named in transport errors, a key in the URL masked
         # until the server first answers, a refused connection is told at once (not asked of a hosted API)
         self._answered = base_url is None and provider.key_required
 
@@ -521,9 +547,10 @@ class OpenAIBackend:
 
     @property
     def secrets(self) -> tuple[str, ...]:
-        """The API key the client sends: servers echo it in 401 bodies, and the call wrapper
-        (``extract/call.py``) masks it in every generation before anything is written."""
-        return (self.raw_client.api_key,)
+        """The API key the client sends and any key in the base URL (its password, a ``?api_key=``):
+        servers echo them in 401 bodies, and the call wrapper (``extract/call.py``) masks them in every
+        generation before anything is written."""
+        return (self.raw_client.api_key, *url_secrets(self._client_args["base_url"]))  # and a key given in the URL
 
     def _transport_failure(self, exc: BaseException) -> Generation:
         """The Generation of an API error: ``request_rejected`` or ``context_overflow`` for a request
@@ -561,7 +588,7 @@ class OpenAIBackend:
         except ConnectionRefusedError:
             return Generation(
                 failure=FailureClass.transport_error,
-                error=f"nothing is listening at {server} (connection to {host}:{port} refused): "
+                error=f"nothing is listening at {redact_secrets(server)} (connection to {host}:{port} refused): "
                 "start the server, or check the base URL",
             )
         except (OSError, asyncio.TimeoutError):  # unreachable, unknown host, silent: the SDK's own error says it
