@@ -676,11 +676,15 @@ def _advice(result: RunResult, backend: str) -> list[Advice]:
             )
         ]
     if unanswered:
+        # the latest line of a paper still unanswered says why (a timeout says which flags to change)
+        latest = {l.paper_id: l for l in read_predictions(run_dir / "predictions.jsonl")}
+        why = next((l.error for l in latest.values() if l.failure and l.failure.value == "transport_error"), None)
         advice.append(
             Advice(
                 "warning",
                 f"{plural(unanswered, 'paper')} got no answer (transport_error); run the same command again to "
-                f"retry {'it' if unanswered == 1 else 'them'} (exit status 1: the run is incomplete)",
+                f"retry {'it' if unanswered == 1 else 'them'} (exit status 1: the run is incomplete)"
+                + (f"; the first: {why}" if why else ""),
             )
         )
     refused = {c: n for c, n in manifest.failures_by_class.items() if c in ("request_rejected", "context_overflow")}

@@ -428,6 +428,22 @@ def without_credentials(url: str) -> tuple[str, Optional[str]]:
     return urllib.parse.urlunsplit(parts._replace(netloc=host)), key
 
 
+def is_local_server(url: Optional[str], provider: Optional[OpenAICompatible] = None) -> bool:
+    """True for a server on this machine: ``url``'s host is ``localhost`` or a loopback address, or
+    (no ``url``) ``provider`` is a local one (its key not required: ollama/, vllm/, llamacpp/, lmstudio/)."""
+    import ipaddress
+
+    host = urllib.parse.urlsplit(url or "").hostname
+    if host is None:
+        return provider is not None and not provider.key_required
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 class OpenAIBackend:
     """instructor-patched ``AsyncOpenAI`` client; one request per :meth:`generate`."""
 
@@ -569,7 +585,25 @@ class OpenAIBackend:
             detail = error_text(f"{what} (HTTP {status}): {message}", *self.secrets)
             return Generation(failure=rejected, error=f"{detail} ({self._server}); it cannot succeed unchanged")
         detail = error_text(f"{type(exc).__name__}: {exc}", *self.secrets)
-        return Generation(failure=FailureClass.transport_error, error=f"{detail} ({self._server})")
+        advice = self._timeout_advice() if isinstance(exc, self._openai.APITimeoutError) else ""
+        return Generation(failure=FailureClass.transport_error, error=f"{detail} ({self._server}){advice}")
+
+    def _timeout_advice(self) -> str:
+        """What to do after a request timed out, for the failure's message: which flag to raise, and,
+        against a local server (a loopback URL, or a local provider: ollama/, vllm/, llamacpp/, lmstudio/),
+        that it answers one request per slot, so ``--concurrency`` above its slots only queues requests
+        into the timeout."""
+        timeout = self._client_args["timeout"]
+        asked = 1 + self._client_args["max_retries"]
+        times = "once" if asked == 1 else f"{asked} times"
+        said = f"; no answer within --timeout {timeout:g} s, asked {times}: raise --timeout"
+        if not is_local_server(self._client_args["base_url"], self.provider):
+            return said
+        return (
+            f"{said} (a local server on a CPU can take minutes per paper: e.g. --timeout 900 --retries 1) and keep "
+            "--concurrency at most the server's slots (llama.cpp's --parallel, Ollama's OLLAMA_NUM_PARALLEL; 1 for a "
+            "one-slot server: more requests only wait in its queue, inside their timeout)"
+        )
 
     async def _nothing_listening(self) -> Optional[Generation]:
         """A ``transport_error`` saying nothing listens at the base URL when a TCP connection to it is
