@@ -265,9 +265,20 @@ class _RunFolder:
         self.todo = [p for p in papers if not self.done(p.id)]
         self.already_done = len(papers) - len(self.todo)
         self.finished = not self.todo and asked >= {p.id for p in papers} and manifest.status == "complete"
+        if self.finished and price is not None and manifest.price != price.model_dump():
+            self._reprice()
         self._new_ids = [p.id for p in papers if p.id not in asked]
         self._out: Optional[IO[str]] = None
         self._started = 0.0
+
+    def _reprice(self) -> None:
+        """A price given to a finished run (a rerun with ``--price``): its dollars recomputed from the usage
+        its lines store, at that price (times the batch discount), into the manifest, and nothing else of
+        it changed (its lines keep the dollars they were written with; its provenance is the run's)."""
+        manifest = self.manifest
+        manifest.price = self.price.model_dump() if self.price else None
+        manifest.dollars_total = None if self.totals.dollars is None else round(self.totals.dollars, 6)
+        self.save()
 
     def __enter__(self) -> _RunFolder:
         manifest = self.manifest

@@ -10,7 +10,7 @@ Everything the command line does is a call here (the CLI parses flags, calls, pr
     pf.run("big.jsonl", backend="openai/m", base_url=URL, split="all", engine="ray")  # on a Ray cluster ($RAY_ADDRESS)
     result.run_dir, result.manifest, result.scores, result.note                 # scores None (note says why) without gold
     result.summary, result.advice                                              # what the run did, what to do next (data)
-    options = pf.RunOptions(backend="rules/baseline", limit=3); pf.run(None, options)  # the same options as one object
+    options = pf.RunOptions(backend="rules/baseline", limit=3); pf.run(options)  # the same options as one object
     scores = pf.score(result.run_dir)                                          # or pf.score({paper_id: record_dict})
     frame = pf.load_scores(result.run_dir)                                     # pandas: one row per paper and field
 
@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Optional, TypeVar, Union
@@ -409,6 +409,29 @@ def _config(
     )
 
 
+def _corpus_and_options(corpus: Any, options: Any) -> tuple[Corpus, Any]:
+    """(corpus, options) of a :func:`run` call: options given first (``pf.run(pf.RunOptions(...))``) are
+    the options and the corpus is the benchmark's. Raises TypeError, naming ``options=``, for options
+    given twice, and for a dict first (its keys would be read as abstracts)."""
+    if isinstance(corpus, ExtractOptions):
+        if options is not None:
+            raise TypeError(
+                "run() got options twice: a RunOptions as the corpus and options=; give the corpus first "
+                "(None for the benchmark's) and the options as options="
+            )
+        if not isinstance(corpus, RunOptions):
+            raise TypeError(
+                f"run() takes a RunOptions, not a {type(corpus).__name__}: pf.run(options=pf.RunOptions(...))"
+            )
+        return None, corpus
+    if isinstance(corpus, Mapping):
+        raise TypeError(
+            "run(): the first argument is the corpus (a JSONL path, Paper objects or abstracts), not a dict; "
+            "give the options as options={...} or as keyword arguments"
+        )
+    return corpus, options
+
+
 def run(
     corpus: Corpus = None,
     options: Union[RunOptions, dict, None] = None,
@@ -422,7 +445,8 @@ def run(
 
     ``corpus``: None (the benchmark's 76 abstracts), a corpus JSONL path, :class:`Paper` objects or
     abstracts as strings (a corpus of one's own has no gold split: use ``split="all"``). The options
-    are those of :class:`RunOptions` (``paperfields run``'s flags), given as an object, as keyword
+    are those of :class:`RunOptions` (``paperfields run``'s flags), given as an object (``options=``,
+    or first in place of the corpus: ``pf.run(pf.RunOptions(...))`` runs the benchmark's corpus), as keyword
     arguments (``backend="rules/baseline", limit=3``), or both (the keywords win). ``split``: ``test``,
     ``dev`` or ``all``; ``limit``: the first N papers (a later, larger run continues the same folder).
     The run folder is ``runs_dir/run_id`` (default ``runs/`` and :func:`~paperfields.core.runlog.default_run_id`:
@@ -442,7 +466,8 @@ def run(
     the run is scored against gold; a run none of whose papers has gold, or none of whose papers got an
     answer from the model, is left unscored, ``note`` saying so. The result's ``summary`` and ``advice``
     say what this call did, what the run holds, and what to do about papers without an answer.
-    Raises TypeError (an unknown option), ValueError (a bad option value), RunError (split, run id,
+    Raises TypeError (an unknown option; options given both first and as ``options=``; a dict first), ValueError
+    (a bad option value), RunError (split, run id,
     options of --batch, a dev abstract for rules/baseline or few-shot, a folder holding another run),
     BackendError, PromptError, CorpusError, GoldError, and :class:`RunInterrupted` (a
     KeyboardInterrupt; finished papers are saved: run again to resume).
@@ -451,6 +476,7 @@ def run(
     from paperfields.core.runlog import RunError, corpus_identity, default_run_id, load_manifest
     from paperfields.extract.runner import run_extraction
 
+    corpus, options = _corpus_and_options(corpus, options)
     opts = _options(RunOptions, options, given, "run")
     if opts.engine == "ray":
         if opts.batch:
@@ -558,6 +584,16 @@ def run(
         invocation=invocation.invocation(round(manifest.wall_seconds - wall_before, 3)),
     )
     result.summary = _summary(result, opts.backend)
+    if price_given is not None and resumed and not result.invocation.papers:  # a finished run, priced afterwards
+        cost = "unknown" if manifest.dollars_total is None else f"${manifest.dollars_total:.6f}"
+        result.summary += (
+            f"; dollars recomputed from the stored usage at --price {price_given.input:g},{price_given.output:g}: {cost}"
+            + (
+                ""
+                if opts.score
+                else f" (re-score with `paperfields score {paths.run_reference(run_dir)}` for the board)"
+            )
+        )
     result.advice = _advice(result, opts.backend)
     # the server never answered (transport errors) or refused every request as sent: nothing the model said to score
     refused = sum(n for c, n in manifest.failures_by_class.items() if c in ("request_rejected", "context_overflow"))
@@ -570,9 +606,10 @@ def run(
             result.scores = score_run(run_dir, gold_path)
         except NoGoldError:
             no_gold = none_has(manifest.papers_total, "paper", "the run's", "gold record")
+            ref = paths.run_reference(run_dir)
             result.note = (
                 f"not scored: {no_gold} (a corpus of your own); "
-                f"see its predictions with `paperfields show PAPER --run {run_dir.name}` or `paperfields report {run_dir.name}`"
+                f"see its predictions with `paperfields show PAPER --run {ref}` or `paperfields report {ref}`"
             )
     return result
 
@@ -694,11 +731,15 @@ def _advice(result: RunResult, backend: str) -> list[Advice]:
             )
         ]
     if unanswered:
+        # the latest line of a paper still unanswered says why (a timeout says which flags to change)
+        latest = {l.paper_id: l for l in read_predictions(run_dir / "predictions.jsonl")}
+        why = next((l.error for l in latest.values() if l.failure and l.failure.value == "transport_error"), None)
         advice.append(
             Advice(
                 "warning",
                 f"{plural(unanswered, 'paper')} got no answer (transport_error); run the same command again to "
-                f"retry {'it' if unanswered == 1 else 'them'} (exit status 1: the run is incomplete)",
+                f"retry {'it' if unanswered == 1 else 'them'} (exit status 1: the run is incomplete)"
+                + (f"; the first: {why}" if why else ""),
             )
         )
     filtered = manifest.failures_by_class.get("content_filter", 0)
@@ -1003,12 +1044,12 @@ def publish(
     manifest = load_manifest(source)
     if manifest.paper_ids and not set(manifest.paper_ids) & {g.id for g in load_gold(gold_path)}:
         corpus = f" (its corpus: {manifest.corpus_path})" if manifest.corpus_path else ""
-        config = manifest.config
+        config, ref = manifest.config, paths.run_reference(source)
         raise NoGoldError(
             f"cannot publish {source.name}: {none_has(len(manifest.paper_ids), 'paper', 'its', 'gold record')} in {gold_path}"
             f"{corpus}, so the run has no scores and cannot be placed on the board, which ranks runs by their scores against "
-            f"the benchmark's gold; nothing was written to {published}. The run stays in {source}: `paperfields report {source.name}` "
-            f"and `paperfields show PAPER --run {source.name}` show its predictions. To put {config.backend} on the board, run it on "
+            f"the benchmark's gold; nothing was written to {published}. The run stays in {source}: `paperfields report {ref}` "
+            f"and `paperfields show PAPER --run {ref}` show its predictions. To put {config.backend} on the board, run it on "
             f"the benchmark's test split (`paperfields run -b {config.backend} -s {config.strategy}`, with the same backend options), "
             "then publish that run"
         )

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import inspect
 import logging
+import signal
 import sys
+import threading
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -513,8 +515,9 @@ def run(
 
     if not (quiet or as_json):
         console.print(f"loading backend {options.backend} ...")
+    terminated = _Terminated()
     try:
-        with RunProgress(console, disable=quiet or as_json) as progress:
+        with terminated, RunProgress(console, disable=quiet or as_json) as progress:
             result = api.run(
                 corpus_path,
                 options,
@@ -525,10 +528,42 @@ def run(
     except _known_errors() as exc:
         fail(str(exc))
     except KeyboardInterrupt as exc:
-        fail(
-            getattr(exc, "advice", "interrupted; finished papers are saved, run the same command again to resume"), 130
-        )
+        advice = getattr(exc, "advice", "interrupted; finished papers are saved, run the same command again to resume")
+        if terminated.received:  # 128 + SIGTERM, as a shell reports a process the signal ended
+            fail(advice.replace("interrupted", "terminated (SIGTERM)", 1), 128 + signal.SIGTERM)
+        fail(advice, 130)
     _print_run(result, quiet, as_json)
+
+
+class _Terminated:
+    """Within its ``with`` block, SIGTERM (``kill PID``, a job scheduler's stop, a container's shutdown)
+    interrupts the run as Ctrl-C does, so the run's folder is closed the same way: the totals so far and
+    status ``incomplete`` in its manifest (Python's default action ends the process on the spot, and the
+    manifest kept saying ``running``). ``received`` tells the caller which signal it was (exit 143, not 130)."""
+
+    def __init__(self) -> None:
+        self.received = False
+        self._before: Any = None
+
+    def _on_term(self, signum: int, frame: Any) -> None:
+        self.received = True
+        # whatever handles SIGINT now: asyncio.run's own (it cancels the main task, then raises
+        # KeyboardInterrupt) during the run, Python's default (it raises) before it
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt
+
+    def __enter__(self) -> _Terminated:
+        if threading.current_thread() is threading.main_thread():  # signals can be set only there
+            self._before = signal.signal(signal.SIGTERM, self._on_term)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._before is not None:
+            signal.signal(signal.SIGTERM, self._before)
+            self._before = None
 
 
 def _print_run(result, quiet: bool, as_json: bool) -> None:
@@ -1077,7 +1112,8 @@ def export(
 
 @app.command()
 def publish(
-    run: str = typer.Argument(..., help="Run id (under runs/) or run folder to publish."),
+    run: str = typer.Argument(..., help="Run id (under runs/, or under --runs-dir) or run folder to publish."),
+    runs_dir: Path = typer.Option(None, help="Where the run is [default: runs/]: the --runs-dir it was run with."),
     allow_partial: bool = typer.Option(
         False,
         "--allow-partial",
@@ -1097,7 +1133,7 @@ def publish(
     from paperfields import api
     from paperfields.scoring.runs import NoGoldError
 
-    source = _run_dir(run, None)
+    source = _run_dir(run, runs_dir)
     try:
         target = api.publish(source, allow_partial=allow_partial, allow_dirty=allow_dirty)
     except NoGoldError as exc:
@@ -1222,7 +1258,12 @@ def _write_board(board, runs_dir: Path, gold_path: Path, target: Path, plots: bo
     written.append(_write_difficulty(runs_dir, gold_path, target.parent / "difficulty.md", board.runs))
     if html:
         written += _write_site(
-            board, runs_dir, target.parent, target.with_suffix(".html").name, target.with_suffix(".csv").name
+            board,
+            runs_dir,
+            target.parent,
+            target.with_suffix(".html").name,
+            target.with_suffix(".csv").name,
+            "difficulty.md",
         )
     if plots:
         from paperfields.plots import write_plots
@@ -1488,13 +1529,23 @@ def _published_board(runs_dir: Path):
         fail(str(exc))
 
 
-def _write_site(board, runs_dir: Path, out_dir: Path, page_name: str, csv_name: str) -> list[Path]:
-    """Write the web page and the reports it links into ``out_dir``; returns the files written
-    (removed stale reports are said on stderr)."""
+def _write_site(
+    board, runs_dir: Path, out_dir: Path, page_name: str, csv_name: str, difficulty_name: Optional[str] = None
+) -> list[Path]:
+    """Write the web page and the reports it links into ``out_dir`` (and a link to ``difficulty_name``, the
+    difficulty view written beside it); returns the files written (removed stale reports are said on stderr)."""
     from paperfields.web import write_site
 
     try:
-        site = write_site(board, runs_dir, out_dir, paths.gold_dir() / "gold.jsonl", page_name, csv_name)
+        site = write_site(
+            board,
+            runs_dir,
+            out_dir,
+            paths.gold_dir() / "gold.jsonl",
+            page_name,
+            csv_name,
+            difficulty_name=difficulty_name,
+        )
     except OSError as exc:
         fail(f"cannot write the web leaderboard into {out_dir}: {exc.strerror or exc}")
     for path in site.removed:
@@ -1556,7 +1607,7 @@ def space(
     runs_dir: Path = typer.Option(None, help="The published runs [default: results/runs]."),
 ) -> None:
     """Write a static Hugging Face Space of the leaderboard: README.md (Space front matter, sdk: static),
-    index.html (the web leaderboard), reports/ (each run's report), leaderboard.csv.
+    index.html (the web leaderboard), reports/ (each run's report), leaderboard.csv, difficulty.md (what models get wrong).
 
     Upload it with `paperfields push --space NAME --folder DIR` (--dry-run shows what would be sent)."""
     from paperfields.space import space_readme
@@ -1568,7 +1619,8 @@ def space(
     _write_text(out_dir / "README.md", space_readme(board))
     _write_text(out_dir / "leaderboard.csv", board.csv())
     written = [out_dir / "README.md", out_dir / "leaderboard.csv"]
-    written += _write_site(board, runs_dir, out_dir, "index.html", "leaderboard.csv")
+    written.append(_write_difficulty(runs_dir, paths.gold_dir() / "gold.jsonl", out_dir / "difficulty.md", board.runs))
+    written += _write_site(board, runs_dir, out_dir, "index.html", "leaderboard.csv", "difficulty.md")
     for path in written:
         console.print(f"wrote {path}")
 

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
+from paperfields.core.escape import escape_markdown, markdown_code, table_cell
 from paperfields.core.fields import RecordField, record_fields, unwrap
 from paperfields.core.gold import GOLD_VERSION, gold_fingerprint, load_gold
 from paperfields.core.plural import plural
@@ -262,11 +263,8 @@ def export_dataset(
 def _table(head: list[str], rows: list[list[str]]) -> str:
     """A Markdown table: header row, separator row, one row per item (``|`` in a cell escaped)."""
 
-    def cell(text: object) -> str:
-        return str(text).replace("|", "\\|").replace("\n", " ")
-
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(table_cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
@@ -355,7 +353,9 @@ def run_cost_section(facts: Sequence[RunFacts]) -> str:
         chosen = [f for f in facts if f.scores is not None and section_of(f.scores) == key]
         if chosen:
             head, rows = run_table(chosen)
-            parts += [f"### {title}", _table(head, [[f"`{row[0]}`"] + row[1:] for row in rows])]
+            # a run id, a model cutoff and its source come from runs and submissions: text, escaped
+            cells = [[markdown_code(row[0])] + [escape_markdown(c) for c in row[1:]] for row in rows]
+            parts += [f"### {title}", _table(head, cells)]
     if not parts:
         return "No runs in this export."
     return "\n\n".join(parts + [run_table_text()])
@@ -409,7 +409,7 @@ def dataset_card(
         split_rows = [
             [
                 f"`{name}`",
-                f"`{e['run_id']}`",
+                markdown_code(e["run_id"]),
                 "yes" if e["complete"] else "no (partial or unfinished)",
                 f"{e['papers_done']}/{e['papers']}",
             ]

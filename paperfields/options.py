@@ -56,7 +56,8 @@ class ExtractOptions(BaseModel):
         None,
         description=(
             "OpenAI-compatible providers: the server's URL instead of the provider's own (openai/ at vLLM, Ollama, "
-            "llama.cpp server, ...)."
+            "llama.cpp server, ...). A key in it (http://user:KEY@host/v1) is sent as the API key; every file of the run "
+            "records the URL with its key masked."
         ),
     )
     mode: Optional[str] = Field(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from paperfields.core.escape import escape_markdown
 from paperfields.options import DEFAULT_BACKEND
 from paperfields.scoring.board import (
     SUBMITTED_MARK,
@@ -27,10 +28,6 @@ START = "<!-- board:start: written by `paperfields leaderboard` from results/run
 END = "<!-- board:end -->"
 _BLOCK = re.compile(re.escape(START) + r"\n.*?" + re.escape(END), re.DOTALL)
 TOP = 5  # contenders shown; the references always follow them
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
 
 
 def board_summary(board: Board, top: int = TOP) -> str:
@@ -52,10 +49,10 @@ def board_summary(board: Board, top: int = TOP) -> str:
         seconds = f"{s.seconds_per_paper:.1f}" if known else UNDEFINED
         cells = [
             UNDEFINED if r["rank"] is None else str(r["rank"]),
-            _cell(s.backend)
+            escape_markdown(s.backend)
             + (" (reference)" if s.reference else "")
             + (SUBMITTED_MARK + submission_link(s, base="") if s.submitted else ""),
-            _cell(s.strategy),
+            escape_markdown(s.strategy),
             papers_cell(s),
             f"{s.valid_rate:.0%}",
             headline_cell(s, r),

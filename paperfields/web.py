@@ -243,12 +243,17 @@ def _template_text(name: str) -> str:
 
 
 def render_page(
-    board: Board, links: dict[str, str], csv_name: str = "leaderboard.csv", sections: Sequence[PageSection] = ()
+    board: Board,
+    links: dict[str, str],
+    csv_name: str = "leaderboard.csv",
+    sections: Sequence[PageSection] = (),
+    difficulty_name: Optional[str] = None,
 ) -> str:
     """The web leaderboard of ``board`` as one HTML page: the main table (contenders, then references
     and partial runs apart) sortable, filterable, with CI whiskers; the per-field heatmap; the cost,
     calibration and mode tables; then ``sections``. ``links`` maps a run id to its report's relative
-    URL (a run without one is not linked); ``csv_name`` is the csv beside the page."""
+    URL (a run without one is not linked); ``csv_name`` is the csv beside the page, ``difficulty_name``
+    the difficulty view beside it (``difficulty.md``: what models get wrong; None: not linked)."""
     script = _template_text("leaderboard.js")
     script_hash = "sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
@@ -275,6 +280,7 @@ def render_page(
         split=s0.split,
         versions={"schema": s0.schema_version, "scorer": s0.scorer_version, "gold": s0.gold_version},
         csv_name=csv_name,
+        difficulty_name=difficulty_name,
         intro=_inline_markdown(COLUMNS_TEXT),
         filters=filters,
         runs=board.rows,
@@ -308,13 +314,14 @@ def write_site(
     page_name: str = "leaderboard.html",
     csv_name: str = "leaderboard.csv",
     sections: Sequence[PageSection] = (),
+    difficulty_name: Optional[str] = None,
 ) -> Site:
     """Write each run's report into ``out_dir/reports/`` and the page linking them to ``out_dir/page_name``.
 
     A run whose report cannot be written (stale scores, a paper missing from its corpus) keeps its
     row, unlinked, and is listed in :attr:`Site.skipped` with the reason (also warned). Reports under
     ``reports/`` of runs no longer on the board are removed (:attr:`Site.removed`). Raises OSError
-    when a file cannot be written."""
+    when a file cannot be written. ``difficulty_name``: the difficulty view beside the page, linked from it."""
     from paperfields.core.errors import PaperFieldsError
     from paperfields.report import write_report
 
@@ -338,5 +345,5 @@ def write_site(
             path.unlink()
     links = {run_id: f"{REPORTS_DIR}/{quote(path.name)}" for run_id, path in site.reports.items()}
     site.page.parent.mkdir(parents=True, exist_ok=True)
-    site.page.write_text(render_page(board, links, csv_name, sections), encoding="utf-8")
+    site.page.write_text(render_page(board, links, csv_name, sections, difficulty_name), encoding="utf-8")
     return site

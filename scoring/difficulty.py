@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import numpy as np
 from rapidfuzz import fuzz
 
+from paperfields.core.escape import escape_markdown, markdown_code
 from paperfields.core.fields import RecordField, record_fields
 from paperfields.core.gold import GoldRecord
 from paperfields.core.locate import locate, locate_result, locate_url
@@ -526,7 +527,7 @@ def load_difficulty(
 
 
 def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    return escape_markdown(text)  # a gold item, an abstract's sentence, a run id: text, never Markdown
 
 
 def _pct(value: Optional[float]) -> str:
@@ -574,7 +575,7 @@ def difficulty_markdown(view: Difficulty, n: int = MOST_MISSED) -> str:
         "",
         DIFFICULTY_TEXT,
         "",
-        f"Complete contenders: {', '.join(f'`{c}`' for c in view.contenders) or 'none'}.",
+        f"Complete contenders: {', '.join(markdown_code(c) for c in view.contenders) or 'none'}.",
         "",
     ]
     lines += [
@@ -588,7 +589,7 @@ def difficulty_markdown(view: Difficulty, n: int = MOST_MISSED) -> str:
     ]
     for i in view.most_missed(n):
         lines.append(
-            f"| {i.paper_id} | {i.field} | {_cell(i.text)} | {i.right}/{i.contenders} ({_pct(i.share)}) | {_cell(i.sentence or UNDEFINED)} |"
+            f"| {_cell(i.paper_id)} | {i.field} | {_cell(i.text)} | {i.right}/{i.contenders} ({_pct(i.share)}) | {_cell(i.sentence or UNDEFINED)} |"
         )
     lines += [
         "",
@@ -600,20 +601,20 @@ def difficulty_markdown(view: Difficulty, n: int = MOST_MISSED) -> str:
         "|---|---|---|---|",
     ]
     for p in view.hardest_papers():
-        lines.append(f"| {p.paper_id} | {p.items} | {p.right}/{p.items * p.contenders} | {_pct(p.share)} |")
+        lines.append(f"| {_cell(p.paper_id)} | {p.items} | {p.right}/{p.items * p.contenders} | {_pct(p.share)} |")
     lines += ["", "## Errors by kind, per run", "", TAXONOMY_TEXT, ""]
     runs = list(view.taxonomy)
     lines += ["| run | " + " | ".join(ERROR_TITLES[k] for k in ERROR_KINDS) + " |", "|---|" + "---|" * len(ERROR_KINDS)]
     for run in runs:
         totals = [sum(by_kind[k] for by_kind in view.taxonomy[run].values()) for k in ERROR_KINDS]
-        lines.append(f"| {run} | " + " | ".join(str(t) for t in totals) + " |")
+        lines.append(f"| {_cell(run)} | " + " | ".join(str(t) for t in totals) + " |")
     for run in runs:
         head, rows = taxonomy_rows(view.taxonomy[run])
         lines += [
             "",
-            f"## Errors of {run}, per field",
+            f"## Errors of {_cell(run)}, per field",
             "",
-            f"Count of each kind of error over the papers `{run}` scored.",
+            f"Count of each kind of error over the papers {markdown_code(run)} scored.",
             "",
             "| " + " | ".join(head) + " |",
             "|" + "---|" * len(head),

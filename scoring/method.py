@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from paperfields.core.escape import escape_markdown
 from paperfields.core.fields import RecordField, record_fields
 from paperfields.core.repairs import REPAIRS
 from paperfields.core.runlog import FailureClass
@@ -237,5 +238,5 @@ def semantic_markdown(runs: list[Any]) -> list[str]:
             str(s.semantic.band_pairs),
             str(s.semantic.changed),
         ]
-        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+        lines.append("| " + " | ".join([escape_markdown(cells[0])] + [_cell(c) for c in cells[1:]]) + " |")
     return lines + [""]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from paperfields.core.corpus import load_corpus
 from paperfields.core.gold import gold_fingerprint, load_gold
+from paperfields.core.paths import run_reference
 from paperfields.core.plural import any_of, plural
 from paperfields.core.runlog import (
     FailureClass,
@@ -48,10 +49,11 @@ def no_gold_error(run_dir: Path, papers: int, gold_path: Path) -> NoGoldError:
     why it has no scores, and the commands that show its predictions. One wording for every command
     (score, compare, load_scores), so none of them advises scoring a run that cannot be scored."""
     which = any_of(papers, "paper", "the run's")
+    ref = run_reference(run_dir)
     return NoGoldError(
         f"{run_dir}: no gold for {which} in {gold_path} (a corpus of your own), "
-        f"so there is nothing to score and the run has no scores; `paperfields show PAPER --run {run_dir.name}` and "
-        f"`paperfields report {run_dir.name}` show its predictions"
+        f"so there is nothing to score and the run has no scores; `paperfields show PAPER --run {ref}` and "
+        f"`paperfields report {ref}` show its predictions"
     )
 
 

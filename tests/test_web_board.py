@@ -408,9 +408,13 @@ def test_the_space_holds_the_page_its_reports_and_the_csv_as_the_board_writes_th
         assert report.read_bytes() == (board / "reports" / report.name).read_bytes()
     assert sorted(p.relative_to(space).as_posix() for p in space.rglob("*") if p.is_file() and p.parent == space) == [
         "README.md",
+        "difficulty.md",
         "index.html",
         "leaderboard.csv",
     ]
+    # the page's link to what models get wrong finds its file in the Space as on the board
+    assert 'href="difficulty.md"' in (space / "index.html").read_text(encoding="utf-8")
+    assert (space / "difficulty.md").read_bytes() == (board / "difficulty.md").read_bytes()
 
 
 def test_push_space_dry_run_lists_the_files_and_uploads_nothing(site, tmp_path):

@@ -55,7 +55,15 @@ from typing import Any, Literal, Optional
 
 from pydantic import Field
 
-from paperfields.core.runlog import FailureClass, Generation, GenerationParams, Usage, error_text
+from paperfields.core.runlog import (
+    FailureClass,
+    Generation,
+    GenerationParams,
+    Usage,
+    error_text,
+    redact_secrets,
+    url_secrets,
+)
 from paperfields.core.schema import all_required
 from paperfields.extract.backends.base import (
     FILTER_FINISH_REASONS,
@@ -786,6 +794,37 @@ def _transport_cause(exc: BaseException, api_error: type) -> Optional[BaseExcept
     return None
 
 
+def without_credentials(url: str) -> tuple[str, Optional[str]]:
+    """(``url`` without its userinfo, the key the userinfo held: its password, else its user name; None
+    without userinfo). ``http://user:sk-...@host/v1`` sends ``sk-...`` as the API key (a Bearer token, as
+    the SDK sends its key) to ``http://host/v1``: left in the URL, aiohttp refuses credentials beside
+    the SDK's Authorization header (every request a connection error) and httpx would replace the key
+    by Basic auth."""
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    key = urllib.parse.unquote(password or user) or None
+    return urllib.parse.urlunsplit(parts._replace(netloc=host)), key
+
+
+def is_local_server(url: Optional[str], provider: Optional[OpenAICompatible] = None) -> bool:
+    """True for a server on this machine: ``url``'s host is ``localhost`` or a loopback address, or
+    (no ``url``) ``provider`` is a local one (its key not required: ollama/, vllm/, llamacpp/, lmstudio/)."""
+    import ipaddress
+
+    host = urllib.parse.urlsplit(url or "").hostname
+    if host is None:
+        return provider is not None and not provider.key_required
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 class OpenAIBackend:
     """instructor-patched ``AsyncOpenAI`` client; one request per :meth:`generate`."""
 
@@ -816,7 +855,9 @@ class OpenAIBackend:
         self.mode = mode or provider.mode_at(base_url)
         self.reasoning = is_reasoning_model(model)  # accepts reasoning_effort (base.check_params)
         if base_url is not None and not re.match(r"https?://[^/\s]+", base_url):
-            raise BackendError(f"--base-url '{base_url}' is not an http(s) URL (e.g. http://127.0.0.1:8000/v1)")
+            raise BackendError(
+                f"--base-url '{redact_secrets(base_url)}' is not an http(s) URL (e.g. http://127.0.0.1:8000/v1)"
+            )
         if self.mode not in MODES:
             raise BackendError(f"unknown instructor mode '{self.mode}'; choose one of {', '.join(MODES)}")
         if grammar and self.mode in STRICT_MODES:
@@ -826,7 +867,8 @@ class OpenAIBackend:
         server = base_url or os.environ.get(provider.base_url_env) or provider.base_url
         if server is None:
             raise BackendError(f"{provider.name}/ needs --base-url (or {provider.base_url_env}): {provider.about}")
-        api_key = os.environ.get(provider.key_env) if provider.key_env else None
+        server, url_key = without_credentials(server)
+        api_key = url_key or (os.environ.get(provider.key_env) if provider.key_env else None)
         if not api_key and provider.key_required and not base_url:  # a server given with --base-url may need none
             raise BackendError(
                 f"{provider.key_env} is not set (or pass --base-url for a local OpenAI-compatible server)"
@@ -862,7 +904,7 @@ class OpenAIBackend:
             self._connect()
         self.reasks = reasks
         self.grammar = grammar
-        self._server = f"server {server}"  # named in transport errors
+        self._server = f"server {redact_secrets(server)}"  # named in transport errors, a key in the URL masked
         # until the server first answers, a refused connection is told at once (not asked of a hosted API)
         self._answered = base_url is None and provider.key_required
 
@@ -904,9 +946,10 @@ class OpenAIBackend:
 
     @property
     def secrets(self) -> tuple[str, ...]:
-        """The API key the client sends: servers echo it in 401 bodies, and the call wrapper
-        (``extract/call.py``) masks it in every generation before anything is written."""
-        return (self.raw_client.api_key,)
+        """The API key the client sends and any key in the base URL (its password, a ``?api_key=``):
+        servers echo them in 401 bodies, and the call wrapper (``extract/call.py``) masks them in every
+        generation before anything is written."""
+        return (self.raw_client.api_key, *url_secrets(self._client_args["base_url"]))  # and a key given in the URL
 
     def _transport_failure(self, exc: BaseException) -> Generation:
         """The Generation of an API error: ``request_rejected`` or ``context_overflow`` for a request
@@ -936,7 +979,25 @@ class OpenAIBackend:
         else:
             said = f"{type(exc).__name__}: {_connection_text(exc)}"
         detail = error_text(said, *self.secrets)
-        return Generation(failure=FailureClass.transport_error, error=f"{detail} ({self._server})")
+        advice = self._timeout_advice() if isinstance(exc, self._openai.APITimeoutError) else ""
+        return Generation(failure=FailureClass.transport_error, error=f"{detail} ({self._server}){advice}")
+
+    def _timeout_advice(self) -> str:
+        """What to do after a request timed out, for the failure's message: which flag to raise, and,
+        against a local server (a loopback URL, or a local provider: ollama/, vllm/, llamacpp/, lmstudio/),
+        that it answers one request per slot, so ``--concurrency`` above its slots only queues requests
+        into the timeout."""
+        timeout = self._client_args["timeout"]
+        asked = 1 + self._client_args["max_retries"]
+        times = "once" if asked == 1 else f"{asked} times"
+        said = f"; no answer within --timeout {timeout:g} s, asked {times}: raise --timeout"
+        if not is_local_server(self._client_args["base_url"], self.provider):
+            return said
+        return (
+            f"{said} (a local server on a CPU can take minutes per paper: e.g. --timeout 900 --retries 1) and keep "
+            "--concurrency at most the server's slots (llama.cpp's --parallel, Ollama's OLLAMA_NUM_PARALLEL; 1 for a "
+            "one-slot server: more requests only wait in its queue, inside their timeout)"
+        )
 
     async def _nothing_listening(self) -> Optional[Generation]:
         """A ``transport_error`` saying nothing listens at the base URL when a TCP connection to it is
@@ -955,7 +1016,7 @@ class OpenAIBackend:
         except ConnectionRefusedError:
             return Generation(
                 failure=FailureClass.transport_error,
-                error=f"nothing is listening at {server} (connection to {host}:{port} refused): "
+                error=f"nothing is listening at {redact_secrets(server)} (connection to {host}:{port} refused): "
                 "start the server, or check the base URL",
             )
         except (OSError, asyncio.TimeoutError):  # unreachable, unknown host, silent: the SDK's own error says it

@@ -106,3 +106,16 @@ def table(name: str) -> Path:
     per million tokens; ``cutoffs.toml``: models' training-data cutoffs and the corpus's first public
     date), found with :mod:`importlib.resources` in a checkout and in a wheel alike. The file may not exist."""
     return Path(str(resources.files("paperfields.core").joinpath("tables", name)))
+
+
+def run_reference(run_dir: Path) -> str:
+    """How a command names the run in ``run_dir`` in a hint printed to the user (``paperfields report
+    REF``, ``paperfields show PAPER --run REF``): its id when ``run_dir`` is in ``runs/`` or
+    ``results/runs`` (where the commands look), else its id followed by ``--runs-dir FOLDER`` (the
+    folder quoted for a shell when it needs it), so the hint works when copied as it is."""
+    import shlex
+
+    parent = run_dir.parent.resolve()
+    if parent in (user_runs_dir().resolve(), published_runs_dir().resolve()):
+        return run_dir.name
+    return f"{run_dir.name} --runs-dir {shlex.quote(str(run_dir.parent))}"

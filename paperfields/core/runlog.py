@@ -30,26 +30,83 @@ from paperfields.core.paths import checkout_root
 from paperfields.core.schema import SCHEMA_VERSION, PaperRecord
 from paperfields.core.version import __version__
 
-# OpenAI-style secret keys (sk-..., sk-proj-..., Anthropic's sk-ant-...), as servers echo them in 401 bodies.
-# "sk-" must start a token: inside a word it is ordinary text ("task-relevant", "risk-sensitive", "disk-based"),
+# Key-shaped strings, as servers echo them in 401 bodies and users paste them into URLs: (pattern, mask).
+# Each must start a token: inside a word "sk-" is ordinary text ("task-relevant", "risk-sensitive", "disk-based"),
 # which a model's record may hold and the call wrapper must not garble.
-_SECRET_KEY = re.compile(r"(?<![A-Za-z0-9_\-])sk-[A-Za-z0-9_\-]{8,}")
-MASK = "sk-***"
+_TOKEN_START = r"(?<![A-Za-z0-9_\-])"
+_SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    # OpenAI (sk-..., sk-proj-..., sk-svcacct-...), Anthropic (sk-ant-...), DeepSeek and others
+    ("an OpenAI-style key (sk-)", re.compile(_TOKEN_START + r"sk-[A-Za-z0-9_\-]{8,}"), "sk-***"),
+    ("a Hugging Face token (hf_)", re.compile(_TOKEN_START + r"hf_[A-Za-z0-9]{20,}"), "hf_***"),
+    ("a GitHub token (ghp_, gho_, ...)", re.compile(_TOKEN_START + r"gh[pousr]_[A-Za-z0-9]{20,}"), "gh*_***"),
+    ("a GitHub token (github_pat_)", re.compile(_TOKEN_START + r"github_pat_[A-Za-z0-9_]{20,}"), "github_pat_***"),
+    ("an AWS access key id (AKIA)", re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])"), "AKIA***"),
+    ("a Slack token (xoxb-, ...)", re.compile(_TOKEN_START + r"xox[abeoprs]-[A-Za-z0-9\-]{10,}"), "xox*-***"),
+    ("a Bearer token", re.compile(r"(?i)\bBearer\s+[A-Za-z0-9\-._~+/]{8,}=*"), "Bearer ***"),
+)
+# The password of a URL's userinfo (http://user:PASSWORD@host) and the value of a query parameter that
+# names a secret (?api_key=..., &token=...): masked whatever their shape.
+# Only the characters a URL allows there (RFC 3986), never a quote or a backslash: redact_generation masks
+# a record's JSON text, whose structure a mask must not eat.
+_URL_PASSWORD = re.compile(r"(?<=://)([A-Za-z0-9\-._~%!$&()*+,;=]*):([A-Za-z0-9\-._~%!$&()*+,;=]+)@")
+_SECRET_PARAMS = (
+    r"api[_-]?key|key|x-api-key|token|access[_-]?token|auth|authorization|password|passwd|pwd|secret"
+    r"|client[_-]?secret|sig|signature|code"
+)
+_URL_SECRET_PARAM = re.compile(rf"(?i)([?&;](?:{_SECRET_PARAMS})=)[A-Za-z0-9\-._~%+/=!$()*,:@]+")
+MASK = "sk-***"  # an OpenAI-style key's mask (the others keep their own prefix: hf_***, Bearer ***, ...)
+_MASKED = "***"
+
+
+def secret_kind(text: Optional[str]) -> Optional[str]:
+    """What key-shaped string ``text`` holds, named for a message ("a Hugging Face token (hf_)", "a
+    password in a URL", ...), or None when it holds none. The same patterns :func:`redact_secrets`
+    masks, for a caller that must refuse a key rather than mask it (a submission's notes)."""
+    if not text:
+        return None
+    for kind, pattern, _ in _SECRET_PATTERNS:
+        if pattern.search(text):
+            return kind
+    if _URL_PASSWORD.search(text):
+        return "a password in a URL"
+    if _URL_SECRET_PARAM.search(text):
+        return "a secret in a URL's query string"
+    return None
+
+
+def url_secrets(url: Optional[str]) -> tuple[str, ...]:
+    """The secrets ``url`` holds, as given (to mask wherever a server echoes them): the password of its
+    userinfo and the values of its query parameters named like a secret (``api_key``, ``token``, ...);
+    none for a URL without them, or None."""
+    import urllib.parse
+
+    if not url:
+        return ()
+    parts = urllib.parse.urlsplit(url)
+    named = [v for k, v in urllib.parse.parse_qsl(parts.query) if re.fullmatch(_SECRET_PARAMS, k, re.IGNORECASE)]
+    return tuple(v for v in (parts.password, *named) if v)
 
 
 def redact_secrets(text: Optional[str], *keys: Optional[str]) -> Optional[str]:
-    """``text`` with each of ``keys`` and anything shaped like an OpenAI secret key (``sk-`` and 8+
-    key characters) replaced by ``sk-***``; None stays None.
+    """``text`` with each of ``keys`` and every key-shaped string masked; None stays None.
 
-    Keys shorter than 8 characters are not searched for: masking every "abc" would garble the text,
-    and so short a value is no secret worth the damage.
+    Key-shaped: an OpenAI-style key (``sk-`` and 8+ key characters: ``sk-***``), a Hugging Face token
+    (``hf_``), GitHub tokens (``ghp_``, ``gho_``, ``ghu_``, ``ghs_``, ``ghr_``, ``github_pat_``), an AWS
+    access key id (``AKIA``/``ASIA`` and 16 characters), Slack tokens (``xoxb-``, ...), a ``Bearer``
+    token, the password of a URL (``http://user:***@host``) and the value of a URL query parameter named
+    like a secret (``?api_key=***``, ``token``, ``key``, ``sig``, ...). Each mask keeps the prefix
+    and drops the rest. Keys shorter than 8 characters are not searched for: masking every "abc" would
+    garble the text, and so short a value is no secret worth the damage.
     """
     if not text:
         return text
     for key in keys:
         if key and len(key) >= 8:
             text = text.replace(key, MASK)
-    return _SECRET_KEY.sub(MASK, text)
+    for _, pattern, mask in _SECRET_PATTERNS:
+        text = pattern.sub(mask, text)
+    text = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}:{_MASKED}@", text)
+    return _URL_SECRET_PARAM.sub(lambda m: m.group(1) + _MASKED, text)
 
 
 ERROR_CHARS = 300  # an error message in a prediction line is cut to this many characters
@@ -301,6 +358,18 @@ class RunConfig(BaseModel):
         "(-o KEY=VALUE, e.g. gemini/'s thinking_budget): part of the cache key. Left out when empty, so configs "
         "and cache keys written before it existed stay equal",
     )
+
+    @field_validator("base_url")
+    @classmethod
+    def _mask_base_url(cls, value: Optional[str]) -> Optional[str]:
+        # a key in the URL (http://user:sk-...@host/v1, ?api_key=...) never reaches the manifest, the run id
+        # or the cache key: the config is what all three are made from (the backend keeps the URL it was given)
+        return redact_secrets(value)
+
+    @field_validator("provider_options")
+    @classmethod
+    def _mask_options(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return {k: redact_secrets(v) if isinstance(v, str) else v for k, v in value.items()}
 
     @model_serializer(mode="wrap")
     def _omit_no_options(self, handler: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
