@@ -22,6 +22,7 @@ from paperfields.core.errors import InputError
 from paperfields.core.escape import escape_markdown
 from paperfields.core.fields import scores_of
 from paperfields.core.gold import gold_fingerprint
+from paperfields.core.paths import SUBMISSION_NAME
 from paperfields.core.schema import SCHEMA_VERSION, PaperRecord
 from paperfields.scoring.calibration import SOURCES as CALIBRATION_SOURCES
 from paperfields.scoring.method import (  # written once: also the report's and the docs' scorer page
@@ -353,10 +354,8 @@ def time_known(s: RunScores) -> bool:
 def submission_folder(s: RunScores) -> Optional[str]:
     """``submissions/<name>``, the folder a submitted run was scored from (relative to the project root), or
     None for a reproduced run (or a name that is not a plain submission name: never a path elsewhere)."""
-    from paperfields.scoring.submissions import NAME
-
     name = (s.submitted or {}).get("name")
-    return f"submissions/{name}" if isinstance(name, str) and NAME.fullmatch(name) else None
+    return f"submissions/{name}" if isinstance(name, str) and SUBMISSION_NAME.fullmatch(name) else None
 
 
 def submission_link(s: RunScores, base: str = SUBMISSIONS_FROM_RESULTS) -> str:

@@ -21,6 +21,7 @@ without ``--out``, ``gold agreement``) should be pointed at a folder of one's ow
 from __future__ import annotations
 
 import os
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Optional
@@ -119,3 +120,7 @@ def run_reference(run_dir: Path) -> str:
     if parent in (user_runs_dir().resolve(), published_runs_dir().resolve()):
         return run_dir.name
     return f"{run_dir.name} --runs-dir {shlex.quote(str(run_dir.parent))}"
+
+
+# A submission's folder name under submissions/ (and its run id's stem): a plain name, never a path.
+SUBMISSION_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
