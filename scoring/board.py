@@ -385,9 +385,8 @@ def submitted_markdown(board: Board) -> list[str]:
     for s in chosen:
         m = s.submitted or {}
         folder = submission_folder(s)
+        link = f"[{folder}]({SUBMISSIONS_FROM_RESULTS}{folder}/)" if folder else UNDEFINED  # a plain name only
         cells = [
-            s.run_id,
-            f"[{folder}]({SUBMISSIONS_FROM_RESULTS}{folder}/)" if folder else UNDEFINED,
             m.get("model"),
             m.get("provider"),
             m.get("date_run"),
@@ -396,7 +395,7 @@ def submitted_markdown(board: Board) -> list[str]:
             m.get("model_cutoff") or "unknown",
             f"reference: {m.get('reference_reason')}" if m.get("role") == "reference" else "contender",
         ]
-        lines.append("| " + " | ".join(escape_markdown(c) for c in cells) + " |")
+        lines.append("| " + " | ".join([escape_markdown(s.run_id), link] + [escape_markdown(c) for c in cells]) + " |")
     return lines
 
 
