@@ -10,7 +10,10 @@ the same id in the checkout's git-ignored ``runs/``.
 
 from __future__ import annotations
 
+import gc
+import os
 import signal
+import sys
 from pathlib import Path
 
 import pytest
@@ -115,3 +118,20 @@ def stub():
 
     with StubServer() as server:
         yield server
+
+
+@pytest.fixture(scope="module", autouse=True)
+def free_models_after_module(shared_folders):
+    """After each test module, close the llama.cpp instances it loaded but the default model's (the 0.5B
+    GGUF of the shared models folder at the default context): the suite then holds one model's weights and
+    KV caches, where every module's own instances kept alive to the end held gigabytes. The default model
+    stays loaded for the modules after, which share it."""
+    yield
+    local = sys.modules.get("paperfields.extract.backends.local")
+    if local is None:
+        return
+    from paperfields.extract.backends.weights import joined_path
+
+    default = os.path.realpath(joined_path("qwen2.5-coder-0.5b", shared_folders["models"]))
+    local.close_idle_instances(keep=lambda path, n_ctx: path == default and n_ctx == 8192)
+    gc.collect()
