@@ -120,18 +120,21 @@ def stub():
         yield server
 
 
-@pytest.fixture(scope="module", autouse=True)
-def free_models_after_module(shared_folders):
-    """After each test module, close the llama.cpp instances it loaded but the default model's (the 0.5B
-    GGUF of the shared models folder at the default context): the suite then holds one model's weights and
-    KV caches, where every module's own instances kept alive to the end held gigabytes. The default model
-    stays loaded for the modules after, which share it."""
+@pytest.fixture(autouse=True)
+def free_models_after_test(shared_folders):
+    """After each test, close the llama.cpp instances it loaded but the default run's (the 0.5B GGUF of the
+    shared models folder, default context and threads: the workers every default backend uses), so the
+    suite holds one model's workers and whatever one test loads besides, where every instance ever
+    loaded, kept to the end, held gigabytes (each maps the weights and holds a KV cache of its own). The
+    default workers stay loaded and every later test shares them. A module fixture therefore keeps a
+    backend, never an instance (tests/test_gemma.py)."""
     yield
     local = sys.modules.get("paperfields.extract.backends.local")
-    if local is None:
+    if local is None or not local._INSTANCES:
         return
     from paperfields.extract.backends.weights import joined_path
 
     default = os.path.realpath(joined_path("qwen2.5-coder-0.5b", shared_folders["models"]))
-    local.close_idle_instances(keep=lambda path, n_ctx: path == default and n_ctx == 8192)
-    gc.collect()
+    threads = local.workers_and_threads(None, None)[1]
+    if local.close_idle_instances(keep=lambda path, n_ctx, n: (path, n_ctx, n) == (default, 8192, threads)):
+        gc.collect()

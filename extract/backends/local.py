@@ -235,14 +235,15 @@ def _load(
         return _INSTANCES[key]
 
 
-def close_idle_instances(keep: Callable[[str, int], bool] = lambda path, n_ctx: False) -> int:
+def close_idle_instances(keep: Callable[[str, int, int], bool] = lambda path, n_ctx, n_threads: False) -> int:
     """Close the llama.cpp instances that no worker is using (their lock free) and that ``keep(real path,
-    n_ctx)`` does not keep, freeing their weights' mapping and KV cache; returns how many were closed. A
-    later :func:`_load` of the same model loads it again (its output does not depend on the instance)."""
+    n_ctx, n_threads)`` does not keep, freeing their weights' mapping and KV cache; returns how many were
+    closed. A later :func:`_load` of the same model loads it again (its output does not depend on the
+    instance). Whoever still holds a closed instance must not use it."""
     closed = 0
     with _INSTANCES_LOCK:
         for key, (llm, lock) in list(_INSTANCES.items()):
-            if keep(key[0], key[1]) or not lock.acquire(blocking=False):
+            if keep(key[0], key[1], key[2]) or not lock.acquire(blocking=False):
                 continue
             try:
                 llm.close()
