@@ -1255,8 +1255,11 @@ def _write_board(board, runs_dir: Path, gold_path: Path, target: Path, plots: bo
     _write_text(target, board.markdown())
     _write_text(target.with_suffix(".csv"), board.csv())
     written = [target, target.with_suffix(".csv")]
-    written.append(_write_difficulty(runs_dir, gold_path, target.parent / "difficulty.md", board.runs))
+    view = _difficulty(runs_dir, gold_path, board.runs)
+    written.append(_write_difficulty(view, target.parent / "difficulty.md"))
     if html:
+        # the reports show the published runs' most-missed items: this very view when the board is of them
+        published = runs_dir.resolve() == paths.published_runs_dir().resolve()
         written += _write_site(
             board,
             runs_dir,
@@ -1264,6 +1267,7 @@ def _write_board(board, runs_dir: Path, gold_path: Path, target: Path, plots: bo
             target.with_suffix(".html").name,
             target.with_suffix(".csv").name,
             "difficulty.md",
+            view if published else None,
         )
     if plots:
         from paperfields.plots import write_plots
@@ -1288,14 +1292,21 @@ def _write_readme_block(board) -> list[Path]:
         fail(f"cannot write {readme}: {exc.strerror or exc}")
 
 
-def _write_difficulty(runs_dir: Path, gold_path: Path, target: Path, scores) -> Path:
-    """Write what models get wrong (scoring/difficulty.py) over the board's runs (``scores``, in ``runs_dir``) to ``target``, or fail naming the problem."""
-    from paperfields.scoring.difficulty import difficulty_markdown, load_difficulty
+def _difficulty(runs_dir: Path, gold_path: Path, scores):
+    """What models get wrong (scoring/difficulty.py) over the board's runs (``scores``, in ``runs_dir``),
+    computed once for difficulty.md and every report, or fail naming the problem."""
+    from paperfields.scoring.difficulty import load_difficulty
 
     try:
-        view = load_difficulty(runs_dir, gold_path, scores=list(scores))
+        return load_difficulty(runs_dir, gold_path, scores=list(scores))
     except _known_errors() as exc:
         fail(str(exc))
+
+
+def _write_difficulty(view, target: Path) -> Path:
+    """Write the difficulty ``view`` as Markdown to ``target``."""
+    from paperfields.scoring.difficulty import difficulty_markdown
+
     _write_text(target, difficulty_markdown(view))
     return target
 
@@ -1333,14 +1344,17 @@ def leaderboard(
     Ranked by the headline (micro F1 per field, macro over fields); references (rules/*, a blind second
     labeling under annotator/*) and partial or unfinished runs are listed apart with no rank. Open
     results/leaderboard.html in a browser to sort, filter and follow a run to its report."""
+    from paperfields.core.readonce import read_once
+
     runs_dir = runs_dir or paths.published_runs_dir()
     gold_path = paths.gold_dir() / "gold.jsonl"
-    board = _published_board(runs_dir)
-    written = (
-        _write_board(board, runs_dir, gold_path, out_path or paths.results_dir() / "leaderboard.md", plots, html)
-        if write
-        else []
-    )
+    with read_once():  # each stored file read and each prediction line validated once, for the board and every report
+        board = _published_board(runs_dir)
+        written = (
+            _write_board(board, runs_dir, gold_path, out_path or paths.results_dir() / "leaderboard.md", plots, html)
+            if write
+            else []
+        )
     if as_json:
         print(board.json())
     elif not quiet:
@@ -1530,10 +1544,17 @@ def _published_board(runs_dir: Path):
 
 
 def _write_site(
-    board, runs_dir: Path, out_dir: Path, page_name: str, csv_name: str, difficulty_name: Optional[str] = None
+    board,
+    runs_dir: Path,
+    out_dir: Path,
+    page_name: str,
+    csv_name: str,
+    difficulty_name: Optional[str] = None,
+    published=None,
 ) -> list[Path]:
     """Write the web page and the reports it links into ``out_dir`` (and a link to ``difficulty_name``, the
-    difficulty view written beside it); returns the files written (removed stale reports are said on stderr)."""
+    difficulty view written beside it); returns the files written (removed stale reports are said on stderr).
+    ``published``: the published runs' difficulty, when computed."""
     from paperfields.web import write_site
 
     try:
@@ -1545,6 +1566,7 @@ def _write_site(
             page_name,
             csv_name,
             difficulty_name=difficulty_name,
+            published=published,
         )
     except OSError as exc:
         fail(f"cannot write the web leaderboard into {out_dir}: {exc.strerror or exc}")
@@ -1610,17 +1632,23 @@ def space(
     index.html (the web leaderboard), reports/ (each run's report), leaderboard.csv, difficulty.md (what models get wrong).
 
     Upload it with `paperfields push --space NAME --folder DIR` (--dry-run shows what would be sent)."""
+    from paperfields.core.readonce import read_once
     from paperfields.space import space_readme
 
     runs_dir = runs_dir or paths.published_runs_dir()
-    board = _published_board(runs_dir)
-    if out_dir.exists() and not out_dir.is_dir():
-        fail(f"{out_dir} is a file; give a folder for the Space")
-    _write_text(out_dir / "README.md", space_readme(board))
-    _write_text(out_dir / "leaderboard.csv", board.csv())
-    written = [out_dir / "README.md", out_dir / "leaderboard.csv"]
-    written.append(_write_difficulty(runs_dir, paths.gold_dir() / "gold.jsonl", out_dir / "difficulty.md", board.runs))
-    written += _write_site(board, runs_dir, out_dir, "index.html", "leaderboard.csv", "difficulty.md")
+    with read_once():  # each stored file read once, for the board and every report
+        board = _published_board(runs_dir)
+        if out_dir.exists() and not out_dir.is_dir():
+            fail(f"{out_dir} is a file; give a folder for the Space")
+        _write_text(out_dir / "README.md", space_readme(board))
+        _write_text(out_dir / "leaderboard.csv", board.csv())
+        written = [out_dir / "README.md", out_dir / "leaderboard.csv"]
+        view = _difficulty(runs_dir, paths.gold_dir() / "gold.jsonl", board.runs)
+        written.append(_write_difficulty(view, out_dir / "difficulty.md"))
+        published = runs_dir.resolve() == paths.published_runs_dir().resolve()
+        written += _write_site(
+            board, runs_dir, out_dir, "index.html", "leaderboard.csv", "difficulty.md", view if published else None
+        )
     for path in written:
         console.print(f"wrote {path}")
 

@@ -519,10 +519,16 @@ def published_difficulty(gold_path: Path, runs_dir: Optional[Path] = None) -> Op
 
 
 def write_report(
-    run_dir: Path, gold_path: Path, corpus_path: Optional[Path] = None, out: Optional[Path] = None
+    run_dir: Path,
+    gold_path: Path,
+    corpus_path: Optional[Path] = None,
+    out: Optional[Path] = None,
+    published: Optional[Callable[[], Optional[Difficulty]]] = None,
 ) -> Path:
     """Write ``report.html`` for a run folder; returns its path. ``corpus_path`` defaults to the run's
-    corpus (:func:`paperfields.api.run_corpus_path`). A run with gold for some of its papers must be
+    corpus (:func:`paperfields.api.run_corpus_path`). ``published`` gives the published runs' difficulty
+    when the report needs it (default: :func:`published_difficulty` of ``gold_path``): a caller writing
+    many reports (the web board) computes it once for all. A run with gold for some of its papers must be
     scored; a run with none (a corpus of one's own) is reported without scores. Raises RunError when
     such a run is not scored, its scores files are unreadable or stale (predictions changed since
     scoring), the corpus is not found, or a paper of the run is not in it."""
@@ -546,7 +552,13 @@ def write_report(
             f"{f' (nor {len(missing) - 1} more)' if len(missing) > 1 else ''}; give the run's corpus with --corpus FILE"
         )
     html = render_report(
-        manifest, scores, lines, gold, papers, detail, published_difficulty(gold_path) if scores else None
+        manifest,
+        scores,
+        lines,
+        gold,
+        papers,
+        detail,
+        ((published or (lambda: published_difficulty(gold_path)))() if scores else None),
     )
     target = out or run_dir / "report.html"
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -28,12 +28,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 from urllib.parse import quote
 
 import jinja2
 from markupsafe import Markup
 
+from paperfields.core.readonce import file_bytes
 from paperfields.markup import inline_markdown as _inline_markdown
 from paperfields.scoring.board import (
     COLUMNS_TEXT,
@@ -47,6 +48,9 @@ from paperfields.scoring.board import (
     Column,
     fmt_ci,
 )
+
+if TYPE_CHECKING:
+    from paperfields.scoring.difficulty import Difficulty
 
 REPORTS_DIR = "reports"  # the reports' folder, beside the page: links are relative, so the folder moves as one
 
@@ -300,7 +304,7 @@ def run_folders(runs_dir: Path) -> dict[str, Path]:
     found = {}
     for path in sorted(runs_dir.glob("*/scores.json")):
         try:
-            found[json.loads(path.read_text(encoding="utf-8"))["run_id"]] = path.parent
+            found[json.loads(file_bytes(path).decode("utf-8"))["run_id"]] = path.parent
         except (ValueError, KeyError, TypeError):
             continue  # collect_scores has already named an unreadable scores file
     return found
@@ -315,15 +319,29 @@ def write_site(
     csv_name: str = "leaderboard.csv",
     sections: Sequence[PageSection] = (),
     difficulty_name: Optional[str] = None,
+    published: Optional[Difficulty] = None,
 ) -> Site:
     """Write each run's report into ``out_dir/reports/`` and the page linking them to ``out_dir/page_name``.
+
+    The reports' most-missed items come from ``published``, the published runs' difficulty when the caller
+    has it (the board's own view, when the board is of the published runs; none when it holds no complete
+    contender), else computed once here
+    (:func:`~paperfields.report.published_difficulty`) for every report: computing it per report made a
+    board's regeneration quadratic in its runs.
 
     A run whose report cannot be written (stale scores, a paper missing from its corpus) keeps its
     row, unlinked, and is listed in :attr:`Site.skipped` with the reason (also warned). Reports under
     ``reports/`` of runs no longer on the board are removed (:attr:`Site.removed`). Raises OSError
     when a file cannot be written. ``difficulty_name``: the difficulty view beside the page, linked from it."""
     from paperfields.core.errors import PaperFieldsError
-    from paperfields.report import write_report
+    from paperfields.report import published_difficulty, write_report
+
+    view: list[Optional[Difficulty]] = [] if published is None else [published if published.contenders else None]
+
+    def difficulty_once() -> Optional[Difficulty]:
+        if not view:
+            view.append(published_difficulty(gold_path))
+        return view[0]
 
     folders = run_folders(runs_dir)
     reports_dir = out_dir / REPORTS_DIR
@@ -334,7 +352,9 @@ def write_site(
             site.skipped[s.run_id] = f"no run folder under {runs_dir} holds its scores"
             continue
         try:
-            site.reports[s.run_id] = write_report(folder, gold_path, out=reports_dir / report_name(s.run_id))
+            site.reports[s.run_id] = write_report(
+                folder, gold_path, out=reports_dir / report_name(s.run_id), published=difficulty_once
+            )
         except PaperFieldsError as exc:
             site.skipped[s.run_id] = str(exc)
             warnings.warn(f"no report for {s.run_id} on the web board: {exc}", stacklevel=2)

@@ -31,7 +31,6 @@ from typing import Any, Optional
 import numpy as np
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Levenshtein
-from scipy.optimize import linear_sum_assignment
 
 from paperfields.core.fields import record_fields
 from paperfields.core.normalize import normalize, normalize_url, number_precision, numbers_agree, strip_markup
@@ -734,6 +733,8 @@ def assign(allowed: np.ndarray, weight: Optional[np.ndarray] = None) -> list[tup
     """
     if allowed.size == 0:
         return []
+    from scipy.optimize import linear_sum_assignment  # imported on first use: scipy.optimize costs about 0.5 s
+
     score = allowed.astype(float) * (1.0 + (weight if weight is not None else 0.0) * 1e-3)
     rows, cols = linear_sum_assignment(score, maximize=True)
     return [(int(r), int(c)) for r, c in zip(rows, cols) if allowed[r, c]]

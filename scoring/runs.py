@@ -16,6 +16,7 @@ from paperfields.core.corpus import load_corpus
 from paperfields.core.gold import gold_fingerprint, load_gold
 from paperfields.core.paths import run_reference
 from paperfields.core.plural import any_of, plural
+from paperfields.core.readonce import file_bytes, parsed
 from paperfields.core.runlog import (
     FailureClass,
     Manifest,
@@ -190,14 +191,14 @@ def add_cost_and_contamination(scores: RunScores, manifest: Manifest, every_line
 def submission_of(run_dir: Path) -> dict | None:
     """The ``submission.toml`` a submitted run was made from (kept in its manifest as ``import.submission``
     by :func:`~paperfields.scoring.imported.import_predictions`), or None for a reproduced run."""
-    raw = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    raw = json.loads(file_bytes(run_dir / "manifest.json").decode("utf-8"))
     found = (raw.get("import") or {}).get("submission") if isinstance(raw, dict) else None
     return found if isinstance(found, dict) else None
 
 
 def predictions_sha256(run_dir: Path) -> str:
     """sha256 (hex) of ``run_dir/predictions.jsonl``'s bytes: what ``scores.json`` records as scored."""
-    return hashlib.sha256((run_dir / "predictions.jsonl").read_bytes()).hexdigest()
+    return parsed(run_dir / "predictions.jsonl", "sha256", lambda data: hashlib.sha256(data).hexdigest())
 
 
 def stale_reason(run_dir: Path, scores: RunScores) -> str | None:
@@ -235,7 +236,7 @@ def load_scored_run(run_dir: Path, gold_path: Path | None = None) -> tuple[RunSc
     if not path.is_file():
         raise RunError(f"{path}: no such file; re-score the run with `paperfields score {run_dir}`")
     rows: dict[str, dict] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+    for number, line in enumerate(file_bytes(path).decode("utf-8", errors="replace").splitlines(), start=1):
         try:
             row = json.loads(line)
             rows[row["paper_id"]] = row
@@ -272,7 +273,7 @@ def _read_scores(path: Path) -> RunScores:
     if not path.is_file():
         raise RunError(f"{path}: run not scored yet (run `paperfields score {path.parent}`)")
     try:
-        return RunScores.model_validate_json(path.read_bytes())
+        return RunScores.model_validate_json(file_bytes(path))
     except ValueError as exc:  # pydantic's ValidationError (bad JSON or fields, non-UTF-8) is a ValueError
         first = exc.errors()[0]["msg"] if hasattr(exc, "errors") else str(exc)
         raise RunError(

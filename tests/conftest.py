@@ -10,7 +10,10 @@ the same id in the checkout's git-ignored ``runs/``.
 
 from __future__ import annotations
 
+import gc
+import os
 import signal
+import sys
 from pathlib import Path
 
 import pytest
@@ -115,3 +118,23 @@ def stub():
 
     with StubServer() as server:
         yield server
+
+
+@pytest.fixture(autouse=True)
+def free_models_after_test(shared_folders):
+    """After each test, close the llama.cpp instances it loaded but the default run's (the 0.5B GGUF of the
+    shared models folder, default context and threads: the workers every default backend uses), so the
+    suite holds one model's workers and whatever one test loads besides, where every instance ever
+    loaded, kept to the end, held gigabytes (each maps the weights and holds a KV cache of its own). The
+    default workers stay loaded and every later test shares them. A module fixture therefore keeps a
+    backend, never an instance (tests/test_gemma.py)."""
+    yield
+    local = sys.modules.get("paperfields.extract.backends.local")
+    if local is None or not local._INSTANCES:
+        return
+    from paperfields.extract.backends.weights import joined_path
+
+    default = os.path.realpath(joined_path("qwen2.5-coder-0.5b", shared_folders["models"]))
+    threads = local.workers_and_threads(None, None)[1]
+    if local.close_idle_instances(keep=lambda path, n_ctx, n: (path, n_ctx, n) == (default, 8192, threads)):
+        gc.collect()

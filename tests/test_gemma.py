@@ -40,8 +40,8 @@ def gemma(shared_folders):
     path = resolve_weights("gemma3-270m", shared_folders["models"])  # joined and checked against the pin
     backend = LocalBackend(str(path))  # the file itself: the template must still come from the known name
     named = LocalBackend("gemma3-270m")
-    llm, _ = _load(named.path, named.n_ctx, named.n_threads, 0, named.chat_template)
-    return backend, named, llm
+    # a loader, not an instance: tests/conftest.py closes the instances a test loaded once it ends
+    return backend, named, lambda: _load(named.path, named.n_ctx, named.n_threads, 0, named.chat_template)[0]
 
 
 def test_the_gguf_has_no_template_and_a_path_to_it_says_so(gemma, corpus):
@@ -56,7 +56,7 @@ def test_the_gguf_has_no_template_and_a_path_to_it_says_so(gemma, corpus):
 
 
 def test_the_prompt_is_gemma_3s_chat_format(gemma, corpus):
-    _, _, llm = gemma
+    llm = gemma[2]()
     messages = Strategy("zero_shot").messages(corpus[0])
     system, user = messages[0]["content"], messages[1]["content"]
     tokens = llm.chat_prompt(messages)

@@ -25,6 +25,7 @@ import os
 import queue
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,7 @@ from paperfields.extract.backends.base import (
 from paperfields.extract.backends.grammar import GBNF_GRAMMAR_ID, GRAMMAR_ID, grammar_for, llguidance_grammar
 from paperfields.extract.backends.weights import WEIGHTS, WeightsError, chat_template, resolve_weights
 
-_INSTANCES: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
+_INSTANCES: dict[tuple[str, int, int, int, str | None], tuple[Any, threading.Lock]] = {}
 _INSTANCES_LOCK = threading.Lock()
 
 
@@ -202,8 +203,11 @@ def _load(
 ) -> tuple[Any, threading.Lock]:
     """The llama.cpp instance ``slot`` of the model at ``path`` (one per worker: each has its own KV cache
     and context; the weights are memory-mapped, so workers share them), with the lock of its use.
-    ``chat_template``: the template to use when the GGUF carries none (:func:`weights.chat_template`)."""
-    key = (str(path), n_ctx, n_threads, slot)
+    ``chat_template``: the template to use when the GGUF carries none (:func:`weights.chat_template`).
+
+    Keyed by the file's real path: the same weights reached through another folder (a symlinked cache, as
+    every test's own cache folder is) are the same instance, not one more copy of the weights and KV cache."""
+    key = (os.path.realpath(path), n_ctx, n_threads, slot, chat_template)
     with _INSTANCES_LOCK:
         if key not in _INSTANCES:
             try:
@@ -229,6 +233,25 @@ def _load(
             llm.default_template = chat_template
             _INSTANCES[key] = (llm, threading.Lock())
         return _INSTANCES[key]
+
+
+def close_idle_instances(keep: Callable[[str, int, int], bool] = lambda path, n_ctx, n_threads: False) -> int:
+    """Close the llama.cpp instances that no worker is using (their lock free) and that ``keep(real path,
+    n_ctx, n_threads)`` does not keep, freeing their weights' mapping and KV cache; returns how many were
+    closed. A later :func:`_load` of the same model loads it again (its output does not depend on the
+    instance). Whoever still holds a closed instance must not use it."""
+    closed = 0
+    with _INSTANCES_LOCK:
+        for key, (llm, lock) in list(_INSTANCES.items()):
+            if keep(key[0], key[1], key[2]) or not lock.acquire(blocking=False):
+                continue
+            try:
+                llm.close()
+                del _INSTANCES[key]
+                closed += 1
+            finally:
+                lock.release()
+    return closed
 
 
 @atexit.register

@@ -115,6 +115,13 @@ def part_paths(spec: WeightSpec) -> list[Path]:
     return paths
 
 
+def joined_path(name: str, directory: Path) -> Path:
+    """Where the joined GGUF of the known model ``name`` is (or will be) in ``directory``: named by the
+    model and its pinned sha256, so another pin is another file. Raises KeyError for an unknown name."""
+    spec = WEIGHTS[name]
+    return directory / f"{spec.name}-{spec.sha256[:12]}.gguf"
+
+
 def resolve_weights(name: str, directory: Path | None = None) -> Path:
     """Path of the joined, verified GGUF for a known model name, joining it on first use.
 
@@ -128,7 +135,7 @@ def resolve_weights(name: str, directory: Path | None = None) -> Path:
         )
     spec = WEIGHTS[name]
     directory = directory or cache_dir() / "models"
-    target = directory / f"{spec.name}-{spec.sha256[:12]}.gguf"
+    target = joined_path(name, directory)
     marker = target.with_suffix(".verified")
     if (
         target.is_file()

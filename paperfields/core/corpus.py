@@ -33,6 +33,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from paperfields.core.errors import InputError, field_error
 from paperfields.core.plural import plural
+from paperfields.core.readonce import file_bytes, parsed
 
 
 class CorpusError(InputError):
@@ -123,7 +124,7 @@ def _read_utf8(path: Path) -> str:
         raise CorpusError(f"{path}: is a directory, not a file; pass the files in it, e.g. {path / '*.txt'}")
     if not path.is_file():
         raise CorpusError(f"{path}: no such file")
-    return decode_utf8(path.read_bytes(), path, CorpusError).removeprefix("\ufeff")
+    return decode_utf8(file_bytes(path), path, CorpusError).removeprefix("\ufeff")
 
 
 _NON_SPACE = re.compile(r"\S")
@@ -617,9 +618,16 @@ def load_corpus(path: Path) -> list[Paper]:
     """Load a corpus JSONL written by :func:`write_corpus` (or any JSONL with id and text).
 
     A file whose content is not JSONL (e.g. the abstracts as text) raises CorpusError naming its
-    first line and the ``paperfields corpus build`` command that makes a corpus of it.
+    first line and the ``paperfields corpus build`` command that makes a corpus of it. Inside
+    :func:`~paperfields.core.readonce.read_once` the file is read and parsed once.
     """
-    text = _read_utf8(path)
+    if path.is_dir() or not path.is_file():
+        _read_utf8(path)  # raises CorpusError naming the folder or the missing file
+    return list(parsed(path, "corpus", lambda data: _parse_corpus(path, data)))
+
+
+def _parse_corpus(path: Path, data: bytes) -> list[Paper]:
+    text = decode_utf8(data, path, CorpusError).removeprefix("\ufeff")
     first = _first_nonblank(text)
     if first is not None and not _content_is_jsonl(path, text):
         number = first[0]

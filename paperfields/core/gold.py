@@ -17,6 +17,7 @@ from paperfields.core.errors import InputError, field_error
 from paperfields.core.fields import record_fields
 from paperfields.core.locate import locate, locate_number, locate_url
 from paperfields.core.normalize import normalize
+from paperfields.core.readonce import file_bytes, parsed
 from paperfields.core.schema import PaperRecord
 
 GOLD_VERSION = "1.5"
@@ -46,7 +47,7 @@ class GoldRecord(BaseModel):
 
 def gold_fingerprint(path: Path) -> str:
     """``"<GOLD_VERSION>+<sha256 of the file, 12 hex>"``: stamped into every scores file."""
-    return f"{GOLD_VERSION}+{hashlib.sha256(path.read_bytes()).hexdigest()[:12]}"
+    return parsed(path, "gold_fingerprint", lambda data: f"{GOLD_VERSION}+{hashlib.sha256(data).hexdigest()[:12]}")
 
 
 def load_gold(path: Path, problems: Optional[list[str]] = None) -> list[GoldRecord]:
@@ -54,11 +55,18 @@ def load_gold(path: Path, problems: Optional[list[str]] = None) -> list[GoldReco
     duplicate id.
 
     With a ``problems`` list, every bad line is described there (``file:line: field 'x': ...``) and
-    skipped instead, so a checker can report all of them at once.
+    skipped instead, so a checker can report all of them at once. Inside
+    :func:`~paperfields.core.readonce.read_once` the file is read and validated once.
     """
     if not path.is_file():
         raise GoldError(f"{path}: no such gold file")
-    text = decode_utf8(path.read_bytes(), path, GoldError)
+    if problems is None:
+        return list(parsed(path, "gold", lambda data: _parse_gold(path, data, None)))
+    return _parse_gold(path, file_bytes(path), problems)
+
+
+def _parse_gold(path: Path, data: bytes, problems: Optional[list[str]]) -> list[GoldRecord]:
+    text = decode_utf8(data, path, GoldError)
     records: list[GoldRecord] = []
     seen: dict[str, int] = {}
     for number, line in enumerate(text.splitlines(), start=1):

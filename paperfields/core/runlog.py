@@ -27,6 +27,7 @@ from paperfields.core.corpus import Paper
 from paperfields.core.errors import PaperFieldsError, field_error
 from paperfields.core.locate import Grounding, ground_record
 from paperfields.core.paths import checkout_root
+from paperfields.core.readonce import file_bytes, parsed
 from paperfields.core.schema import SCHEMA_VERSION, PaperRecord
 from paperfields.core.version import __version__
 
@@ -616,8 +617,11 @@ def iter_predictions(path: Path, repair: bool = False, data: Optional[bytes] = N
 def read_predictions(path: Path, repair: bool = False) -> list[PredictionLine]:
     """The latest line of each paper in ``predictions.jsonl`` (a transport error retried on resume
     leaves two lines; the later one counts), in order of first appearance; see
-    :func:`iter_predictions` for the rules."""
-    return latest_lines(iter_predictions(path, repair=repair))
+    :func:`iter_predictions` for the rules. Inside :func:`~paperfields.core.readonce.read_once` (and without
+    ``repair``) the file is read and its lines validated once."""
+    if repair or not path.exists():
+        return latest_lines(iter_predictions(path, repair=repair))
+    return list(parsed(path, "predictions", lambda data: latest_lines(iter_predictions(path, data=data))))
 
 
 def latest_lines(lines: Iterable[PredictionLine]) -> list[PredictionLine]:
@@ -634,6 +638,6 @@ def load_manifest(run_dir: Path) -> Manifest:
     if not path.is_file():
         raise RunError(f"{path}: no manifest (is {run_dir} a run folder?)")
     try:
-        return Manifest.model_validate_json(path.read_text(encoding="utf-8"))
+        return Manifest.model_validate_json(file_bytes(path).decode("utf-8"))
     except ValidationError as exc:
         raise RunError(f"{path}: {field_error(exc)}") from None

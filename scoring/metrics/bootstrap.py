@@ -20,7 +20,6 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Optional
 
 import numpy as np
-from scipy import stats
 
 from paperfields.scoring.metrics._metric import metric
 
@@ -124,6 +123,8 @@ def scipy_interval(values: np.ndarray) -> tuple[float, float]:
     (``scipy.stats.quantile`` at (1 - 0.95) / 2 and its complement), unrounded; NaN ends when
     ``values`` hold a NaN."""
     alpha = np.asarray((1 - CONFIDENCE) / 2)
+    from scipy import stats  # imported here: scipy.stats costs about 0.7 s, and only this quantile needs it
+
     low, high = stats.quantile(values, np.stack((alpha, 1 - alpha), axis=-1), axis=-1)
     return float(low), float(high)
 
