@@ -77,8 +77,8 @@ class PaperActor:
     answers every batch with that refusal, which the driver raises (RunError, BackendError)."""
 
     # (make_backend, make_strategy, config, cache path): set on a subclass made for each run (:meth:`bound`),
-    # so they travel inside the actor's class, not as constructor arguments in the object store that a
-    # restart after a lost node could no longer read
+    # so they travel inside the actor's class rather than as constructor arguments of ours (Ray Data still
+    # puts its own map worker's arguments in the object store: the warning Ray prints, ray-project/ray#53727)
     run_args: tuple[Callable[[], Backend], Callable[[], Strategy], RunConfig, Optional[str]]
 
     @classmethod
