@@ -8,8 +8,8 @@ keep-alive like a real server. No response cache: every paper is asked.
 
 Prints wall seconds of each side (best of the repeats), ray / plain, and the client CPU per paper:
 for the plain runner this process's CPU time; for Ray the driver's plus every Ray process's (the
-raylet, the GCS and the actors, children reaped by the raylet included), read from /proc before and
-after each run, so Ray's own upkeep during the run counts as the client's. Also prints how long
+raylet, the GCS and the actors), read from /proc every 50 ms during the run, so Ray's own upkeep
+during the run counts as the client's. Also prints how long
 ``ray.init`` took (not in either side's wall: on a real cluster it is up already).
 Run: flock /tmp/pf-heavy.lock .venv/bin/python bench/bench_ray.py [N] [CONCURRENCY] [REPEATS] [LATENCY_S]
 """
@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -81,40 +82,76 @@ def _children(pid: int) -> dict[int, list[int]]:
     return tree
 
 
-def tree_cpu(root: int, skip: int) -> float:
-    """CPU seconds of ``root``'s descendants (not ``root`` itself, nor ``skip`` and its own), with the
-    children each has reaped (cutime, cstime): a Ray actor that exits is counted in its raylet's."""
-    tree, total, stack = _children(root), 0.0, list(_children(root).get(root, []))
-    while stack:
-        pid = stack.pop()
-        if pid == skip:
-            continue
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += sum(int(x) for x in fields[11:15]) / TICK  # utime stime cutime cstime
-        stack.extend(tree.get(pid, []))
-    return total
+class TreeCPU:
+    """CPU seconds spent by ``root``'s descendant processes (``root`` itself and ``skip``'s subtree left out)
+    while the ``with`` block runs: /proc is read every 50 ms and each process counts from its CPU when
+    first seen in the block (0 for one started in it) to its last reading, so an actor that exits
+    mid-run keeps what it spent (all but its last 50 ms)."""
+
+    def __init__(self, root: int, skip: int) -> None:
+        self.root, self.skip = root, skip
+        self.first: dict[int, float] = {}
+        self.last: dict[int, float] = {}
+        self._stop = threading.Event()
+
+    def _read(self) -> dict[int, float]:
+        tree, out, stack = _children(self.root), {}, []
+        stack.extend(_children(self.root).get(self.root, []))
+        while stack:
+            pid = stack.pop()
+            if pid == self.skip:
+                continue
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            out[pid] = (int(fields[11]) + int(fields[12])) / TICK  # utime + stime
+            stack.extend(tree.get(pid, []))
+        return out
+
+    def _poll(self, started: bool) -> None:
+        for pid, cpu in self._read().items():
+            self.first.setdefault(pid, cpu if not started else 0.0)
+            self.last[pid] = cpu
+
+    def __enter__(self) -> TreeCPU:
+        self._poll(started=False)
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+        return self
+
+    def _loop(self) -> None:
+        while not self._stop.wait(0.05):
+            self._poll(started=True)
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._poll(started=True)
+
+    @property
+    def seconds(self) -> float:
+        return sum(self.last[pid] - self.first[pid] for pid in self.last)
 
 
 def one_run(texts: list[str], url: str, runs_dir: Path, concurrency: int, engine: str, stub_pid: int):
     """(wall s, client CPU s, manifest) of one pf.run over ``texts``."""
-    me = os.getpid()
-    start, cpu, others = time.perf_counter(), time.process_time(), tree_cpu(me, stub_pid)
-    result = api.run(
-        texts,
-        backend="openai/bench",
-        base_url=url,
-        split="all",
-        concurrency=concurrency,
-        engine=engine,
-        cache=False,
-        score=False,
-        runs_dir=runs_dir,
-    )
+    start, cpu = time.perf_counter(), time.process_time()
+    with TreeCPU(os.getpid(), stub_pid) as ray_processes:
+        result = api.run(
+            texts,
+            backend="openai/bench",
+            base_url=url,
+            split="all",
+            concurrency=concurrency,
+            engine=engine,
+            cache=False,
+            score=False,
+            runs_dir=runs_dir,
+        )
     wall = time.perf_counter() - start
-    client = time.process_time() - cpu + (tree_cpu(me, stub_pid) - others)
+    # the plain runner's client is this process; Ray's is this process and its raylet, GCS and actors
+    client = time.process_time() - cpu + (ray_processes.seconds if engine == "ray" else 0.0)
     return wall, client, result.manifest
 
 

@@ -72,12 +72,13 @@ def _start_ray(ray: Any) -> None:
 class PaperActor:
     """One Ray actor: a backend and the project's :class:`Model` around it, answering a batch of
     papers at once on its own event loop. Built on the worker from factories (a backend's client and
-    a strategy's templates are not sent over the wire). Raises RunError when this worker's prompt is
-    not the one of the run's config (another PaperFields or prompts folder on that node)."""
+    a strategy's templates are not sent over the wire). An actor whose prompt is not the one of the
+    run's config (another PaperFields or prompts folder on its node), or whose backend cannot answer,
+    answers every batch with that refusal, which the driver raises (RunError, BackendError)."""
 
     # (make_backend, make_strategy, config, cache path): set on a subclass made for each run (:meth:`bound`),
-    # so they travel inside the actor's class, not as constructor arguments in the object store that a
-    # restart after a lost node could no longer read
+    # so they travel inside the actor's class rather than as constructor arguments of ours (Ray Data still
+    # puts its own map worker's arguments in the object store: the warning Ray prints, ray-project/ray#53727)
     run_args: tuple[Callable[[], Backend], Callable[[], Strategy], RunConfig, Optional[str]]
 
     @classmethod

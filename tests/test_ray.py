@@ -249,3 +249,15 @@ def test_the_actor_pool_is_one_actor_a_node_for_local_models_and_shares_concurre
     assert _pool(cluster, local=True, concurrency=8, backend_concurrency=2) == (1, 2, {"num_cpus": 2})
     assert _pool(cluster, local=False, concurrency=1, backend_concurrency=1) == (1, 1, {"num_cpus": 1.0})
     assert _pool(cluster, local=False, concurrency=5, backend_concurrency=1) == (2, 3, {"num_cpus": 1.0})
+
+
+@needs_ray
+@pytest.mark.model
+def test_the_local_model_on_ray_gives_the_records_of_the_plain_runner(cluster, tmp_path, local_model_path):
+    from paperfields import api
+
+    given = dict(backend="local/qwen2.5-coder-0.5b", limit=1, cache=False, score=False)
+    plain = api.run(None, runs_dir=tmp_path / "plain", **given)
+    on_ray = api.run(None, runs_dir=tmp_path / "ray", engine="ray", **given)
+    assert on_ray.manifest.engine == "ray" and on_ray.manifest.papers_valid == plain.manifest.papers_valid == 1
+    assert _by_paper(on_ray.run_dir) == _by_paper(plain.run_dir)  # the same greedy tokens, record and raw text
