@@ -149,15 +149,22 @@ def _single(pred: Any, gold: Any, agree: bool) -> Counts:
     return (0, int(pred not in (None, "")), int(gold not in (None, "")))
 
 
-def _name_agrees(pred: Optional[str], gold: Optional[str], alternates: Alternates, rule: Optional[MatchRule]) -> bool:
+def _name_agrees(
+    pred: Optional[str],
+    gold: Optional[str],
+    alternates: Alternates,
+    rule: Optional[MatchRule],
+    text: Optional[str] = None,
+) -> bool:
     """Optional names agree: both missing, or the same name at the strict level when ``rule`` is None
     (:func:`~paperfields.scoring.match.strict_name_agrees`: one of gold's accepted forms, the abstract's
-    acronyms among them), else similar under ``rule`` (no abstract read) to one of them."""
+    acronyms among them, and a misspelling of it the abstract ``text`` never writes), else similar under ``rule``
+    (no abstract read) to one of them."""
     if not pred or not gold:
         return not pred and not gold
     if rule is not None:
         return similarity(pred, forms(gold, alternates), rule) >= rule.threshold
-    return strict_name_agrees(pred, gold, alternates)
+    return strict_name_agrees(pred, gold, alternates, text)
 
 
 @dataclass(frozen=True)
@@ -238,7 +245,7 @@ MATCHERS: dict[str, Matcher] = {
         "the same name: equal after normalization (commas and stray words at the ends aside) to gold or one of its "
         "accepted forms, the abstract's acronyms among them, or written as 'Long (SHORT)' with the pair the abstract "
         "defines, or a coined name before a setting phrase; a correct null counts nothing",
-        lambda field, p, g, alt, text, ok: _single(p, g, _name_agrees(p, g, alt, None)),
+        lambda field, p, g, alt, text, ok: _single(p, g, _name_agrees(p, g, alt, None, text)),
     ),
     "url": Matcher(
         "equal after URL normalization (scheme, www., .git, fragment, trailing punctuation)",
@@ -249,7 +256,7 @@ MATCHERS: dict[str, Matcher] = {
     ),
     "label_set": Matcher("a set of labels: shared labels are true positives", _label_set),
     **{name: _similar(rule) for name, rule in MATCH_RULES.items()},
-    **{f"results_{level}": _results(level) for level in ("value", "value_metric", "full")},
+    **{f"results_{level}": _results(level) for level in ("value", "value_metric", "claim", "full")},
 }
 # A located number is judged right on its value alone; any other located item by its field's own rule.
 _GROUNDING_MATCH = {"number": "results_value"}
