@@ -86,8 +86,13 @@ from paperfields.scoring.metrics.wilson import f1_edge_ci, wilson_ci
 # modifier such as "average" never does); stray words, values and setting phrases around an item dropped; words
 # written with underscores are words; a comparator's modifier (ruling 24) and a description before a coined name
 # dropped; `performance` ~ `score`; a misspelt name the abstract never writes; result attributes read the
-# abstract; the strict method-name level takes the abstract's "Long (SHORT)" forms and commas.
-SCORER_VERSION = "3.4"
+# abstract; the strict method-name level takes the abstract's "Long (SHORT)" forms and commas. 3.5 (issue 38, round
+# two): the headline scores results at the `claim` level (value, a compatible unit, the same kind, the metric the same
+# or unnamed where the number picks one gold result, no contradicting dataset, model or baseline), where 3.4 used
+# `value_metric`; a rate head keeps a measure ("over-refusal rates"); a task's leading activity in -ing is never a
+# droppable modifier; "Long (SHORT)" is read by its parts when SHORT abbreviates Long; a coined name misspelt, never
+# written in the abstract, is the name at the strict level.
+SCORER_VERSION = "3.5"
 SOFT_THRESHOLD = PHRASE.threshold  # the soft name score: the phrase rule on a name
 
 # Derived from the schema's field facts (paperfields.core.fields); each names the fields in schema order.

@@ -19,7 +19,7 @@ from paperfields.core.locate import locate, locate_number, locate_url
 from paperfields.core.normalize import normalize
 from paperfields.core.schema import PaperRecord
 
-GOLD_VERSION = "1.5"
+GOLD_VERSION = "1.6"
 
 
 class GoldError(InputError):
