@@ -461,7 +461,7 @@ FIRST_STRATIFIED = HeldOutSet(
 FIRST_STRATIFIED_FIGURE = {"overall": (161, 240), "contested": (67, 77), "results": (94, 163), "version": "3.4"}
 # The second stratified set (drawn with scorer 3.4, seed 39, after the first was read), judged blind and committed
 # unedited at de7febf; it checks scorer 3.5, whose rules are frozen at RULES_FROZEN_AT.
-RULES_FROZEN_AT: Optional[str] = None
+RULES_FROZEN_AT: Optional[str] = "ac6bd12"
 SECOND_STRATIFIED = HeldOutSet(
     "scorer_stratified2_pairs.jsonl", "scorer_stratified2_judgments.jsonl", "de7febf", None, RULES_FROZEN_AT
 )
