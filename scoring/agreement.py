@@ -714,6 +714,111 @@ DISCLOSURES = [
 ]
 
 
+# Every published run's headline (and results F1, true positives) under scorer 3.4 and gold 1.5, before the re-score
+# with scorer 3.5 and gold 1.6, with why it moved: each reason counts the result pairs the claim level refused
+# (matched at value_metric: a kind, a unit or a context that disagrees) or took (a metric that names no quantity where
+# the number picks one gold result), and the string items a 3.5 rule or a v1.6 alternate decided otherwise.
+RESCORED_FROM = ("3.4", "1.5")
+PREVIOUS_HEADLINES: dict[str, tuple[float, float, int, str]] = {
+    "annotator_second-blind__imported__test": (
+        0.9797,
+        0.9706,
+        33,
+        "results +1: a metric that names no quantity, where the number picks one gold result",
+    ),
+    "local_gemma3-270m__zero_shot__test": (
+        0.1498,
+        0.0038,
+        1,
+        "results -1: its one matched result names a context that contradicts gold's",
+    ),
+    "local_qwen2.5-coder-0.5b__confidence__test": (
+        0.3696,
+        0.16,
+        12,
+        "results -8 (9 refused: kind 4, unit 4, context 1; 1 taken: a metric naming no quantity); method_full_name +1 "
+        "(the misspelt 'Adversarial Trained PRMs' at the strict level); tasks +1 (v1.6 alternate of pb9d10ab9bb, the "
+        "abstract's verb phrase)",
+    ),
+    "local_qwen2.5-coder-0.5b__evidence__test": (
+        0.2705,
+        0.2074,
+        14,
+        "results -9 (10 refused: kind 6, context 2, unit 2; 1 taken); method_full_name +1 (the misspelt 'Adversarial "
+        "Trained PRMs')",
+    ),
+    "local_qwen2.5-coder-0.5b__few_shot__test": (
+        0.3446,
+        0.2045,
+        32,
+        "results -21 (23 refused: kind 16, unit 7; 2 taken)",
+    ),
+    "local_qwen2.5-coder-0.5b__zero_shot__test": (
+        0.3728,
+        0.1871,
+        13,
+        "results -12 (refused: kind 6, context 3, unit 3); method_full_name +1 (the misspelt 'Adversarial Trained "
+        "PRMs'); tasks +1 (v1.6 alternate of pb9d10ab9bb)",
+    ),
+    "local_qwen2.5-coder-1.5b__few_shot__test": (
+        0.4631,
+        0.3,
+        42,
+        "results -20 (23 refused: context 10, unit 9, kind 4; 3 taken); tasks -2 ('jailbreaks' no longer drops the "
+        "activity of 'filtering jailbreaks'; 'Large language models with human preferences' no longer drops "
+        "'aligning'); metrics +1 ('over-refusal' ~ 'over-refusal rates', a rate head)",
+    ),
+    "local_qwen2.5-coder-1.5b__zero_shot__test": (
+        0.4728,
+        0.2183,
+        37,
+        "results -19 (21 refused: kind 16, unit 4, context 1; 2 taken)",
+    ),
+    "rules_baseline__zero_shot__test": (
+        0.4965,
+        0.5323,
+        33,
+        "results +12 (15 taken: it writes 'score' or 'performance' where it finds no metric, and the number picks one "
+        "gold result; 3 refused: kind)",
+    ),
+    "rules_empty__zero_shot__test": (0.0292, 0.0, 0, "no change: it predicts nothing"),
+}
+
+
+def _rescored_lines(gold_dir: Path) -> list[str]:
+    """Old (scorer 3.4, gold 1.5) and new headline of every published run, from its ``scores.json``, with the reason
+    it moved (:data:`PREVIOUS_HEADLINES`); [] when the runs are not re-scored yet."""
+    runs_dir = gold_dir.parent / "results" / "runs"
+    rows = []
+    for run, (headline, results, tp, why) in PREVIOUS_HEADLINES.items():
+        path = runs_dir / run / "scores.json"
+        if not path.is_file():
+            continue
+        now = json.loads(path.read_text(encoding="utf-8"))
+        if now.get("scorer_version") != SCORER_VERSION:
+            return []
+        field = now["fields"]["results"]
+        rows.append(
+            f"| {run} | {headline:.4f} | {now['headline']:.4f} | {now['headline'] - headline:+.4f} | {results:.4f} "
+            f"({tp}) | {field['score']:.4f} ({field['tp']}) | {why} |"
+        )
+    if not rows:
+        return []
+    old_scorer, old_gold = RESCORED_FROM
+    return [
+        f"### Published headlines, scorer {old_scorer} and gold {old_gold} to scorer {SCORER_VERSION}",
+        "",
+        "Every published run re-scored by `paperfields score --semantic` (no model called); each headline moves only "
+        "by the rule changes and gold alternates named beside it (results F1, with its true positives in brackets).",
+        "",
+        f"| run | headline {old_scorer} | headline {SCORER_VERSION} | change | results {old_scorer} (tp) | results "
+        f"{SCORER_VERSION} (tp) | why |",
+        "|---|---|---|---|---|---|---|",
+        *rows,
+        "",
+    ]
+
+
 def _tuning_stratified_lines(folder: Path, gold: list[GoldRecord], abstracts: dict[str, str]) -> list[str]:
     """The first stratified set as a tuning set: today's scorer at the headline's level (overall, contested band,
     results) and its remaining disagreements, each with its kind."""
@@ -770,7 +875,7 @@ def _validity_section(
     lines = ["## Scorer validity", ""]
     stratified = _stratified_section(folder, gold, abstracts, embedder, figures, held_out)
     if stratified:
-        stratified += DISCLOSURES
+        stratified += DISCLOSURES + _rescored_lines(folder)
     lines += stratified or [
         "No held-out judged pairs (`gold/scorer_stratified_judgments.jsonl`): the figures below are on tuning pairs only.",
         "",

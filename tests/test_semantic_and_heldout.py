@@ -293,8 +293,9 @@ def test_the_board_and_the_readme_state_the_held_out_figures_and_who_judged():
 
     figures = validity_figures(ROOT / "gold")
     assert figures["rules_frozen_at"] == agreement.RULES_FROZEN_AT is not None
-    assert figures["judgments_sha256"].startswith(agreement.HELDOUT_SHA256_PREFIX)
-    assert figures["overall"]["pairs"] == 240 and figures["contested"]["pairs"] + figures["results"]["pairs"] == 240
+    assert figures["judgments_sha256"].startswith(agreement.HELD_OUT.sha256_prefix or "")
+    assert figures["set"] == agreement.HELD_OUT.pairs == "scorer_stratified2_pairs.jsonl"
+    assert figures["overall"]["pairs"] == 244 and figures["contested"]["pairs"] + figures["results"]["pairs"] == 244
     o = figures["overall"]
     stated = f"{o['agreement']:.3f} [{o['ci95'][0]:.3f}, {o['ci95'][1]:.3f}]"
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
