@@ -258,16 +258,30 @@ def gold_agreement(
         help="Compute the semantic tier's cosines that gold/scorer_semantic_cosines.jsonl lacks (needs "
         "pip install -e '.[semantic]') and store them; without it the stored ones are read.",
     ),
+    held_out: str = typer.Option(
+        None,
+        "--held-out",
+        help="The held-out stratified judgments to read, by file name in gold/ (scorer_stratified2_judgments.jsonl, "
+        "or the first set's scorer_stratified_judgments.jsonl) [default: the newest set, "
+        "scoring/agreement.py HELD_OUT]. A set whose rules are not frozen is never opened.",
+    ),
 ) -> None:
     """Inter-annotator agreement per field (the project's scorer, first labeling as gold) and the scorer's
     agreement with blind judges (the held-out stratified set, the tuning sets, the semantic tier beside
     them); writes gold/AGREEMENT.md and gold/validity.json (the held-out figures the board shows)."""
-    from paperfields.scoring.agreement import agreement_files
+    from paperfields.scoring.agreement import HELDOUT_SETS, agreement_files
     from paperfields.scoring.semantic import Embedder
 
+    if held_out is not None and held_out not in HELDOUT_SETS:
+        fail(f"--held-out: '{held_out}' is not a held-out set (one of {', '.join(HELDOUT_SETS)})")
     gold_dir = paths.gold_dir()
     try:
-        files = agreement_files(gold_dir, second_path, embedder=Embedder() if semantic else None)
+        files = agreement_files(
+            gold_dir,
+            second_path,
+            embedder=Embedder() if semantic else None,
+            held_out=HELDOUT_SETS[held_out] if held_out else None,
+        )
     except _known_errors() as exc:
         fail(str(exc))
     text = files.pop("AGREEMENT.md")

@@ -437,11 +437,37 @@ def _disagreement_lines(report: dict, known: bool = True) -> list[str]:
 # The fresh held-out figure, measured by scorer 3.3 while its pairs were still held out; published (gold/AGREEMENT.md)
 # before scorer 3.4's rules were written, those pairs are tuning material since, so it is kept as history only.
 FRESH_FIGURE = (218, 230, "3.3")
-# The commit at which scorer 3.4's rules, alternates and semantic tier were frozen, before the held-out
-# stratified judgments were read; None while they were not.
-RULES_FROZEN_AT: Optional[str] = "75e4452"
-# The commit that added the stratified judgments, unedited, and the start of their sha256 as the lead gave it.
-HELDOUT_COMMITTED_AT, HELDOUT_SHA256_PREFIX = "22c5752", "ad4e5e51"
+
+
+@dataclass(frozen=True)
+class HeldOutSet:
+    """One stratified held-out set of judged pairs in gold/: its pairs and judgments files, the brief, the commit
+    that added the judgments unedited (and the start of their sha256 when the lead gave it), and the commit at
+    which the rules it checks were frozen (None while they are not: then the judgments are never opened)."""
+
+    pairs: str
+    judgments: str
+    committed_at: str
+    sha256_prefix: Optional[str]
+    rules_frozen_at: Optional[str]
+    brief: str = "scorer_stratified_brief.md"
+
+
+# The first stratified set, read once with scorer 3.4 (rules frozen at 75e4452); published, a tuning set since.
+FIRST_STRATIFIED = HeldOutSet(
+    "scorer_stratified_pairs.jsonl", "scorer_stratified_judgments.jsonl", "22c5752", "ad4e5e51", "75e4452"
+)
+# What scorer 3.4 measured on it when it was read (gold/AGREEMENT.md at ef50fc0): (agreeing, pairs) overall, on the
+# contested band and on results; kept as history.
+FIRST_STRATIFIED_FIGURE = {"overall": (161, 240), "contested": (67, 77), "results": (94, 163), "version": "3.4"}
+# The second stratified set (drawn with scorer 3.4, seed 39, after the first was read), judged blind and committed
+# unedited at de7febf; it checks scorer 3.5, whose rules are frozen at RULES_FROZEN_AT.
+RULES_FROZEN_AT: Optional[str] = "ac6bd12"
+SECOND_STRATIFIED = HeldOutSet(
+    "scorer_stratified2_pairs.jsonl", "scorer_stratified2_judgments.jsonl", "de7febf", None, RULES_FROZEN_AT
+)
+HELD_OUT = SECOND_STRATIFIED  # the set `paperfields gold agreement` reads by default
+HELDOUT_SETS = {s.judgments: s for s in (FIRST_STRATIFIED, SECOND_STRATIFIED)}
 TARGET_CONTESTED = 0.90
 JUDGE = (
     "a separate AI agent session (a large language model working as a blind judge, not a person), which saw only "
@@ -491,34 +517,45 @@ def _store_cosines(path: Path, lines: list[str]) -> None:
 
 
 def _stratified_section(
-    folder: Path, gold: list[GoldRecord], abstracts: dict[str, str], embedder=None, figures: Optional[dict] = None
+    folder: Path,
+    gold: list[GoldRecord],
+    abstracts: dict[str, str],
+    embedder=None,
+    figures: Optional[dict] = None,
+    held_out: Optional[HeldOutSet] = None,
 ) -> list[str]:
-    """The held-out stratified set (read once the rules are frozen): figures, target, semantic tier and
-    every disagreement with its kind; ``figures`` (when given) gets the numbers ``gold/validity.json``
-    holds. [] when not judged."""
+    """The held-out stratified set ``held_out`` (default :data:`HELD_OUT`; read once its rules are frozen):
+    figures, target, semantic tier and every disagreement with its kind; ``figures`` (when given) gets the
+    numbers ``gold/validity.json`` holds. [] when not judged."""
     import hashlib
 
     from paperfields.scoring.semantic import COSINES_FILE, cosine_lines, judged_verdicts, read_cosines
     from paperfields.scoring.validity import (
-        STRATIFIED_JUDGMENTS,
-        STRATIFIED_SET,
+        StratifiedDraw,
         agreement_figures,
         disagreement_kind,
         load_stratified_judgments,
         stratified_report,
     )
 
-    path, pairs_path = folder / STRATIFIED_JUDGMENTS, folder / STRATIFIED_SET
+    held_out = held_out or HELD_OUT
+    judgments_name, pairs_name = held_out.judgments, held_out.pairs
+    frozen_at = held_out.rules_frozen_at
+    path, pairs_path = folder / judgments_name, folder / pairs_name
     if not path.is_file() or not pairs_path.is_file():
         return []
-    if RULES_FROZEN_AT is None:
+    if frozen_at is None:
         return [
             "### Held-out stratified pairs",
             "",
-            f"`gold/{STRATIFIED_JUDGMENTS}` is held out: it is read once, after the rules are frozen "
+            f"`gold/{judgments_name}` is held out: it is read once, after the rules are frozen "
             "(`RULES_FROZEN_AT` in scoring/agreement.py names that commit).",
             "",
         ]
+    draw_path = pairs_path.with_name(pairs_path.stem + ".draw.json")
+    draw = StratifiedDraw.model_validate_json(draw_path.read_text(encoding="utf-8")) if draw_path.is_file() else None
+    seed, drawn_with = (draw.seed, draw.scorer_version) if draw else ("?", "?")
+    sha_prefix = held_out.sha256_prefix
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     report = stratified_report(load_stratified_judgments(path, pairs_path, {g.id for g in gold}), gold, abstracts)
     rows = report["rows"]
@@ -532,28 +569,30 @@ def _stratified_section(
     lines = [
         "### Held-out stratified pairs (the figure to quote)",
         "",
-        f"{o['pairs']} pairs drawn with seed 38 by `paperfields gold stratified-pairs` (scoring/validity.py `stratified_pairs`, "
-        "at scorer 3.3) from every published run and the agent reference run, in three strata: string pairs the scorer "
+        f"{o['pairs']} pairs drawn with seed {seed} by `paperfields gold stratified-pairs` (scoring/validity.py "
+        f"`stratified_pairs`, at scorer {drawn_with}) from every published run and the agent reference runs, in three "
+        "strata: string pairs the scorer "
         f"matched that are not identical ({strata['matched']['pairs']}), close near misses it left unmatched "
         f"({strata['near_miss']['pairs']}), and result tuples beside the gold result they were aligned with "
         f"({strata['results']['pairs']}); every pair of the judged sets below was excluded "
-        "(`gold/scorer_stratified_pairs.jsonl`, `.draw.json`). Judged same thing or not by "
-        f"{JUDGE} (`gold/scorer_stratified_brief.md`); `gold/{STRATIFIED_JUDGMENTS}` was committed unedited at "
-        f"{HELDOUT_COMMITTED_AT} (sha256 {digest}"
+        f"(`gold/{pairs_name}`, `.draw.json`). Judged same thing or not by "
+        f"{JUDGE} (`gold/{held_out.brief}`); `gold/{judgments_name}` was committed unedited at "
+        f"{held_out.committed_at} (sha256 {digest}"
         + (
             ""
-            if digest.startswith(HELDOUT_SHA256_PREFIX)
-            else f", NOT the {HELDOUT_SHA256_PREFIX}... it was committed with"
+            if not sha_prefix or digest.startswith(sha_prefix)
+            else f", NOT the {sha_prefix}... it was committed with"
         )
         + f"), before any rule of scorer {SCORER_VERSION} was written. The rules, gold alternates and semantic tier of scorer "
-        f"{SCORER_VERSION} were chosen on the tuning pairs and the dev split only and frozen at commit {RULES_FROZEN_AT}; "
+        f"{SCORER_VERSION} were chosen on the tuning pairs and the dev split only and frozen at commit {frozen_at}; "
         "these judgments were then read once, by this command, and no rule was changed after.",
         "",
         "The scorer's verdict is the one the headline uses: a list field's rule as it aligns the item against the "
         "paper's gold list (reading the abstract), `method_name` and `method_full_name` at the strict level, and a "
-        "result tuple at the headline's result level, `value_metric`: the value and the metric agree (unit, kind, "
-        "qualifier, dataset, model and baseline are not asked there, though the judge's brief asks for unit and kind). "
-        "The contested band is the string pairs (the matched and near-miss strata).",
+        "result tuple at the headline's result level, `claim` (scorer 3.5), against the paper's gold results: the "
+        "value, a compatible unit and the same kind, the metric the same or naming no quantity where the number "
+        "picks one gold result, and no dataset, model or baseline that contradicts gold's (the qualifier is not "
+        "asked). The contested band is the string pairs (the matched and near-miss strata).",
         "",
     ]
     lines += _figure_rows(
@@ -620,7 +659,8 @@ def _stratified_section(
     lines.append("")
     found = {
         "scorer_version": SCORER_VERSION,
-        "rules_frozen_at": RULES_FROZEN_AT,
+        "set": pairs_name,
+        "rules_frozen_at": frozen_at,
         "judgments_sha256": digest,
         "judge": JUDGE,
         "overall": o,
@@ -655,8 +695,168 @@ def _semantic_tuning_line(
     ]
 
 
+# What a reader of the held-out figures should know about how the stratified sets were made and kept (issue 38).
+DISCLOSURES = [
+    "#### Disclosures",
+    "",
+    "- Both stratified sets were judged by AI agent sessions (large language models working as blind judges), "
+    "a different session for each set; no person judged them.",
+    "- 10 of the 13 example pairs that issue 38 quotes (the kinds of disagreement it asks to fix) are pairs of the "
+    "first stratified set, so the issue's text already pointed at part of that set before it was read.",
+    "- Some pairs of the first stratified set were printed in the sessions that wrote scorer 3.4, before its rules "
+    "were frozen, so that set was not fully unseen when it was read.",
+    "- The two AI-agent reference answer files that both draws read (`annotator_agent-zero-shot__imported__test` "
+    "and `annotator_agent-few-shot__imported__test`, their sha256 in `gold/scorer_stratified_pairs.draw.json` and "
+    "`gold/scorer_stratified2_pairs.draw.json`) were lost with an earlier machine: neither draw can be redrawn "
+    "whole, only over the committed runs (tests/test_stratified_pairs.py skips the whole redraw and says why).",
+    "- Scorer 3.5's rules were chosen on the first stratified set (read and published), the earlier judged sets "
+    "and the dev split; the second set's judgments and judge's notes were not opened before the rules were frozen.",
+    "",
+]
+
+
+# Every published run's headline (and results F1, true positives) under scorer 3.4 and gold 1.5, before the re-score
+# with scorer 3.5 and gold 1.6, with why it moved: each reason counts the result pairs the claim level refused
+# (matched at value_metric: a kind, a unit or a context that disagrees) or took (a metric that names no quantity where
+# the number picks one gold result), and the string items a 3.5 rule or a v1.6 alternate decided otherwise.
+RESCORED_FROM = ("3.4", "1.5")
+PREVIOUS_HEADLINES: dict[str, tuple[float, float, int, str]] = {
+    "annotator_second-blind__imported__test": (
+        0.9797,
+        0.9706,
+        33,
+        "results +1: a metric that names no quantity, where the number picks one gold result",
+    ),
+    "local_gemma3-270m__zero_shot__test": (
+        0.1498,
+        0.0038,
+        1,
+        "results -1: its one matched result names a context that contradicts gold's",
+    ),
+    "local_qwen2.5-coder-0.5b__confidence__test": (
+        0.3696,
+        0.16,
+        12,
+        "results -8 (9 refused: kind 4, unit 4, context 1; 1 taken: a metric naming no quantity); method_full_name +1 "
+        "(the misspelt 'Adversarial Trained PRMs' at the strict level); tasks +1 (v1.6 alternate of pb9d10ab9bb, the "
+        "abstract's verb phrase)",
+    ),
+    "local_qwen2.5-coder-0.5b__evidence__test": (
+        0.2705,
+        0.2074,
+        14,
+        "results -9 (10 refused: kind 6, context 2, unit 2; 1 taken); method_full_name +1 (the misspelt 'Adversarial "
+        "Trained PRMs')",
+    ),
+    "local_qwen2.5-coder-0.5b__few_shot__test": (
+        0.3446,
+        0.2045,
+        32,
+        "results -21 (23 refused: kind 16, unit 7; 2 taken)",
+    ),
+    "local_qwen2.5-coder-0.5b__zero_shot__test": (
+        0.3728,
+        0.1871,
+        13,
+        "results -12 (refused: kind 6, context 3, unit 3); method_full_name +1 (the misspelt 'Adversarial Trained "
+        "PRMs'); tasks +1 (v1.6 alternate of pb9d10ab9bb)",
+    ),
+    "local_qwen2.5-coder-1.5b__few_shot__test": (
+        0.4631,
+        0.3,
+        42,
+        "results -20 (23 refused: context 10, unit 9, kind 4; 3 taken); tasks -2 ('jailbreaks' no longer drops the "
+        "activity of 'filtering jailbreaks'; 'Large language models with human preferences' no longer drops "
+        "'aligning'); metrics +1 ('over-refusal' ~ 'over-refusal rates', a rate head)",
+    ),
+    "local_qwen2.5-coder-1.5b__zero_shot__test": (
+        0.4728,
+        0.2183,
+        37,
+        "results -19 (21 refused: kind 16, unit 4, context 1; 2 taken)",
+    ),
+    "rules_baseline__zero_shot__test": (
+        0.4965,
+        0.5323,
+        33,
+        "results +12 (15 taken: it writes 'score' or 'performance' where it finds no metric, and the number picks one "
+        "gold result; 3 refused: kind)",
+    ),
+    "rules_empty__zero_shot__test": (0.0292, 0.0, 0, "no change: it predicts nothing"),
+}
+
+
+def _rescored_lines(gold_dir: Path) -> list[str]:
+    """Old (scorer 3.4, gold 1.5) and new headline of every published run, from its ``scores.json``, with the reason
+    it moved (:data:`PREVIOUS_HEADLINES`); [] when the runs are not re-scored yet."""
+    runs_dir = gold_dir.parent / "results" / "runs"
+    rows = []
+    for run, (headline, results, tp, why) in PREVIOUS_HEADLINES.items():
+        path = runs_dir / run / "scores.json"
+        if not path.is_file():
+            continue
+        now = json.loads(path.read_text(encoding="utf-8"))
+        if now.get("scorer_version") != SCORER_VERSION:
+            return []
+        field = now["fields"]["results"]
+        rows.append(
+            f"| {run} | {headline:.4f} | {now['headline']:.4f} | {now['headline'] - headline:+.4f} | {results:.4f} "
+            f"({tp}) | {field['score']:.4f} ({field['tp']}) | {why} |"
+        )
+    if not rows:
+        return []
+    old_scorer, old_gold = RESCORED_FROM
+    return [
+        f"### Published headlines, scorer {old_scorer} and gold {old_gold} to scorer {SCORER_VERSION}",
+        "",
+        "Every published run re-scored by `paperfields score --semantic` (no model called); each headline moves only "
+        "by the rule changes and gold alternates named beside it (results F1, with its true positives in brackets).",
+        "",
+        f"| run | headline {old_scorer} | headline {SCORER_VERSION} | change | results {old_scorer} (tp) | results "
+        f"{SCORER_VERSION} (tp) | why |",
+        "|---|---|---|---|---|---|---|",
+        *rows,
+        "",
+    ]
+
+
+def _tuning_stratified_lines(folder: Path, gold: list[GoldRecord], abstracts: dict[str, str]) -> list[str]:
+    """The first stratified set as a tuning set: today's scorer at the headline's level (overall, contested band,
+    results) and its remaining disagreements, each with its kind."""
+    from paperfields.scoring.validity import disagreement_kind, load_stratified_judgments, stratified_report
+
+    judged = load_stratified_judgments(
+        folder / FIRST_STRATIFIED.judgments, folder / FIRST_STRATIFIED.pairs, {g.id for g in gold}
+    )
+    report = stratified_report(judged, gold, abstracts)
+    lines = [
+        f"`gold/{FIRST_STRATIFIED.judgments}` (the first stratified set; scorer {SCORER_VERSION}'s rules were chosen on "
+        "its disagreements), at the headline's level:",
+        "",
+    ]
+    lines += _figure_rows(
+        [
+            ("all", report["overall"]),
+            ("contested band (string pairs)", report["contested"]),
+            ("results", report["results"]),
+        ]
+    )
+    left = [x for x in report["rows"] if x["scorer"] != x["same"]]
+    lines += ["", f"Remaining disagreements ({len(left)}), each with its kind:", ""]
+    for x in sorted(left, key=lambda x: (x["stratum"], x["field"], x["paper_id"], x["pair_id"])):
+        lines.append(
+            f"- {disagreement_kind(x)}, {x['stratum']}: {x['paper_id']} `{x['field']}` {_shown(x['prediction'])} vs gold "
+            f"{_shown(x['gold'])}. Judge: {x.get('note', '')} Scorer: {x['reason']}."
+        )
+    return lines + [""]
+
+
 def _validity_section(
-    gold_path: Path, gold: list[GoldRecord], embedder=None, figures: Optional[dict] = None
+    gold_path: Path,
+    gold: list[GoldRecord],
+    embedder=None,
+    figures: Optional[dict] = None,
+    held_out: Optional[HeldOutSet] = None,
 ) -> list[str]:
     """Scorer validity: the held-out stratified set first (the figure to quote), the earlier held-out
     figures as history, then the tuning sets, each with the semantic tier's agreement beside it."""
@@ -674,7 +874,9 @@ def _validity_section(
     abstracts = {p.id: p.text for p in load_corpus(corpus)} if corpus.is_file() else {}
     ids = {g.id for g in gold}
     lines = ["## Scorer validity", ""]
-    stratified = _stratified_section(folder, gold, abstracts, embedder, figures)
+    stratified = _stratified_section(folder, gold, abstracts, embedder, figures, held_out)
+    if stratified:
+        stratified += DISCLOSURES + _rescored_lines(folder)
     lines += stratified or [
         "No held-out judged pairs (`gold/scorer_stratified_judgments.jsonl`): the figures below are on tuning pairs only.",
         "",
@@ -696,6 +898,22 @@ def _validity_section(
             f"`gold/{EARLIER_HELDOUT_SET}`: {n} pairs judged blind after the scorer {version} rules were frozen; scorer "
             f"{version} agreed on {k} of {n}: {k / n:.3f} [{low:.3f}, {high:.3f}]; a tuning set since scorer 3.2."
         )
+    first = folder / FIRST_STRATIFIED.judgments
+    if HELD_OUT is not FIRST_STRATIFIED and first.is_file() and (folder / FIRST_STRATIFIED.pairs).is_file():
+        figure = FIRST_STRATIFIED_FIGURE
+        cells = []
+        for band in ("overall", "contested", "results"):
+            k, n = figure[band]
+            low, high = _proportion_ci(k, n)
+            cells.append(f"{band} {k / n:.3f} [{low:.3f}, {high:.3f}] ({k} of {n})")
+        history.insert(
+            0,
+            f"`gold/{FIRST_STRATIFIED.judgments}`: the first stratified set ({figure['overall'][1]} pairs, drawn with "
+            f"seed 38 at scorer 3.3), read once with scorer {figure['version']} (rules frozen at "
+            f"{FIRST_STRATIFIED.rules_frozen_at}): " + "; ".join(cells) + f", its result verdict at the `value_metric` "
+            f"level. Published, its disagreements were then used to choose scorer {SCORER_VERSION}'s rules, so it is a "
+            "tuning set now (its figure with today's scorer is under the tuning pairs below).",
+        )
     if history:
         lines += ["### Earlier held-out pairs (history, now tuning material)", ""]
         lines += [line for h in history for line in (h, "")]
@@ -706,6 +924,8 @@ def _validity_section(
         "overstates the scorer's validity.",
         "",
     ]
+    if HELD_OUT is not FIRST_STRATIFIED and first.is_file() and (folder / FIRST_STRATIFIED.pairs).is_file():
+        lines += _tuning_stratified_lines(folder, gold, abstracts)
     for name in TUNING_SETS:
         path = folder / name
         if not path.is_file():
@@ -725,12 +945,14 @@ def _validity_section(
     return lines
 
 
-def agreement_files(gold_dir: Path, current_path: Optional[Path] = None, embedder=None) -> dict[str, str]:
+def agreement_files(
+    gold_dir: Path, current_path: Optional[Path] = None, embedder=None, held_out: Optional[HeldOutSet] = None
+) -> dict[str, str]:
     """What ``paperfields gold agreement`` writes, by file name in ``gold_dir``: ``AGREEMENT.md``
     (:func:`agreement_markdown`) and, once the held-out set is read, ``validity.json`` (its figures, for the
     board and the README). Raises what :func:`agreement_markdown` raises."""
     figures: dict = {}
-    text = agreement_markdown(gold_dir, current_path, embedder=embedder, figures=figures)
+    text = agreement_markdown(gold_dir, current_path, embedder=embedder, figures=figures, held_out=held_out)
     out = {"AGREEMENT.md": text}
     if figures:
         out[VALIDITY_FILE] = json.dumps(figures, indent=2) + "\n"
@@ -743,6 +965,7 @@ def agreement_markdown(
     gold_path: Optional[Path] = None,
     embedder=None,
     figures: Optional[dict] = None,
+    held_out: Optional[HeldOutSet] = None,
 ) -> str:
     """``gold/AGREEMENT.md``: the current blind sample (when its labeling exists), the first blind
     sample, the relabeled copies as labeled non-agreement figures, and scorer validity.
@@ -784,5 +1007,5 @@ def agreement_markdown(
     if (gold_dir / FIRST_SAMPLE.second).is_file():
         lines += sample_section(FIRST_SAMPLE, gold_dir, gold)
     lines += _relabeled_section(gold_dir, gold)
-    lines += _validity_section(gold_path, gold, embedder, figures)
+    lines += _validity_section(gold_path, gold, embedder, figures, held_out)
     return "\n".join(lines) + "\n"

@@ -178,6 +178,9 @@ CHANGE_HEADS = frozenset(
         "boost",
     }
 )
+# Head words that state a measure as a rate of what it counts (scorer 3.5): "over-refusal rates" is the
+# over-refusal the abstract measures, as "attack success rate" is attack success.
+MEASURE_FORM_HEADS = frozenset({"rate", "rates"})
 # Head words that wrap a task without naming another one ("mathematical reasoning problems").
 TASK_WRAPPERS = frozenset(
     {"task", "tasks", "problem", "problems", "benchmark", "benchmarks", "workload", "workloads", "setting", "settings"}
@@ -274,7 +277,12 @@ class MatchRule:
     all one item (:data:`PLACEHOLDER_METRICS`: ``performance`` ~ ``score``). ``leading``: words dropped
     before a name (:data:`COMPARATOR_MODIFIERS`: "vanilla PPO" -> "PPO"). ``typos``: of two names of at
     least four letters one edit apart, one the abstract writes and one it never writes, the second is the
-    first misspelt (``TRAL`` ~ ``TRAIL`` when only TRAIL is written); needs the abstract.
+    first misspelt (``TRAL`` ~ ``TRAIL`` when only TRAIL is written); needs the abstract. ``gerunds`` (tasks,
+    scorer 3.5): a leading word in -ing is the activity the task names, never a modifier that may be dropped
+    ("jailbreaks" is not "filtering jailbreaks", "distillation" not "reasoning distillation").
+
+    An item written with an acronym in parentheses, "Long (SHORT)", is compared by each part too (scorer 3.5:
+    "Programming-by-Example (PBE)" ~ "Programming-by-Example").
     """
 
     threshold: float
@@ -296,6 +304,7 @@ class MatchRule:
     placeholders: frozenset[str] = frozenset()
     typos: bool = False
     leading: frozenset[str] = frozenset()
+    gerunds: bool = False
 
 
 NAME = MatchRule(0.9)  # names: models, and the base of datasets and baselines; versions must agree
@@ -313,6 +322,7 @@ TASKS = replace(
     bare_acronym=True,
     modifiers=TASK_WRAPPERS,
     abbreviations=TASK_ABBREVIATIONS,
+    gerunds=True,
 )
 METRIC_NAMES = replace(
     PHRASE,
@@ -322,7 +332,7 @@ METRIC_NAMES = replace(
     abbreviations=METRIC_ABBREVIATIONS,
     contrast=True,
     values=True,
-    modifiers=CHANGE_HEADS,
+    modifiers=CHANGE_HEADS | MEASURE_FORM_HEADS,
     placeholders=PLACEHOLDER_METRICS,
 )
 DATASETS = replace(_LIST_NAME, heads=frozenset({"benchmark", "benchmarks", "bench", "dataset", "datasets"}))
@@ -570,6 +580,8 @@ def _modifier_verdict(
     are the abstract's) never writes."""
     i, word = extra
     joined = " ".join(word)
+    if rule.gerunds and i == 0 and len(long_) > 1 and word[-1].endswith("ing") and len(word[-1]) > 5:
+        return f"the leading {joined!r} is the activity itself: without it the phrase names its object, not the task"
     if i == len(long_) - 1:
         if len(short) == 1:
             return f"the word added after a lone word is the head: {joined!r} names another thing"
@@ -633,8 +645,49 @@ def _contained(
     )
 
 
+_PARENTHESIZED_ACRONYM = re.compile(r"^(?P<long>.+?\S)\s*\((?P<short>[^()\s]*[A-Z][^()\s]*[A-Z][^()\s]*)\)$")
+
+
 def _similarity(predicted: str, accepted: Sequence[str], rule: MatchRule, text: Optional[str]) -> tuple[float, str]:
-    """:func:`similarity` and the reason of its verdict (see :func:`explain`)."""
+    """:func:`similarity` and the reason of its verdict (see :func:`explain`); an item written "Long (SHORT)"
+    with an acronym in parentheses is also read by each part, the best taken."""
+    whole = _similarity_of(predicted, accepted, rule, text)
+    if whole[0] >= 1.0:
+        return whole
+    parts = _acronym_parts(predicted)
+    forms = [part for form in accepted for part in _acronym_parts(form)]
+    if len(parts) == 1 and len(forms) == len(accepted):
+        return whole
+    best = max((_similarity_of(part, forms, rule, text) for part in parts), key=lambda r: r[0])
+    if best[0] > whole[0]:
+        return best[0], f"written with its acronym in parentheses: {best[1]}"
+    return whole
+
+
+def _abbreviates(short: str, long_: str) -> bool:
+    """``short``'s letters are ``long_``'s in order, from its first letter (Schwartz & Hearst 2003's test of
+    a short form: "PBE" for "Programming-by-Example", not "XYZ" for "advantage collapse rate")."""
+    letters, rest = [c for c in short.lower() if c.isalpha()], long_.lower()
+    if not letters or not rest or rest[0] != letters[0]:
+        return False
+    at = 0
+    for letter in letters:
+        at = rest.find(letter, at)
+        if at < 0:
+            return False
+        at += 1
+    return True
+
+
+def _acronym_parts(text: str) -> list[str]:
+    """``text``, or for "Long (SHORT)" where SHORT abbreviates Long (:func:`_abbreviates`), its two parts."""
+    defined = _PARENTHESIZED_ACRONYM.match(strip_markup(text).strip())
+    if defined and _abbreviates(defined["short"], defined["long"]):
+        return [defined["long"], defined["short"]]
+    return [text]
+
+
+def _similarity_of(predicted: str, accepted: Sequence[str], rule: MatchRule, text: Optional[str]) -> tuple[float, str]:
     p = _phrase(predicted, rule)
     best, why = 0.0, "no accepted form has the same versions and symbol marks"
     # A one-word accepted form (the gold name's acronym) may follow its expansion on a rule with ``added``.
@@ -828,15 +881,36 @@ def _strict_key(text: str) -> str:
     return " ".join(words)
 
 
-def strict_name_agrees(predicted: str, gold: str, alternates: dict[str, list[str]]) -> bool:
+def _misspelt_name(predicted: str, accepted: set[str], text: Optional[str]) -> bool:
+    """A coined name misspelt (scorer 3.5): the prediction's key is nowhere in the abstract, gold's accepted
+    form is, and the two are at most two edits apart with a character similarity of at least 0.9 ("Adversarial
+    Trained PRMs" for "Adversarially Trained PRMs"); digits and symbol marks must still agree."""
+    if not text:
+        return False
+    key = _strict_key(predicted).replace(" ", "")
+    unspaced = _abstract_sequence(text, False).replace(" ", "")
+    if len(key) < 6 or key in unspaced:
+        return False
+    forms = {form.replace(" ", "") for form in accepted}
+    return any(
+        form in unspaced
+        and _signature(form) == _signature(key)
+        and Levenshtein.distance(key, form) <= 2
+        and fuzz.ratio(key, form) >= 90
+        for form in forms
+    )
+
+
+def strict_name_agrees(predicted: str, gold: str, alternates: dict[str, list[str]], text: Optional[str] = None) -> bool:
     """The strict (headline) level of a coined name: ``predicted`` is gold or one of its accepted forms
     (``alternates``, which the scorer extends with the abstract's acronyms) by :func:`_strict_key`; or
     it writes a name with the form the abstract defines for it, "Long (SHORT)" (``Grid-Trained Value
     Nets (GTVN)`` for ``GTVN``: either part accepted, the other its defined pair); or it is a coined
     name (two capitals, or a capital and a digit) followed by a setting phrase (:data:`NAME_SETTINGS`:
-    "TRAIL across four backbones" for ``TRAIL``). Nothing else: no word more or less, no misspelling."""
+    "TRAIL across four backbones" for ``TRAIL``); or, with the abstract (``text``), a misspelling of gold's
+    name that the abstract never writes (:func:`_misspelt_name`, scorer 3.5). Nothing else: no word more or less."""
     accepted = {_strict_key(form) for form in accepted_forms(gold, alternates)}
-    if _strict_key(predicted) in accepted:
+    if _strict_key(predicted) in accepted or _misspelt_name(predicted, accepted, text):
         return True
     written = strip_markup(predicted).strip()
     defined = _DEFINED.match(written)
@@ -1033,6 +1107,162 @@ def _same_qualifier(pred: dict, gold: dict) -> bool:
     return (pred.get("qualifier") or "exact") == (gold.get("qualifier") or "exact")
 
 
+# Unit labels that state one unit (scorer 3.5, from the judged stratified set #1): "points" of a score on a
+# percent scale are percentage points (+2.26 EM "points" is +2.26 pp), and a unitless value ("0.91 success")
+# may be labeled ``other`` or ``points``. ``percent`` is never one of them: a gain of 3.4% is not 3.4 pp.
+UNIT_FAMILIES = (frozenset({"points", "percentage_points"}), frozenset({"points", "other"}))
+
+
+def unit_compatible(pred: dict, gold: dict, text: Optional[str] = None) -> bool:
+    """The units state the same quantity for a reader (:func:`unit_agrees`, or two labels of one
+    :data:`UNIT_FAMILIES` family): the unit the headline's ``claim`` level asks."""
+    if unit_agrees(pred, gold, text):
+        return True
+    units = {pred.get("unit"), gold.get("unit")}
+    return value_agreement(pred, gold, text) == "same" and any(units <= family for family in UNIT_FAMILIES)
+
+
+def _units_compatible(pred: dict, gold: dict, agreement: Optional[str]) -> bool:
+    if agreement == "converted":
+        return pred.get("unit") in FRACTION_UNITS or gold.get("unit") in FRACTION_UNITS
+    units = {pred.get("unit"), gold.get("unit")}
+    return len(units) == 1 or any(units <= family for family in UNIT_FAMILIES)
+
+
+def _kind(result: dict) -> str:
+    return result.get("kind") or "absolute"
+
+
+# Words of a metric slot that name no quantity: a placeholder, an aggregate, the change itself, a comparison
+# ("outperforming the strongest baseline"), stray words. A metric made only of these (or of names and setting
+# words, see :func:`metric_verdict`) leaves the quantity to the number.
+UNNAMED_METRIC_WORDS = frozenset(
+    PLACEHOLDER_METRICS
+    | CHANGE_HEADS
+    | NEUTRAL_MODIFIERS
+    | STRAY_WORDS
+    | {"avg", "result", "results", "value", "metric", "metrics", "outperforming", "outperforms", "strongest", "best"}
+    | {"baseline", "baselines", "the", "of", "over", "than", "on", "in", "by"}
+)
+# Words that name a measured quantity, by family (scorer 3.5): a metric slot whose words hold one of these names
+# that quantity, and it is another quantity than gold's when gold's metric holds no word of the same family
+# ("accuracy" for a 23x wall-clock speedup; "difficulty" for a count of instances). "faster" is a speedup.
+MEASURE_FAMILIES: dict[str, str] = {
+    **dict.fromkeys(("accuracy", "acc", "correctness", "pass@1", "pass@k", "em", "f1", "precision", "recall"), "acc"),
+    **dict.fromkeys(("speedup", "faster", "speed", "acceleration", "efficiency"), "speed"),
+    **dict.fromkeys(("throughput",), "throughput"),
+    **dict.fromkeys(("latency", "ttft", "time", "seconds"), "time"),
+    **dict.fromkeys(("memory", "footprint"), "memory"),
+    **dict.fromkeys(("loss", "perplexity", "ppl", "error"), "loss"),
+    **dict.fromkeys(("cost", "price"), "cost"),
+    **dict.fromkeys(("tokens", "token"), "tokens"),
+    **dict.fromkeys(("parameters", "params"), "parameters"),
+    **dict.fromkeys(("difficulty",), "difficulty"),
+    **dict.fromkeys(("reward", "rewards"), "reward"),
+    **dict.fromkeys(("utility",), "utility"),
+    **dict.fromkeys(("feasibility",), "feasibility"),
+}
+
+
+def _metric_words(text: Optional[str]) -> list[str]:
+    return [
+        w
+        for w in re.split(r"[^a-z0-9@]+", normalize(strip_markup(text or "").replace("_", " ").replace("-", " ")))
+        if w
+    ]
+
+
+def metric_verdict(pred: dict, gold: dict, alternates: dict[str, list[str]], text: Optional[str] = None) -> str:
+    """How a result's metric slot reads against gold's (scorer 3.5, the ``claim`` level): ``"same"`` (the
+    same measure by :data:`METRIC_NAMES`, or the words of one contain the other's content words: "average
+    pass rate" ~ "pass rate", "TTFT" ~ "TTFT speedup", "expert-designed problems" ~ "problems"), ``"other"``
+    (it names another quantity: a word of a :data:`MEASURE_FAMILIES` family gold's metric has no word of),
+    or ``"unnamed"`` (it names no quantity: a placeholder, a benchmark's or a setting's name, a fragment:
+    "score", "HealthBench", "few-shot transfer", "EvoMAS also"), which the ``claim`` level accepts only when
+    the number picks one gold result (see :class:`ResultPairs`)."""
+    predicted, wanted = pred.get("metric"), gold.get("metric")
+    if same_name(predicted, wanted, alternates, METRIC_NAMES, text):
+        return "same"
+    p_all, g_all = _metric_words(predicted), _metric_words(wanted)
+    p_words = [w for w in p_all if w not in UNNAMED_METRIC_WORDS]
+    g_words = [w for w in g_all if w not in UNNAMED_METRIC_WORDS]
+    if p_words and g_words and (set(p_words) <= set(g_words) or set(g_words) <= set(p_words)):
+        return "same"
+    p_families = {MEASURE_FAMILIES[w] for w in p_all if w in MEASURE_FAMILIES}
+    g_families = {MEASURE_FAMILIES[w] for w in g_all if w in MEASURE_FAMILIES}
+    if p_families and not p_families & g_families:
+        return "other"
+    if p_families & g_families:
+        return "same"
+    return "unnamed"
+
+
+CONTEXT_SLOTS = ("dataset", "model", "baseline")
+
+
+def _content_words(name: str) -> frozenset[str]:
+    return frozenset(_metric_words(name)) - STRAY_WORDS - GENERIC_NAME_WORDS - {"the", "of", "with", "on", "in"}
+
+
+def _names_agree(a: str, b: str, slot: str, alternates: dict[str, list[str]], text: Optional[str]) -> bool:
+    return same_name(a, b, alternates, RESULT_NAME_RULES[slot], text)
+
+
+def context_agrees(
+    pred: dict, gold: dict, golds: Sequence[dict], alternates: dict[str, list[str]], text: Optional[str] = None
+) -> bool:
+    """No context of the prediction contradicts gold's (scorer 3.5, the ``claim`` level): a context left out
+    (a null dataset, model or baseline) never contradicts. A named one contradicts when gold names another
+    in that slot (no content word shared: "UltraFeedback" for "AlpacaEval 2.0"; "MoE with EP" for "EP"
+    shares one), or when it is gold's name of another slot where the roles clash (the compared method put
+    in the model slot, as if it scored the number: "LMDeploy"), or when gold leaves the slot empty and the
+    paper's gold results (``golds``) hold that name only in another role (a dataset or a model written as
+    the compared method), or when the prediction writes one name in two slots (model and baseline "GRPO").
+    A name of gold's other slot is otherwise the same context, misplaced ("GPT-4o" as dataset where gold
+    has it as model), and a backbone written as the baseline ("ConRAD over GPT-5" where gold's model is
+    GPT-5) makes the model slot the method's, not a contradiction."""
+    named = {s: pred.get(s) for s in CONTEXT_SLOTS if pred.get(s)}
+    slots = list(named)
+    for i, a in enumerate(slots):
+        for b in slots[i + 1 :]:
+            if normalize(named[a]) == normalize(named[b]) and not (
+                gold.get(a) and gold.get(b) and normalize(gold[a]) == normalize(gold[b])
+            ):
+                return False
+    backbone = bool(named.get("baseline") and gold.get("model")) and _names_agree(
+        named["baseline"], gold["model"], "model", alternates, text
+    )
+    for slot, name in named.items():
+        wanted = gold.get(slot)
+        if wanted and _names_agree(name, wanted, slot, alternates, text):
+            continue
+        elsewhere = [
+            other
+            for other in CONTEXT_SLOTS
+            if other != slot and gold.get(other) and _names_agree(name, gold[other], other, alternates, text)
+        ]
+        if elsewhere:
+            if slot == "model" and elsewhere == ["baseline"]:
+                return False
+            continue
+        if slot == "model" and backbone:
+            continue
+        if wanted:
+            if not _content_words(name) & _content_words(wanted):
+                return False
+            continue
+        if slot in ("model", "baseline"):
+            roles = {
+                other
+                for result in golds
+                for other in CONTEXT_SLOTS
+                if result.get(other) and _names_agree(name, result[other], other, alternates, text)
+            }
+            if roles and slot not in roles:
+                return False
+    return True
+
+
 RESULT_LEVELS: dict[str, Callable[[dict, dict, dict, Optional[str]], bool]] = {
     "value": lambda p, g, alt, text: same_value(p, g, text),
     "value_metric": lambda p, g, alt, text: (
@@ -1044,6 +1274,14 @@ RESULT_LEVELS: dict[str, Callable[[dict, dict, dict, Optional[str]], bool]] = {
         and p.get("kind") == g.get("kind")
         and _same_qualifier(p, g)
         and unit_agrees(p, g, text)
+    ),
+    # the headline's level (scorer 3.5); on one pair, without the paper's other gold results (see ResultPairs)
+    "claim": lambda p, g, alt, text: (
+        same_value(p, g, text)
+        and unit_compatible(p, g, text)
+        and _kind(p) == _kind(g)
+        and metric_verdict(p, g, alt, text) != "other"
+        and context_agrees(p, g, [g], alt, text)
     ),
 }
 
@@ -1075,14 +1313,27 @@ class ResultPairs:
 
     value: np.ndarray
     attributes: dict[str, np.ndarray]
+    number: Optional[np.ndarray] = None
+    metric: Optional[np.ndarray] = None
+    context: Optional[np.ndarray] = None
+
+    def claim(self) -> np.ndarray:
+        """The pairs that agree at the headline's ``claim`` level (scorer 3.5, bool (n_pred, n_gold)): the
+        same number (value, a compatible unit: :func:`unit_compatible`, the same kind), no context that
+        contradicts gold's (:func:`context_agrees`), and the same metric, or a metric that names no quantity
+        (:func:`metric_verdict` ``"unnamed"``) when that number picks one gold result of the paper."""
+        unnamed_ok = (self.number.sum(axis=1, keepdims=True) == 1) & (self.metric == 1)
+        return self.number & self.context & ((self.metric == 2) | unnamed_ok)
 
     def allowed(self, level: str) -> np.ndarray:
-        """The pairs that agree at ``level`` (``value``, ``value_metric`` or ``full``, as
+        """The pairs that agree at ``level`` (``value``, ``value_metric``, ``claim`` or ``full``, as
         :data:`RESULT_LEVELS`). Raises KeyError for another level."""
         if level == "value":
             return self.value
         if level == "value_metric":
             return self.value & self.attributes["metric"]
+        if level == "claim":
+            return self.claim()
         if level == "full":
             return self.value & np.logical_and.reduce([self.attributes[a] for a in RESULT_ATTRIBUTES])
         raise KeyError(f"result level '{level}' is not one of {', '.join(RESULT_LEVELS)}")
@@ -1102,10 +1353,18 @@ def result_pairs(
     shape = (len(predicted), len(gold))
     value = np.zeros(shape, dtype=bool)
     attributes = {a: np.zeros(shape, dtype=bool) for a in RESULT_ATTRIBUTES}
+    number = np.zeros(shape, dtype=bool)
+    metric = np.zeros(shape, dtype=np.int8)  # 0 another quantity, 1 unnamed, 2 the same (metric_verdict)
+    context = np.zeros(shape, dtype=bool)
     for i, p in enumerate(predicted):
         for j, g in enumerate(gold):
             agreement = value_agreement(p, g, text)
             value[i, j] = agreement is not None
+            if agreement is not None:
+                number[i, j] = _units_compatible(p, g, agreement) and _kind(p) == _kind(g)
+                if number[i, j]:
+                    metric[i, j] = {"other": 0, "unnamed": 1, "same": 2}[metric_verdict(p, g, alternates, text)]
+                    context[i, j] = context_agrees(p, g, gold, alternates, text)
             for attribute in RESULT_ATTRIBUTES:
                 if attribute == "unit":  # unit_agrees, with the value agreement already judged
                     agrees = (
@@ -1116,9 +1375,9 @@ def result_pairs(
                 else:
                     agrees = attribute_agrees(p, g, attribute, alternates, text)
                 attributes[attribute][i, j] = agrees
-    for array in (value, *attributes.values()):
+    for array in (value, number, metric, context, *attributes.values()):
         array.setflags(write=False)
-    return ResultPairs(value, attributes)
+    return ResultPairs(value, attributes, number, metric, context)
 
 
 def align_results(

@@ -199,8 +199,12 @@ def validity_text(figures: dict[str, Any] | None, short: bool = False) -> str:
         + f", scorer {figures['scorer_version']} agrees with the judge on {_figure(o)} of pairs (Cohen's kappa "
         f"{o['kappa']:.2f}): on {_figure(c)} of the {c['pairs']} contested string pairs, those a rule decides by a "
         f"word or a letter, and on {_figure(r)} of the {r['pairs']} result tuples, judged at the headline's "
-        "value-and-metric level, which does not ask the unit or the kind "
-        f"(targets {figures['target']['overall']:.2f} overall and {figures['target']['contested']:.2f} contested: {met})."
+        + (
+            "value-and-metric level, which does not ask the unit or the kind "
+            if figures["scorer_version"] in ("3.3", "3.4")
+            else "claim level (value, unit, kind, metric and no contradicting context) "
+        )
+        + f"(targets {figures['target']['overall']:.2f} overall and {figures['target']['contested']:.2f} contested: {met})."
     )
     semantic = figures.get("semantic") or {}
     if semantic:

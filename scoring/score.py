@@ -87,8 +87,13 @@ from paperfields.scoring.metrics.wilson import f1_edge_ci, wilson_ci
 # modifier such as "average" never does); stray words, values and setting phrases around an item dropped; words
 # written with underscores are words; a comparator's modifier (ruling 24) and a description before a coined name
 # dropped; `performance` ~ `score`; a misspelt name the abstract never writes; result attributes read the
-# abstract; the strict method-name level takes the abstract's "Long (SHORT)" forms and commas.
-SCORER_VERSION = "3.4"
+# abstract; the strict method-name level takes the abstract's "Long (SHORT)" forms and commas. 3.5 (issue 38, round
+# two): the headline scores results at the `claim` level (value, a compatible unit, the same kind, the metric the same
+# or unnamed where the number picks one gold result, no contradicting dataset, model or baseline), where 3.4 used
+# `value_metric`; a rate head keeps a measure ("over-refusal rates"); a task's leading activity in -ing is never a
+# droppable modifier; "Long (SHORT)" is read by its parts when SHORT abbreviates Long; a coined name misspelt, never
+# written in the abstract, is the name at the strict level.
+SCORER_VERSION = "3.5"
 SOFT_THRESHOLD = PHRASE.threshold  # the soft name score: the phrase rule on a name
 
 # Derived from the schema's field facts (paperfields.core.fields); each names the fields in schema order.
@@ -150,15 +155,22 @@ def _single(pred: Any, gold: Any, agree: bool) -> Counts:
     return (0, int(pred not in (None, "")), int(gold not in (None, "")))
 
 
-def _name_agrees(pred: Optional[str], gold: Optional[str], alternates: Alternates, rule: Optional[MatchRule]) -> bool:
+def _name_agrees(
+    pred: Optional[str],
+    gold: Optional[str],
+    alternates: Alternates,
+    rule: Optional[MatchRule],
+    text: Optional[str] = None,
+) -> bool:
     """Optional names agree: both missing, or the same name at the strict level when ``rule`` is None
     (:func:`~paperfields.scoring.match.strict_name_agrees`: one of gold's accepted forms, the abstract's
-    acronyms among them), else similar under ``rule`` (no abstract read) to one of them."""
+    acronyms among them, and a misspelling of it the abstract ``text`` never writes), else similar under ``rule``
+    (no abstract read) to one of them."""
     if not pred or not gold:
         return not pred and not gold
     if rule is not None:
         return similarity(pred, forms(gold, alternates), rule) >= rule.threshold
-    return strict_name_agrees(pred, gold, alternates)
+    return strict_name_agrees(pred, gold, alternates, text)
 
 
 @dataclass(frozen=True)
@@ -239,7 +251,7 @@ MATCHERS: dict[str, Matcher] = {
         "the same name: equal after normalization (commas and stray words at the ends aside) to gold or one of its "
         "accepted forms, the abstract's acronyms among them, or written as 'Long (SHORT)' with the pair the abstract "
         "defines, or a coined name before a setting phrase; a correct null counts nothing",
-        lambda field, p, g, alt, text, ok: _single(p, g, _name_agrees(p, g, alt, None)),
+        lambda field, p, g, alt, text, ok: _single(p, g, _name_agrees(p, g, alt, None, text)),
     ),
     "url": Matcher(
         "equal after URL normalization (scheme, www., .git, fragment, trailing punctuation)",
@@ -250,7 +262,7 @@ MATCHERS: dict[str, Matcher] = {
     ),
     "label_set": Matcher("a set of labels: shared labels are true positives", _label_set),
     **{name: _similar(rule) for name, rule in MATCH_RULES.items()},
-    **{f"results_{level}": _results(level) for level in ("value", "value_metric", "full")},
+    **{f"results_{level}": _results(level) for level in ("value", "value_metric", "claim", "full")},
 }
 # A located number is judged right on its value alone; any other located item by its field's own rule.
 _GROUNDING_MATCH = {"number": "results_value"}

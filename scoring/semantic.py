@@ -140,7 +140,7 @@ def string_verdicts(
     golds = [gold] if scalar and gold else list(dedupe(gold or [])) if not scalar else []
     rule = SOFT_NAME if scalar else FIELD_RULES[field]
     if scalar:
-        det = np.array([[float(strict_name_agrees(p, g, alternates)) for g in golds] for p in preds]).reshape(
+        det = np.array([[float(strict_name_agrees(p, g, alternates, abstract)) for g in golds] for p in preds]).reshape(
             len(preds), len(golds)
         )
         threshold = 0.5

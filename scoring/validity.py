@@ -867,16 +867,49 @@ def headline_verdict(
     similarity rule as it aligns the item against the paper's whole gold list (:func:`~paperfields.
     scoring.match.string_similarities`, reading the abstract); ``method_name`` and ``method_full_name``
     at the strict level (:func:`~paperfields.scoring.match.strict_name_agrees`); a result tuple at the
-    headline's result level, ``value_metric`` (the value and the metric agree; unit, kind, qualifier,
-    dataset, model and baseline are not asked). Raises KeyError for another field."""
-    from paperfields.scoring.match import RESULT_LEVELS, strict_name_agrees, string_similarities
+    headline's result level, read as the headline reads it: at ``claim`` (scorer 3.5), the pair's entry of
+    :meth:`~paperfields.scoring.match.ResultPairs.claim` against the paper's whole gold result list (value,
+    a compatible unit, the same kind, the metric the same or unnamed where the number picks one gold
+    result, no contradicting context; the qualifier is not asked). Raises KeyError for another field."""
+    from paperfields.scoring.match import (
+        RESULT_LEVELS,
+        metric_verdict,
+        result_pairs,
+        strict_name_agrees,
+        string_similarities,
+    )
 
     alternates = with_abstract_aliases(record.alternates, abstract)
     facts = {f.name: f for f in record_fields(type(record.record))}[field].facts
     if field == "results":
         level = facts.match.removeprefix("results_")
-        same = RESULT_LEVELS[level](prediction, gold, alternates, abstract)
         differ = _result_differences(prediction, gold, alternates, abstract)
+        if level == "claim":
+            golds = record.record.model_dump(mode="json")["results"] or []
+            if gold not in golds:
+                golds = [gold]
+            pairs = result_pairs([prediction], golds, alternates, abstract)
+            j = golds.index(gold)
+            same = bool(pairs.claim()[0, j])
+            verdict = metric_verdict(prediction, gold, alternates, abstract)
+            why = []
+            if not pairs.value[0, j]:
+                why.append("value disagrees")
+            elif not pairs.number[0, j]:
+                why.append("unit or kind disagrees")
+            else:
+                if not pairs.context[0, j]:
+                    why.append("a context contradicts gold's")
+                if verdict == "other":
+                    why.append("the metric names another quantity")
+                elif verdict == "unnamed" and pairs.number[0].sum() != 1:
+                    why.append("the metric names no quantity and the number fits more than one gold result")
+            return same, (
+                "at the claim level "
+                + ("; ".join(why) if why else f"the same number, metric {verdict}, no contradicting context")
+                + (f" (attributes that differ: {', '.join(differ)})" if differ else "")
+            )
+        same = RESULT_LEVELS[level](prediction, gold, alternates, abstract)
         asked = {"value", "metric"} if level == "value_metric" else set(differ) | {"value"}
         decided = [d for d in differ if d in asked]
         return same, (
@@ -890,7 +923,7 @@ def headline_verdict(
         )
     record_field, rule = PAIR_RULES[field]
     if not record_field.is_list:
-        same = strict_name_agrees(prediction, gold, alternates)
+        same = strict_name_agrees(prediction, gold, alternates, abstract)
         return same, (
             "the same name at the strict level"
             if same

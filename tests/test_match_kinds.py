@@ -110,7 +110,9 @@ KINDS = [
     ("fraction (other) vs percent, value", "results_value", [R(0.5661, unit="other")], [R(56.61)], (1, 0, 0)),
     ("fraction (other) vs percent, full", "results_full", [R(0.5661, unit="other")], [R(56.61)], (1, 0, 0)),
     ("fraction (points) vs percent, value", "results", [R(0.5661, unit="points")], [R(56.61)], (1, 0, 0)),
-    ("percent vs percentage points, value", "results", [R(3.4, unit="percentage_points")], [R(3.4)], (1, 0, 0)),
+    ("percent vs percentage points, value", "results_value", [R(3.4, unit="percentage_points")], [R(3.4)], (1, 0, 0)),
+    # scorer 3.5: the headline (claim) asks a compatible unit; percent is not percentage points
+    ("percent vs percentage points, headline", "results", [R(3.4, unit="percentage_points")], [R(3.4)], (0, 1, 1)),
     ("percent vs percentage points, full", "results_full", [R(3.4, unit="percentage_points")], [R(3.4)], (0, 1, 1)),
     ("range 58-58 is a point", "results", [R(58, value_upper=58)], [R(58)], (1, 0, 0)),
     ("range 58-60 is not a point", "results", [R(58, value_upper=60)], [R(58)], (0, 1, 1)),
@@ -123,7 +125,7 @@ KINDS = [
         (0, 1, 1),
     ),
     (
-        "qualifier at value+metric: not compared",
+        "qualifier at the headline (claim): not compared",
         "results",
         [R(10, metric="TTFT", unit="seconds")],
         [R(10, metric="TTFT", unit="seconds", qualifier="under")],
@@ -796,3 +798,72 @@ def test_result_pairs_table_agrees_with_each_pair_judged_alone():
     assert checked > 150 and 0 < agreeing < checked  # both verdicts occur, so the comparison can fail
     with pytest.raises(KeyError, match="not one of"):
         table.allowed("metric_only")
+
+
+# --- Scorer 3.5: the headline's result level, ``claim`` (value, a compatible unit, the same kind, the metric the
+# same or unnamed where the number picks one gold result, no contradicting context). Made-up results, both ways. ---
+
+CLAIM_TEXT = "On MazeBench, GridNet reaches 61.5% accuracy, +2.4 points over PPO, with a 3.1x wall-clock speedup."
+ACC = {"metric": "accuracy", "value": 61.5, "unit": "percent", "kind": "absolute", "dataset": "MazeBench"}
+GAIN = {"metric": "accuracy", "value": 2.4, "unit": "points", "kind": "improvement", "baseline": "PPO"}
+SPEED = {"metric": "wall-clock speedup", "value": 3.1, "unit": "times", "kind": "improvement", "model": "GridNet"}
+CLAIM_GOLD = [ACC, GAIN, SPEED]
+
+CLAIM_KINDS = [
+    # unit
+    ("points of a percent-scale gain are percentage points", dict(GAIN, unit="percentage_points"), GAIN, True),
+    ("a percent gain is not a gain in points", dict(GAIN, unit="percent"), GAIN, False),
+    ("a percent is not a count", dict(ACC, unit="count"), ACC, False),
+    # kind
+    ("a score reached is not a gain", dict(ACC, kind="improvement"), ACC, False),
+    ("a speedup is a gain, not a reduction", dict(SPEED, kind="reduction"), SPEED, False),
+    # metric
+    ("a placeholder metric, where the number picks one result", dict(ACC, metric="score"), ACC, True),
+    ("a benchmark's name in the metric slot", dict(ACC, metric="MazeBench"), ACC, True),
+    ("another quantity in the metric slot", dict(SPEED, metric="accuracy"), SPEED, False),
+    ("another word for the same quantity", dict(SPEED, metric="runs faster"), SPEED, True),
+    ("the metric with the abstract's fuller words", dict(SPEED, metric="end-to-end wall-clock speedup"), SPEED, True),
+    # context
+    ("a context left out never contradicts", {k: v for k, v in ACC.items() if k != "dataset"}, ACC, True),
+    ("another dataset contradicts", dict(ACC, dataset="GridBench"), ACC, False),
+    ("a longer name of gold's context is the same context", dict(GAIN, baseline="PPO with clipping"), GAIN, True),
+    ("gold's context in another slot is misplaced, not wrong", dict(SPEED, model=None, dataset="GridNet"), SPEED, True),
+    ("the compared method put in the model slot", dict(GAIN, baseline=None, model="PPO"), GAIN, False),
+    ("one name in two slots", dict(GAIN, model="PPO"), GAIN, False),
+    ("a name the paper's results hold in another role", dict(SPEED, baseline="MazeBench"), SPEED, False),
+    ("the backbone written as the baseline", dict(SPEED, model="OurMethod", baseline="GridNet"), SPEED, True),
+]
+
+
+@pytest.mark.parametrize("kind, pred, gold, same", CLAIM_KINDS, ids=[k[0] for k in CLAIM_KINDS])
+def test_the_claim_level_decides_each_kind_and_leaves_its_near_miss(kind, pred, gold, same):
+    from paperfields.scoring.match import result_pairs
+
+    j = CLAIM_GOLD.index(gold)
+    pairs = result_pairs([pred], CLAIM_GOLD, {}, CLAIM_TEXT)
+    assert bool(pairs.claim()[0, j]) is same
+    assert align_results([pred], CLAIM_GOLD, {}, "claim", CLAIM_TEXT) == ([(0, j)] if same else [])
+
+
+def test_an_unnamed_metric_is_not_enough_when_the_number_fits_two_gold_results():
+    """'score' for 2.4 is the one result only while one gold result has that number, unit and kind; with two
+    (accuracy and F1 both +2.4 points), the metric must name which."""
+    f1 = dict(GAIN, metric="F1")
+    pred = dict(GAIN, metric="score")
+    assert align_results([pred], [GAIN], {}, "claim", CLAIM_TEXT) == [(0, 0)]
+    assert align_results([pred], [GAIN, f1], {}, "claim", CLAIM_TEXT) == []
+    assert align_results([dict(GAIN, metric="F1")], [GAIN, f1], {}, "claim", CLAIM_TEXT) == [(0, 1)]
+
+
+def test_the_headline_scores_results_at_the_claim_level():
+    from paperfields.core.fields import record_fields
+    from paperfields.scoring.score import score_paper
+
+    facts = {f.name: f.facts for f in record_fields(PaperRecord)}
+    assert facts["results"].match == "results_claim"
+    record = PaperRecord(results=CLAIM_GOLD)
+    paper = GoldRecord(id="p1", split="test", record=record)
+    wrong_kind = [dict(ACC, kind="improvement"), GAIN, SPEED]
+    scores = score_paper({"results": wrong_kind}, paper, CLAIM_TEXT)
+    assert scores["results"] == (2, 1, 1)
+    assert scores["results_value"] == (3, 0, 0)

@@ -74,6 +74,20 @@ KINDS = [
     ),
     ("no misspelling without the abstract", "datasets", "TRAL", "TRAIL", False, ""),
     ("a misspelling needs four letters", "datasets", "GSM", "GSMK", False, "On GSMK we win."),
+    # scorer 3.5: a rate of a measure, the activity of a task, an acronym in parentheses
+    ("a rate of a measure is the measure", "metrics", "refusal rates", "refusal", True, ""),
+    ("a head that is no rate still names another measure", "metrics", "refusal variance", "refusal", False, ""),
+    ("the activity of a task is never dropped", "tasks", "maze routes", "planning maze routes", False, ""),
+    ("a leading modifier that is no activity may be dropped", "tasks", "maze routes", "grid maze routes", True, ""),
+    ("an acronym in parentheses is the item", "tasks", "grid navigation (GN)", "grid navigation", True, ""),
+    (
+        "an acronym in parentheses makes no other item the same",
+        "tasks",
+        "maze solving (GN)",
+        "grid navigation",
+        False,
+        "",
+    ),
 ]
 
 
@@ -136,12 +150,16 @@ DEFINED = "We introduce Plan, Probe, Prune (PPP), and Grid-Trained Value Nets (G
         ("GTVN framework", "GTVN", False),  # the strict level takes no word more (the soft level does)
         ("Trail across four backbones", "TRAIL across four backbones", True),  # case and the whole phrase
         ("Planning over graphs", "Planning", False),  # not a coined name: the setting stays
-        ("GTVM", "GTVN", False),  # no misspelling at the strict level
+        ("GTVM", "GTVN", False),  # too short to be a misspelling at the strict level
+        ("Grid Trained Value Nets", "Grid-Trained Value Nets", True),  # spacing and case only
+        ("Grid-Trainer Value Nets", "Grid-Trained Value Nets", True),  # misspelt, never written in the abstract
+        ("Grid-Trained Value Sets", "Grid-Trained Value Nets", True),  # one letter: misspelt too
+        ("Grid-Trained Value Nets 2", "Grid-Trained Value Nets", False),  # a version is no misspelling
     ],
 )
 def test_the_strict_name_level_takes_the_abstracts_acronyms_stray_words_and_settings(pred, gold, same):
     alternates = with_abstract_aliases({}, DEFINED)
-    assert strict_name_agrees(pred, gold, alternates) is same
+    assert strict_name_agrees(pred, gold, alternates, DEFINED) is same
     record = PaperRecord(method_name=gold)
     paper = GoldRecord(id="p1", split="test", record=record)
     counts = score_paper({"method_name": pred}, paper, DEFINED)["method_name"]
@@ -164,3 +182,14 @@ def test_a_result_metric_reads_the_abstract_like_the_metrics_list():
     assert level(dict(gold, metric="performance"), dict(gold, metric="score"), {}, text)
     assert not level(written, gold, {}, text) or "maze" in text.lower()  # "mazes" is written: the abstract's modifier
     assert level(written, gold, {}, text)
+
+
+def test_a_misspelt_name_at_the_strict_level_needs_the_abstract_and_a_name_it_never_writes():
+    """Scorer 3.5: a coined name misspelt is the name at the strict level only when the abstract writes gold's
+    form and not the prediction's; without the abstract, or when the abstract writes both, it is another name."""
+    written = "We propose Grid-Trained Value Nets (GTVN)."
+    both = written + " Grid-Trainer Value Nets are an older method."
+    assert strict_name_agrees("Grid-Trainer Value Nets", "Grid-Trained Value Nets", {}, written)
+    assert not strict_name_agrees("Grid-Trainer Value Nets", "Grid-Trained Value Nets", {}, both)
+    assert not strict_name_agrees("Grid-Trainer Value Nets", "Grid-Trained Value Nets", {})
+    assert not strict_name_agrees("Grid-Trained Value Heads", "Grid-Trained Value Nets", {}, written)  # another word

@@ -51,7 +51,7 @@ class FieldFacts:
 
     - ``match``: the name of its matching rule, resolved by scoring (``exact``, ``phrase``, ``soft_name``,
       ``name``, ``task``, ``metric``, ``dataset``, ``baseline``, ``url``, ``label``, ``label_set``,
-      ``results_value_metric``, ...);
+      ``results_claim``, ...);
     - ``short``: its name on the board;
     - ``headline``: it enters the headline (the macro mean over fields);
     - ``metric``: ``micro_f1`` (tp, fp, fn pooled over papers) or ``accuracy`` (share of papers

@@ -20,7 +20,7 @@ from paperfields.core.normalize import normalize
 from paperfields.core.readonce import file_bytes, parsed
 from paperfields.core.schema import PaperRecord
 
-GOLD_VERSION = "1.5"
+GOLD_VERSION = "1.6"
 
 
 class GoldError(InputError):

@@ -603,7 +603,7 @@ class PaperRecord(BaseModel):
         list[Result],
         reply_items(Result, "result_dropped"),
         FieldFacts(
-            match="results_value_metric",
+            match="results_claim",
             short="results",
             grounded="number",
             levels=(
