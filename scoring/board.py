@@ -34,6 +34,7 @@ from paperfields.scoring.score import (
     HEADLINE_COUNT,
     HEADLINE_FIELDS,
     SCORER_VERSION,
+    SUBMISSION_NAME,
     RunScores,
     is_reference_backend,
 )
@@ -352,10 +353,8 @@ def time_known(s: RunScores) -> bool:
 def submission_folder(s: RunScores) -> Optional[str]:
     """``submissions/<name>``, the folder a submitted run was scored from (relative to the project root), or
     None for a reproduced run (or a name that is not a plain submission name: never a path elsewhere)."""
-    from paperfields.scoring.submissions import NAME
-
     name = (s.submitted or {}).get("name")
-    return f"submissions/{name}" if isinstance(name, str) and NAME.fullmatch(name) else None
+    return f"submissions/{name}" if isinstance(name, str) and SUBMISSION_NAME.fullmatch(name) else None
 
 
 def submission_link(s: RunScores, base: str = SUBMISSIONS_FROM_RESULTS) -> str:

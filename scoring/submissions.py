@@ -42,6 +42,7 @@ from paperfields.core.gold import load_gold
 from paperfields.core.runlog import FailureClass, RunError
 from paperfields.core.schema import PaperRecord
 from paperfields.scoring.imported import parse_row
+from paperfields.scoring.score import SUBMISSION_NAME
 
 META_FILE = "submission.toml"
 PREDICTIONS_FILE = "predictions.jsonl"
@@ -52,7 +53,7 @@ MAX_FILE_BYTES = (
 MAX_LINE_BYTES = 64 * 1024  # their longest line is about 11 KiB
 MAX_TOML_BYTES = 64 * 1024  # submission.toml, capped before it is parsed (a long prompt fits: 20,000 characters)
 MAX_PROBLEMS = 50  # listed per submission; a file that is wrong throughout says so once
-NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+NAME = SUBMISSION_NAME
 OWN_PIPELINE = "own pipeline"
 PLACEHOLDER = "FILL IN"  # what from-run writes where only the submitter can answer; check refuses it until replaced
 
