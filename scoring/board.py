@@ -36,6 +36,7 @@ from paperfields.scoring.score import (
     HEADLINE_COUNT,
     HEADLINE_FIELDS,
     SCORER_VERSION,
+    SUBMISSION_NAME,
     RunScores,
     is_reference_backend,
 )
