@@ -36,7 +36,6 @@ from paperfields.scoring.score import (
     HEADLINE_COUNT,
     HEADLINE_FIELDS,
     SCORER_VERSION,
-    SUBMISSION_NAME,
     RunScores,
     is_reference_backend,
 )

@@ -631,10 +631,6 @@ class RunScores(BaseModel):
         return not (self.reference or self.partial or self.unfinished)
 
 
-# A submission's name (submissions/<name>/, the run id <name>__submitted__test): lower-case letters, digits, '.', '_'
-# or '-', at most 64, never a path. Here, beside the reference rules, for the board and the submissions alike.
-SUBMISSION_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
-
 # The words a reference's provider spells, however written (``Rules``, ``RULES``, ``rules.``, ``Annotator``,
 # ``human_``, ``Human-Labels``): a submission naming one is refused as a contender (role = "reference" is the way).
 REFERENCE_WORDS = frozenset(

@@ -43,7 +43,6 @@ from paperfields.core.paths import SUBMISSION_NAME
 from paperfields.core.runlog import FailureClass, RunError
 from paperfields.core.schema import PaperRecord
 from paperfields.scoring.imported import parse_row
-from paperfields.scoring.score import SUBMISSION_NAME
 
 META_FILE = "submission.toml"
 PREDICTIONS_FILE = "predictions.jsonl"

@@ -122,5 +122,6 @@ def run_reference(run_dir: Path) -> str:
     return f"{run_dir.name} --runs-dir {shlex.quote(str(run_dir.parent))}"
 
 
-# A submission's folder name under submissions/ (and its run id's stem): a plain name, never a path.
+# A submission's name (submissions/<name>/, the run id <name>__submitted__test): lower-case letters, digits, '.',
+# '_' or '-', at most 64, never a path; here in core for the board and the submissions alike (no cycle).
 SUBMISSION_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
