@@ -354,7 +354,9 @@ NOT_A_CHAT_COMPLETION = [
         reply(body=json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": []})),
         "no choices",
     ),
-    ("another JSON object", reply(body=json.dumps({"detail": "upstream unavailable"})), "no choices"),
+    # a FastAPI server's error object: its message is kept (issue 34 item 10)
+    ("another JSON object", reply(body=json.dumps({"detail": "upstream unavailable"})), "upstream unavailable"),
+    ("an object of no kind", reply(body=json.dumps({"status": "ok"})), "no choices"),
     ("JSON null", reply(body="null"), "no usable body"),
     ("empty body", reply(body="", content_type="text/plain"), "an empty body"),
 ]
