@@ -65,7 +65,7 @@ def board() -> str:
     scores = collect_scores(paths.published_runs_dir())
     if not scores:
         raise PluginError(f"no scored runs under {paths.published_runs_dir()}")
-    return board_summary(Board.of(scores, paths.gold_dir() / "gold.jsonl"))
+    return board_summary(Board.of(scores, paths.gold_dir() / "gold.jsonl"), folder_links=False)
 
 
 def block(name: str) -> str:

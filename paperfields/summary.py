@@ -19,6 +19,7 @@ from paperfields.scoring.board import (
     fmt_ci,
     headline_cell,
     papers_cell,
+    submission_folder,
     submission_link,
     time_known,
 )
@@ -30,7 +31,16 @@ _BLOCK = re.compile(re.escape(START) + r"\n.*?" + re.escape(END), re.DOTALL)
 TOP = 5  # contenders shown; the references always follow them
 
 
-def board_summary(board: Board, top: int = TOP) -> str:
+def _folder(s, link: bool) -> str:
+    """A submitted row's folder: linked from the README (a path of the repository), or as code where the page is
+    not in the repository's tree (the docs site), so no link can point nowhere."""
+    if link:
+        return submission_link(s, base="")
+    folder = submission_folder(s)
+    return f" `{folder}`" if folder else ""
+
+
+def board_summary(board: Board, top: int = TOP, folder_links: bool = True) -> str:
     """The ``top`` ranked contenders and every reference of ``board`` as one Markdown table (rank, model,
     strategy, papers, valid, headline with its 95% CI, the semantic tier's headline, seconds per paper),
     then one line on the default model's zero-shot run when the board holds it, then the scorer's validity
@@ -51,7 +61,7 @@ def board_summary(board: Board, top: int = TOP) -> str:
             UNDEFINED if r["rank"] is None else str(r["rank"]),
             escape_markdown(s.backend)
             + (" (reference)" if s.reference else "")
-            + (SUBMITTED_MARK + submission_link(s, base="") if s.submitted else ""),
+            + (SUBMITTED_MARK + _folder(s, folder_links) if s.submitted else ""),
             escape_markdown(s.strategy),
             papers_cell(s),
             f"{s.valid_rate:.0%}",

@@ -87,6 +87,20 @@ def test_the_summary_gives_one_speed_for_the_default_run_from_the_board():
         board_summary(board, top=0)
 
 
+def test_the_docs_board_names_a_submissions_folder_without_a_link_that_points_nowhere():
+    """The README links a submitted row's folder (a path of the repository); the docs site, which holds no
+    submissions/, names it as code instead (mkdocs --strict refused the link: found with the first submission)."""
+    from paperfields.summary import board_summary
+
+    board = _published_board()
+    submitted = [s for s in board.runs if s.submitted]
+    assert submitted, "the published board holds the agent reference submission"
+    folder = f"submissions/{submitted[0].submitted['name']}"
+    assert f"[{folder}]({folder}/)" in board_summary(board)
+    docs = board_summary(board, folder_links=False)
+    assert f"`{folder}`" in docs and "](submissions/" not in docs
+
+
 # --- written once -----------------------------------------------------------------------------------------------
 
 
