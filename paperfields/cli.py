@@ -1487,7 +1487,7 @@ def submission_add(
     ):  # results/ beside results/runs
         console.print(f"wrote {path}", highlight=False, markup=False)
     console.print(
-        f"scored {name} into {run_dir}; it is on the board marked submitted. Commit submissions/{name} and results/ together",
+        f"scored {name} into {run_dir}; it is on the board marked submitted. Commit submissions/{name}, results/ and README.md (its board block) together",
         highlight=False,
         markup=False,
     )

@@ -697,9 +697,9 @@ def _csv(board: Board) -> str:
 
 TERMINAL_WIDTH = 100  # the default terminal board's widest line, however many rows: the model column wraps
 TERMINAL_LEGEND = (
-    "#: rank among complete contenders. ref: reference (rules/*, annotator/*), not ranked.\n"
-    "part: partial or unfinished run (no rank, no CI). P/R: micro precision/recall over\n"
-    f"all fields' items. {UNDEFINED}: undefined. --wide: more columns."
+    "#: rank among complete contenders. ref: reference (rules/*, annotator/*, or a submission that\n"
+    "declares itself one), not ranked. part: partial or unfinished run (no rank, no CI). P/R: micro\n"
+    f"precision/recall over all fields' items. {UNDEFINED}: undefined. paperfields leaderboard --wide: more columns."
 )
 
 

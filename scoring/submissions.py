@@ -361,6 +361,31 @@ def _key_problem(where: str, field: str, value: str) -> Optional[str]:
     )
 
 
+MAX_OTHER_BYTES = 256 * 1024  # a file beside the two (a prompt shared as prompt.txt); a longer one is refused
+
+
+def _check_other_files(folder: Path, check: SubmissionCheck) -> None:
+    """Every file beside submission.toml and predictions.jsonl (a shared prompt, a README): a regular file of at
+    most :data:`MAX_OTHER_BYTES`, UTF-8, with no key-shaped string on any line (the pull request commits it,
+    even where results/ keeps only a hash of it). Problems name file and line, never the key."""
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if entry.name in (META_FILE, PREDICTIONS_FILE):
+            continue
+        path = folder / entry.name
+        data = _read_regular(path, MAX_OTHER_BYTES, check, "")
+        if data is None:
+            continue
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            check.problems.append(f"{path}: not UTF-8; a file of a submission is text")
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            problem = _key_problem(f"{path}:{number}", "(text)", line)
+            if problem:
+                check.problems.append(problem.replace("field '(text)': ", ""))
+
+
 class _NonFinite(str):
     """What the strict reader puts where a line has ``NaN``, ``Infinity``, ``-Infinity`` or a number out of a
     float's range (``1e999``): the token, found afterwards with its field (:func:`_strict_problem`)."""
@@ -568,6 +593,7 @@ def check_submission(
         )
     _check_meta(folder, check)
     _check_predictions(folder, check, gold_path, corpus_path)
+    _check_other_files(folder, check)
     if check.records and not check.problems and check.meta is not None:
         for source, near in copies(check.records, gold_path, runs_dir, run_id_of(folder.name)):
             if check.meta.role == "reference" and source == "gold" and near < REFERENCE_COPY_AGREEMENT:

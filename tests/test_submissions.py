@@ -653,6 +653,24 @@ def test_a_key_shaped_string_in_a_submission_is_refused_and_never_reaches_result
     assert not any(key in p.read_text(errors="replace") for p in runs.parent.rglob("*") if p.is_file())
 
 
+@pytest.mark.parametrize("kind", ["aws", "openai"])
+def test_a_key_in_a_shared_prompt_file_is_refused_too(tmp_path, kind):
+    """Found by a new user's walkthrough: a key inside prompt.txt (named by `prompt = "prompt.txt"`) passed check and
+    add: results/ kept only its hash, but the pull request would commit the file. Every file of the folder is read
+    for key shapes; the problem names file and line, never the key."""
+    from tests.cli_in_process import run_cli
+
+    key = KEYS[kind]
+    subs = tmp_path / "submissions"
+    folder = _folder(subs, "prompted", _rows(), TOML + 'prompt = "prompt.txt"\n')
+    (folder / "prompt.txt").write_text(f"Extract the record.\nauth: {key}\n", encoding="utf-8")
+    proc = run_cli("submission", "check", "--dir", str(subs))
+    assert proc.returncode == 1 and key not in proc.output
+    assert f"{folder / 'prompt.txt'}:2: holds what looks like" in proc.stderr
+    (folder / "prompt.txt").write_text("Extract the record.\n", encoding="utf-8")
+    assert run_cli("submission", "check", "--dir", str(subs)).returncode == 0
+
+
 def test_add_regenerates_results_and_the_readme_board_block_on_a_clone(tmp_path):
     """Issue 33, CONTRIBUTING step 3: on a fresh clone, `submission add NAME` (default folders) scores the submission
     into results/runs and rewrites results/ and README.md's board block as `paperfields leaderboard` does; the row is
