@@ -52,7 +52,7 @@ R2 = {
         contribution_types=["method", "analysis"],
         research_area="agents_tool_use",
         tasks=["image classification", "speech recognition"],
-        results=[{**RESULT, "unit": "points"}],
+        results=[{**RESULT, "qualifier": "up_to"}],  # a qualifier off: right at the claim level (3.5: a unit is not)
         training_free=True,
     ).model_dump(mode="json"),
     "pb": None,  # a failed paper
