@@ -351,12 +351,14 @@ def key_shaped(text: str) -> Optional[str]:
     return list(KEY_SHAPES)[int(found.lastgroup[1:])]
 
 
-def _key_problem(where: str, field: str, value: str) -> Optional[str]:
+def _key_problem(where: str, field: Optional[str], value: str) -> Optional[str]:
+    """The problem line for a key-shaped ``value`` at ``where`` (``field`` named when there is one), or None."""
     kind = key_shaped(value)
     if kind is None:
         return None
+    named = f" field '{field}':" if field else ""
     return (
-        f"{where}: field '{field}': holds what looks like {kind}; remove it (a key must never reach results/, "
+        f"{where}:{named} holds what looks like {kind}; remove it (a key must never reach results/, "
         "where the submission's text is kept); revoke the key if it is real"
     )
 
@@ -381,9 +383,9 @@ def _check_other_files(folder: Path, check: SubmissionCheck) -> None:
             check.problems.append(f"{path}: not UTF-8; a file of a submission is text")
             continue
         for number, line in enumerate(text.splitlines(), 1):
-            problem = _key_problem(f"{path}:{number}", "(text)", line)
+            problem = _key_problem(f"{path}:{number}", None, line)
             if problem:
-                check.problems.append(problem.replace("field '(text)': ", ""))
+                check.problems.append(problem)
 
 
 class _NonFinite(str):
