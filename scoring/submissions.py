@@ -456,12 +456,12 @@ def _check_predictions(folder: Path, check: SubmissionCheck, gold_path: Path, co
         except ValueError as exc:
             check.problems.append(f"{where}: not JSON ({exc})")
             continue
+        if isinstance(row, dict) and isinstance(row.get("paper_id"), str):
+            named.add(row["paper_id"])
         problem = _strict_problem(where, row)
         if problem:
             check.problems.append(problem)
             continue
-        if isinstance(row, dict) and isinstance(row.get("paper_id"), str):
-            named.add(row["paper_id"])
         problem = _schema_problem(where, row)
         if problem:
             check.problems.append(problem)

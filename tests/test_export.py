@@ -451,3 +451,21 @@ def test_card_says_what_models_get_wrong(exported, results):
     assert "### Errors of local_qwen2.5-coder-0.5b__zero_shot__test, per field" in section
     # the failed lines the fixture wrote are missed items, so the card's counts are the fixture's, not results/'s
     assert section.count("| all fields |") == len(list((results / "runs").glob("*/scores.json")))
+
+
+def test_the_card_names_repository_files_as_code_instead_of_linking_where_the_dataset_has_nothing(exported):
+    """The board links a submitted row to its folder (../submissions/x/) and its text to difficulty.md: the
+    dataset folder holds neither, so the card writes the target as code; absolute links and anchors stay."""
+    from paperfields.export import _card_section
+
+    board = (
+        "# Board\n\nSee [difficulty.md](difficulty.md), the [site](https://example.org/a_(b)) and [top](#board).\n\n"
+        "| rank | model |\n|---|---|\n| – | x (submitted) [submissions/x](../submissions/x/) |\n"
+        "| – | y [`submissions/y`](../submissions/y/) |\n"
+    )
+    section = _card_section(board, "results/leaderboard.md")
+    assert "See `difficulty.md`, the [site](https://example.org/a_(b)) and [top](#board)." in section
+    assert "| – | x (submitted) `submissions/x` |" in section and "| – | y `submissions/y` |" in section
+    card = (exported / "README.md").read_text(encoding="utf-8")
+    assert "](../" not in card and "](difficulty.md)" not in card
+    assert "`submissions/agent-zero-shot`" in card

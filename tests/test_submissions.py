@@ -590,6 +590,8 @@ def test_a_non_finite_number_is_refused_naming_file_line_and_field(tmp_path, tok
         f"{folder / 'predictions.jsonl'}:3: field 'record.results[0].value': {token} is not a finite JSON number"
         in proc.stderr
     )
+    # the paper of the refused line is named once, as invalid there, never also as missing
+    assert "missing" not in proc.stderr
     runs = _board_dir(tmp_path)
     added = run_cli("submission", "add", "nan", "--dir", str(tmp_path / "submissions"), "--runs-dir", str(runs))
     assert added.returncode == 1 and not (runs / "nan__submitted__test").exists()
