@@ -493,8 +493,9 @@ def _with_options(options_type: type) -> Callable[[Callable[..., None]], Callabl
 
 
 class _RunCommand(TyperCommand):
-    """``paperfields run``: its help names the providers, read from the registry when the help is shown
-    (so that starting the command line imports no backend)."""
+    """``paperfields run``: its help names the providers, read from the registry, and the strategies, the
+    prompt files of ``prompts/``, when the help is shown (so that starting the command line imports no
+    backend, and a new provider or prompt file is listed without more)."""
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         from paperfields.extract.backends import offered_providers
@@ -502,6 +503,9 @@ class _RunCommand(TyperCommand):
         for param in self.params:
             if param.name == "backend" and "Providers:" not in (param.help or ""):
                 param.help = f"{param.help} Providers: {', '.join(p + '/' for p in offered_providers())}."
+            if param.name == "strategy" and "Strategies:" not in (param.help or ""):
+                names = sorted(p.stem for p in paths.prompts_dir().glob("*.toml"))
+                param.help = f"{param.help} Strategies: {', '.join(names)}."
         super().format_help(ctx, formatter)
 
 

@@ -173,7 +173,9 @@ def test_the_command_line_takes_the_option_and_names_a_wrong_one(extended, stub,
     assert [r["body"]["toy_depth"] for r in stub.requests] == [2, 2]
     listed = run_cli("providers")
     assert "toyai/" in listed.stdout and "TOYAI_API_KEY" in listed.stdout
-    assert "toyai/" in run_cli("run", "--help").stdout  # the provider list is the registry's
+    helped = run_cli("run", "--help").stdout
+    assert "toyai/" in helped  # the provider list is the registry's
+    assert "self_check" in " ".join(helped.split())  # the strategies are the prompt files
 
 
 def test_the_same_run_through_the_batch_api_asks_the_second_round_as_a_second_job(extended, monkeypatch, tmp_path):
