@@ -840,7 +840,7 @@ def inspect_register(
     from inspect_ai.log import read_eval_log, write_eval_log
 
     from paperfields.hub import dump_yaml
-    from paperfields.integrations.inspect_register import RegisterError, register_entry
+    from paperfields.integrations.inspect_register import register_entry
 
     headers = []
     for path in logs:
@@ -850,7 +850,7 @@ def inspect_register(
             fail(f"{path}: not an inspect eval log ({type(exc).__name__}: {str(exc)[:200]})")
     try:
         entry = register_entry(headers, repository_url, maintainers)
-    except (RegisterError, *_known_errors()) as exc:
+    except _known_errors() as exc:
         fail(str(exc))
     _write_text(out, dump_yaml(entry))
     kept = logs_out or out.parent / "logs"
@@ -1245,7 +1245,7 @@ def hub_result(
     against the Hub's format before it is written. Reference runs (rules/*, annotators), partial and
     unfinished runs and runs of another split than test are refused (exit 2)."""
     from paperfields.core.runlog import load_manifest
-    from paperfields.hub import HubResultError, eval_results, write_eval_results
+    from paperfields.hub import eval_results, write_eval_results
     from paperfields.scoring.runs import load_scored_run
 
     folder = _run_dir(run, runs_dir)
@@ -1256,7 +1256,7 @@ def hub_result(
         target = write_eval_results(
             entries, out_dir or Path("dist/eval_results") / scores.run_id, manifest.config.strategy
         )
-    except (HubResultError, *_known_errors()) as exc:
+    except _known_errors() as exc:
         fail(str(exc))
     console.print(
         f"wrote {target}: {plural(len(entries), 'task')} of {dataset} for {scores.run_id} (headline {scores.headline:.4f}); "
