@@ -354,7 +354,7 @@ def test_the_cli_prints_every_paperfields_error_as_one_line_and_exits_2(monkeypa
 
 
 def test_the_errors_module_draws_every_paperfields_error():
-    """paperfields/core/errors.py's tree named neither HubResultError nor RegisterError: each class is in it."""
+    """paperfields/core/errors.py's tree named neither HubResultError, RegisterError nor SemanticUnavailable: each class is in it."""
     import paperfields.core.errors
 
     tree = paperfields.core.errors.__doc__

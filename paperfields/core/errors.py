@@ -4,7 +4,8 @@ The tree (each class keeps its built-in base, so ``except ValueError`` still cat
 
     PaperFieldsError
     ├── InputError (ValueError)        a file or option the user gave is wrong: CorpusError, GoldError,
-    │                                  PromptError, MixedVersionsError (runs that cannot share a board)
+    │                                  PromptError, MixedVersionsError (runs that cannot share a board),
+    │                                  SemanticUnavailable (a cosine no file stores, no embedding model)
     ├── RunError (RuntimeError)        a run folder that cannot be read or resumed (paperfields.core.runlog):
     │                                  NoGoldError (nothing to score), SubmissionError
     ├── BackendError (RuntimeError)    a backend that cannot be set up (paperfields.extract.backends.base)
