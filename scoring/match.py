@@ -1207,6 +1207,7 @@ UNNAMED_METRIC_WORDS = frozenset(
     | STRAY_WORDS
     | {"avg", "result", "results", "value", "metric", "metrics", "outperforming", "outperforms", "strongest", "best"}
     | {"baseline", "baselines", "the", "of", "over", "than", "on", "in", "by"}
+    | {"points", "point", "pp", "percent", "percentage", "times"}  # a unit says how, not what (scorer 3.6)
 )
 # Words that name a measured quantity, by family (scorer 3.5): a metric slot whose words hold one of these names
 # that quantity, and it is another quantity than gold's when gold's metric holds no word of the same family
@@ -1237,7 +1238,7 @@ SETTING_WORDS = frozenset({"task", "tasks", "transfer", "setting", "settings", "
 # A coined word: a capital after its first letter, a digit inside or an acronym ("HealthBench", "BBEH", "cifar10").
 _COINED_WORD = re.compile(r"[^\W\d_][A-Z]|[^\W_]\d|\d[^\W\d_]|\b[A-Z]{2}")
 # Words of a metric slot that are no word of a measure: the slot is empty however it is spelt ("null", "x" of 8x).
-EMPTY_METRIC_WORDS = frozenset({"null", "none", "nan", "n", "a", "na", "x", "times", "pp", "points", "percent"})
+EMPTY_METRIC_WORDS = frozenset({"null", "none", "nan", "n", "a", "na", "x"})
 
 
 def _metric_words(text: Optional[str]) -> list[str]:

@@ -93,6 +93,7 @@ CLAIM_KINDS = [
     ("the number again in the metric slot", R(9.8, '9.8", '), LONGCOT, False),
     ("the word null in the metric slot", R(9.8, "null"), LONGCOT, False),
     ("a sign and a number in the metric slot", R(2.4, "+2.4", "points", "improvement"), GAIN, False),
+    ("near miss: a unit alone says how, not what, like a placeholder", R(4.59, "points", "points"), PERSONA, True),
     (
         "a compared model's name in the metric slot",
         R(8.0, "Qwen2.5-32B-Instruct", "points", "improvement"),
