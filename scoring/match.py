@@ -1234,7 +1234,10 @@ NOT_SCORE_FAMILIES = frozenset({"speed", "throughput", "time", "memory", "cost",
 # Head words of a metric slot that name where a number is measured, not what (scorer 3.6): "few-shot transfer",
 # "out-of-distribution tasks", "task performance". A slot of plain words with another head ("upper-layer updates",
 # "activation", "task-relevant signal") names something the number is not; a coined name (a benchmark's) does not.
-SETTING_WORDS = frozenset({"task", "tasks", "transfer", "setting", "settings", "benchmark", "benchmarks", "split"})
+SETTING_WORDS = frozenset(
+    {"task", "tasks", "transfer", "setting", "settings", "benchmark", "benchmarks", "split"}
+    | {"generation", "classification", "reasoning", "retrieval", "translation", "summarization"}
+)
 # A coined word: a capital after its first letter, a digit inside or an acronym ("HealthBench", "BBEH", "cifar10").
 _COINED_WORD = re.compile(r"[^\W\d_][A-Z]|[^\W_]\d|\d[^\W\d_]|\b[A-Z]{2}")
 # Words of a metric slot that are no word of a measure: the slot is empty however it is spelt ("null", "x" of 8x).
@@ -1269,10 +1272,11 @@ def metric_verdict(
     where gold's measure is not a score (:data:`NOT_SCORE_FAMILIES`: a latency, a speedup, an overhead, a
     memory or token count); and the name of a model or a compared method of the paper's gold results
     (``golds``: "Qwen2.5-32B-Instruct"), which says who scored, not what. A slot of plain words that is none of
-    these and names no known measure is ``"unnamed"`` only when its last content word is a setting
-    (:data:`SETTING_WORDS`: "few-shot transfer", "out-of-distribution tasks") or it holds a coined name (a
-    benchmark's: "HealthBench", "BBEH reasoning"); otherwise it names something the number is not ("upper-layer
-    updates", "activation", "task-relevant signal") and is ``"other"``."""
+    these and names no known measure, where gold's metric names one ("EM", "solver accuracy"; not a placeholder
+    such as "score", which a reader's fuller wording may replace: "cross-domain generalization"), is ``"unnamed"``
+    only when it shares a content word with gold's, its last content word is a setting (:data:`SETTING_WORDS`:
+    "few-shot transfer", "out-of-distribution tasks") or it holds a coined name (a benchmark's: "HealthBench");
+    otherwise it names something the number is not ("task-relevant signal" for EM) and is ``"other"``."""
     predicted, wanted = pred.get("metric"), gold.get("metric")
     if same_name(predicted, wanted, alternates, METRIC_NAMES, text):
         return "same"
@@ -1298,7 +1302,13 @@ def metric_verdict(
     if not p_words and set(p_all) & PLACEHOLDER_METRICS and g_families and g_families <= NOT_SCORE_FAMILIES:
         return "other"
     content = [w for w in p_words if not w.isdigit()]
-    if content and content[-1] not in SETTING_WORDS and not _COINED_WORD.search(strip_markup(predicted or "")):
+    if (
+        g_words
+        and content
+        and not set(content) & set(g_words)
+        and content[-1] not in SETTING_WORDS
+        and not _COINED_WORD.search(strip_markup(predicted or ""))
+    ):
         return "other"
     return "unnamed"
 

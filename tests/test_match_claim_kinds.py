@@ -54,7 +54,7 @@ def test_a_written_modifier_is_one_word_more_both_ways():
 # --- Results at the claim level -----------------------------------------------------------------------------
 
 TEXT = (
-    "RDCO reaches 63.26 Acc. on classification and 60.26 EM on generation, a 4.59 PersonaGym score, a 0.910 success "
+    "It gains 16.32% in cross-domain generalization over 264.6 performance workloads per task. RDCO reaches 63.26 Acc. on classification and 60.26 EM on generation, a 4.59 PersonaGym score, a 0.910 success "
     "rate on ALFWorld with Qwen3-4B, and 9.8% accuracy on LongCoT with GPT 5.2; it cuts TTFT by 1.37x over "
     "Block-Attention with under 5% overhead, trains 1.82x faster than EP, improves accuracy by 8.15% on average "
     "across MMLU-Pro, GPQA, AIME and MedMCQA, and +2.4 points over PPO; the 1.28x training efficiency is over GRPO; "
@@ -78,7 +78,24 @@ AVERAGE = R(8.15, "absolute improvement", "percent", "improvement", qualifier="a
 GAIN = R(2.4, "accuracy", "points", "improvement", baseline="PPO")
 EFFICIENCY = R(1.28, "training efficiency", "times", "improvement", baseline="GRPO")
 FIDELITY = R(8.0, "Character Fidelity", "points", "improvement", baseline="Qwen2.5-32B-Instruct")
-GOLD = [ACC, EM, PERSONA, SUCCESS, LONGCOT, TTFT, OVERHEAD, SPEEDUP, AVERAGE, GAIN, EFFICIENCY, FIDELITY]
+CROSS = R(16.32, "score", "percent", "improvement")
+WORKLOADS = R(264.6, "performance workloads per task", "count", dataset="FormulaCode")
+GOLD = [
+    ACC,
+    EM,
+    PERSONA,
+    SUCCESS,
+    LONGCOT,
+    TTFT,
+    OVERHEAD,
+    SPEEDUP,
+    AVERAGE,
+    GAIN,
+    EFFICIENCY,
+    FIDELITY,
+    CROSS,
+    WORKLOADS,
+]
 
 # (kind, prediction, gold, same)
 CLAIM_KINDS = [
@@ -107,6 +124,19 @@ CLAIM_KINDS = [
     ("near miss: a setting in the metric slot", R(2.4, "few-shot transfer", "points", "improvement"), GAIN, True),
     ("near miss: a benchmark with a word in the metric slot", R(4.59, "PersonaGym reasoning", "points"), PERSONA, True),
     ("near miss: the tasks a number is measured on", R(9.8, "out-of-distribution tasks"), LONGCOT, True),
+    # (the first sample's blind second labeling: a fuller wording for gold's placeholder, and a paraphrase of gold's)
+    (
+        "near miss: plain words for gold's placeholder",
+        R(16.32, "cross-domain generalization", kind="improvement"),
+        CROSS,
+        True,
+    ),
+    (
+        "near miss: plain words sharing gold's",
+        R(264.6, "community-maintained performance workloads", "count"),
+        WORKLOADS,
+        True,
+    ),
     # a placeholder never stands for a measure that is not a score
     ("a placeholder for a latency reduction", R(1.37, "score", "times", "reduction"), TTFT, False),
     ("a placeholder for an overhead", R(5.0, "score", qualifier="under"), OVERHEAD, False),
