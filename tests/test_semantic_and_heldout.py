@@ -287,14 +287,33 @@ def test_before_the_rules_are_frozen_the_held_out_judgments_are_never_opened(tmp
     assert not (folder / "validity.json").exists()
 
 
+def test_without_the_commit_of_its_judgments_the_third_set_is_never_opened(tmp_path):
+    """Scorer 3.6's rules are frozen, but the third set's unedited commit is not entered (the lead enters it when the
+    set is read): the command must not open the judgments."""
+    from paperfields.scoring import agreement
+
+    third = agreement.THIRD_STRATIFIED
+    assert agreement.HELD_OUT is third and third.rules_frozen_at == agreement.RULES_FROZEN_AT is not None
+    folder = tmp_path / "gold"
+    folder.mkdir()
+    (folder / third.pairs).write_text("not even JSON\n")
+    (folder / third.judgments).write_text("not even JSON\n")  # would fail if it were read
+    if third.committed_at is None:
+        text = "\n".join(agreement._stratified_section(folder, [], {}))
+        assert "is held out: it is read once, after the rules are frozen" in text
+        assert agreement.RULES_FROZEN_AT in text and not (folder / "validity.json").exists()
+
+
 def test_the_board_and_the_readme_state_the_held_out_figures_and_who_judged():
     from paperfields.scoring import agreement
     from paperfields.scoring.method import validity_figures, validity_text
 
     figures = validity_figures(ROOT / "gold")
-    assert figures["rules_frozen_at"] == agreement.RULES_FROZEN_AT is not None
-    assert figures["judgments_sha256"].startswith(agreement.HELD_OUT.sha256_prefix or "")
-    assert figures["set"] == agreement.HELD_OUT.pairs == "scorer_stratified2_pairs.jsonl"
+    read = {s.pairs: s for s in agreement.HELDOUT_SETS.values()}[figures["set"]]  # the newest set read so far
+    assert figures["rules_frozen_at"] == read.rules_frozen_at is not None
+    assert figures["judgments_sha256"].startswith(read.sha256_prefix or "")
+    if agreement.HELD_OUT.committed_at is None:  # set #3 not read yet: the board keeps set #2's read (scorer 3.5)
+        assert figures["set"] == "scorer_stratified2_pairs.jsonl" and figures["scorer_version"] == "3.5"
     assert figures["overall"]["pairs"] == 244 and figures["contested"]["pairs"] + figures["results"]["pairs"] == 244
     o = figures["overall"]
     stated = f"{o['agreement']:.3f} [{o['ci95'][0]:.3f}, {o['ci95'][1]:.3f}]"
