@@ -474,7 +474,7 @@ RULES_FROZEN_AT: Optional[str] = "71d5bad"
 # 3.6. Its commit is None until the lead enters the commit that added the judgments unedited (and the start of their
 # sha256): until then `paperfields gold agreement` never opens them.
 THIRD_STRATIFIED = HeldOutSet(
-    "scorer_stratified3_pairs.jsonl", "scorer_stratified3_judgments.jsonl", None, None, RULES_FROZEN_AT
+    "scorer_stratified3_pairs.jsonl", "scorer_stratified3_judgments.jsonl", "7cab0a5", "2b966b43", RULES_FROZEN_AT
 )
 HELD_OUT = THIRD_STRATIFIED  # the set `paperfields gold agreement` reads by default
 HELDOUT_SETS = {s.judgments: s for s in (FIRST_STRATIFIED, SECOND_STRATIFIED, THIRD_STRATIFIED)}
