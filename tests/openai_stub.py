@@ -4,8 +4,8 @@ Each request pops the next scripted reply; when the script is empty it answers `
 record unless given). Every request (path, headers, JSON body) is recorded.
 
 Run standalone (benchmarks, so the server does not share the client's process and GIL):
-``python -m tests.openai_stub --delay 0.1`` prints its URL and serves until killed; ``GET /stats``
-answers ``{"requests": <count>}``.
+``python -m tests.openai_stub --delay 0.1 [--capacity 4 --retry-after 0.1]`` prints its URL and serves
+until killed; ``GET /stats`` answers ``{"requests": <count>, "peak": <most at once>, "rate_limited": <429s>}``.
 """
 
 from __future__ import annotations
@@ -254,6 +254,9 @@ class StubServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+            # Headers and body go out in two writes: with Nagle's algorithm the body would wait for the
+            # client's delayed ACK of the headers (40 ms on Linux), on every keep-alive request after the first.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -263,7 +266,8 @@ class StubServer:
                 stub.gets.append(path)
                 served = {"/props": stub.props, "/v1/models": stub.models}.get(path)
                 found = served is not None or path.endswith("/stats")
-                payload = json.dumps(served if served is not None else {"requests": len(stub.requests)}).encode()
+                stats = {"requests": len(stub.requests), "peak": stub.peak, "rate_limited": stub.rate_limited}
+                payload = json.dumps(served if served is not None else stats).encode()
                 self.send_response(200 if found else 404)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
@@ -383,7 +387,10 @@ if __name__ == "__main__":
 
     parser = argparse.ArgumentParser(description="Serve the OpenAI stub until killed; every reply is a valid record.")
     parser.add_argument("--delay", type=float, default=0.0, help="seconds before each reply")
+    parser.add_argument("--capacity", type=int, default=None, help="requests answered at once; the rest get 429")
+    parser.add_argument("--retry-after", default="1", help="the Retry-After of those 429s (seconds)")
     args = parser.parse_args()
     with StubServer(default=reply(delay=args.delay), keep_alive=True) as server:
+        server.capacity, server.retry_after = args.capacity, args.retry_after
         print(server.url, flush=True)
         threading.Event().wait()
