@@ -199,3 +199,41 @@ def test_a_server_of_ones_own_is_asked_twice_at_most_once(stub):
     backend = get_backend("openai/m", base_url=stub.url)
     assert backend.concurrency == 1 == backend.concurrency and backend.default_concurrency.start == 1
     assert stub.gets == ["/props", "/v1/models"]
+
+
+def test_instructors_async_validator_check_is_asked_once_per_class_and_still_refuses(stub):
+    """The runner's CPU cut (openai_compat._remember_models_without_async_validators): instructor's
+    check is remembered for a class that passed, and still refuses a model with an async validator."""
+    from instructor.v2.validation import async_validators
+    from pydantic import BaseModel
+
+    from paperfields.core.runlog import GenerationParams
+    from paperfields.extract.backends.base import GenerationRequest
+
+    backend = get_backend("openai/m", base_url=stub.url, transport_retries=0)
+    assert getattr(async_validators.reject_async_validators, "remembers_classes", False)
+
+    class WithAsync(BaseModel):
+        name: str
+
+        @async_validators.async_field_validator("name")
+        async def check_name(self, value):
+            return value
+
+    for _ in range(2):  # refused each time: a refusal is never remembered
+        with pytest.raises(ValueError, match="async validators"):
+            async_validators.reject_async_validators(WithAsync)
+    import asyncio
+
+    from paperfields.extract.strategies import Strategy
+
+    strategy = Strategy("zero_shot")
+    request = GenerationRequest(
+        messages=[{"role": "user", "content": "x"}],
+        paper_text="x",
+        params=GenerationParams(),
+        response_model=strategy.response_model,
+    )
+    first = asyncio.run(backend.generate(request))
+    again = asyncio.run(backend.generate(request))
+    assert first.record is not None and first.record == again.record and len(stub.requests) == 2
