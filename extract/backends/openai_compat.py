@@ -92,9 +92,9 @@ _CONTEXT_OVERFLOW = re.compile(
 # it again can never succeed, so the SDK does not retry these and neither does a rerun.
 REJECTED_STATUSES = (400, 413, 422)
 # Requests in flight at the start of a run against a hosted API (no --concurrency): enough to hide
-# most of each request's latency (bench/bench_concurrency.py: 7.9x the papers per second of one at a
-# time against a fixed-latency server), few enough that a rate-limited account's 429s (AIMD, AdaptiveLimit)
-# settle within one or two windows.
+# most of each request's latency (bench/bench_concurrency.py: 6.6x the papers per second of one at a
+# time against a server answering after 100 ms, the ideal 8x), few enough that a rate-limited account's
+# 429s (AIMD, AdaptiveLimit) settle within one or two windows (against one admitting 3: 0.27 429s a paper).
 HOSTED_CONCURRENCY = 8
 # Seconds a capacity probe (/props, /v1/models) of a server of one's own may take before it is given up.
 _PROBE_TIMEOUT = 3.0
