@@ -126,16 +126,17 @@ def test_a_hosted_default_that_meets_429s_settles_and_says_so(stub, tmp_path, ho
     stub.hold()
     thread = threading.Thread(target=target)
     thread.start()
-    try:  # 4 admitted and held, the other 4 of the first 8 answered 429
-        stub.wait_for(lambda: stub.held == 4 and stub.rate_limited >= 4, "4 held and 4 answered 429")
+    try:  # 4 admitted and held; a fifth answered 429 (the rest of the first 8 may wait for a slot after its cut)
+        stub.wait_for(lambda: stub.held == 4 and stub.rate_limited >= 1, "4 held and a 429 answered")
     finally:
         stub.release()
         thread.join()
     manifest = outcome["result"].manifest
     assert manifest.papers_valid == 20 and manifest.failures_by_class == {}
-    assert stub.peak == 4 and manifest.rate_limited == stub.rate_limited >= 4
+    assert stub.peak == 4 and manifest.rate_limited == stub.rate_limited >= 1
     chosen = manifest.concurrency
-    assert (chosen.start, chosen.source, chosen.peak) == (8, "default", 8)
+    # at least 5 were in flight at once on the client's side: the 4 held and the one refused
+    assert (chosen.start, chosen.source) == (8, "default") and 5 <= chosen.peak <= 8
     assert chosen.after_429 is not None and 1 <= chosen.after_429 <= 8
 
 
