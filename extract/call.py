@@ -33,6 +33,7 @@ from paperfields.core.runlog import (
     RunConfig,
     error_text,
     redact_generation,
+    redact_secrets,
     without_surrogates,
 )
 from paperfields.extract.backends.base import Backend, BackendError, GenerationRequest
@@ -88,7 +89,17 @@ class Model:
     def redact(self, gen: Generation) -> Generation:
         """``gen`` with the backend's secrets and anything shaped like an OpenAI key masked in every string,
         and every lone UTF-16 surrogate replaced (:func:`without_surrogates`)."""
-        return redact_generation(without_surrogates(gen), *self._secrets())
+        from pydantic_core import PydanticSerializationError
+
+        keys = self._secrets()
+        try:
+            # One JSON dump for both: it fails only on a lone surrogate (not UTF-8), which is rare;
+            # without one, without_surrogates would return gen itself after a second, slower dump.
+            dumped = gen.model_dump_json()
+        except PydanticSerializationError:
+            return redact_generation(without_surrogates(gen), *keys)
+        masked = redact_secrets(dumped, *keys)  # as redact_generation does, on the dump already made
+        return gen if masked == dumped else Generation.model_validate_json(masked)
 
     def _secrets(self) -> tuple[Optional[str], ...]:
         return tuple(getattr(self.backend, "secrets", ()) or ())
