@@ -33,6 +33,7 @@ from paperfields.core.runlog import (
     RunConfig,
     error_text,
     redact_generation,
+    redact_secrets,
     without_surrogates,
 )
 from paperfields.extract.backends.base import Backend, BackendError, GenerationRequest
@@ -68,25 +69,37 @@ class Model:
     def _key(self, request: GenerationRequest) -> str:
         return cache_key(self.identity, request)
 
-    def lookup(self, request: GenerationRequest) -> Optional[Generation]:
-        """The cached answer to ``request`` (marked ``cached``), or None (no cache, or not seen before)."""
+    def lookup(self, request: GenerationRequest, key: Optional[str] = None) -> Optional[Generation]:
+        """The cached answer to ``request`` (marked ``cached``), or None (no cache, or not seen before).
+        ``key``: the request's cache key when the caller has it already."""
         if self.cache is None:
             return None
-        gen = self.cache.get(self._key(request))
+        gen = self.cache.get(key or self._key(request))
         if gen is not None:
             gen.cached = True
         return gen
 
-    def store(self, request: GenerationRequest, gen: Generation) -> None:
+    def store(self, request: GenerationRequest, gen: Generation, key: Optional[str] = None) -> None:
         """Keep ``gen`` as the answer to ``request`` (not when it is no answer of the model's, nor a reply the
-        parser could not use from a backend that is not ``deterministic``: see :meth:`ResponseCache.put`)."""
+        parser could not use from a backend that is not ``deterministic``: see :meth:`ResponseCache.put`).
+        ``key``: the request's cache key when the caller has it already."""
         if self.cache is not None:
-            self.cache.put(self._key(request), gen, deterministic=getattr(self.backend, "deterministic", False))
+            self.cache.put(key or self._key(request), gen, deterministic=getattr(self.backend, "deterministic", False))
 
     def redact(self, gen: Generation) -> Generation:
         """``gen`` with the backend's secrets and anything shaped like an OpenAI key masked in every string,
         and every lone UTF-16 surrogate replaced (:func:`without_surrogates`)."""
-        return redact_generation(without_surrogates(gen), *self._secrets())
+        from pydantic_core import PydanticSerializationError
+
+        keys = self._secrets()
+        try:
+            # One JSON dump for both: it fails only on a lone surrogate (not UTF-8), which is rare;
+            # without one, without_surrogates would return gen itself after a second, slower dump.
+            dumped = gen.model_dump_json()
+        except PydanticSerializationError:
+            return redact_generation(without_surrogates(gen), *keys)
+        masked = redact_secrets(dumped, *keys)  # as redact_generation does, on the dump already made
+        return gen if masked == dumped else Generation.model_validate_json(masked)
 
     def _secrets(self) -> tuple[Optional[str], ...]:
         return tuple(getattr(self.backend, "secrets", ()) or ())
@@ -97,7 +110,8 @@ class Model:
         Raises BackendError when the backend cannot answer any request; every other exception of
         the backend is this request's ``transport_error`` (asked again on resume, never cached).
         """
-        cached = self.lookup(request)
+        key = self._key(request) if self.cache is not None else None  # hashed once: looked up, then stored
+        cached = self.lookup(request, key)
         if cached is not None:
             return cached
         assert self.backend is not None, "a Model without a backend only looks up and stores answers"
@@ -115,7 +129,7 @@ class Model:
         if not gen.latency_s:  # the local backend times its own work, without the wait for the model
             gen.latency_s = time.perf_counter() - start
         gen = self.redact(gen)
-        self.store(request, gen)
+        self.store(request, gen, key)
         return gen
 
     async def extract(self, paper: Paper, strategy: Strategy, params: GenerationParams) -> Generation:

@@ -24,6 +24,7 @@ from typing import IO, Any, Optional
 
 from paperfields.core.corpus import Paper
 from paperfields.core.runlog import (
+    Concurrency,
     FailureClass,
     Generation,
     Manifest,
@@ -356,7 +357,7 @@ async def run_extraction(
     strategy: Strategy,
     config: RunConfig,
     run_dir: Path,
-    concurrency: int = 1,
+    concurrency: int | Concurrency = 1,
     on_paper: Optional[Callable[[PredictionLine], None]] = None,
     cache: Optional[ResponseCache] = None,
     on_start: Optional[Callable[[int], None]] = None,
@@ -366,7 +367,9 @@ async def run_extraction(
     """Extract every paper not yet in ``run_dir``; return the finished manifest.
 
     Papers already finished are skipped, so a rerun, or a run with more papers (a larger
-    ``--limit``), continues the same folder.
+    ``--limit``), continues the same folder. ``concurrency``: papers in flight at once, a number or a
+    :class:`Concurrency` saying who chose it and why; the manifest's ``concurrency`` records it with
+    the run's peak and, after HTTP 429s, the limit they left.
     ``on_start`` is called once, before any work, with how many of ``papers`` are already done;
     ``on_paper`` after each paper's line is written (both for progress bars). With ``cache``,
     a request seen before (same backend identity, messages, parameters, schema) is answered from it
@@ -387,18 +390,39 @@ async def run_extraction(
 
     run.manifest.request_options = dict(getattr(backend, "request_options", None) or {})
     run.manifest.engine = None  # this process (a part run on Ray Data says "ray": extract/on_ray.py)
+    chosen = (
+        concurrency
+        if isinstance(concurrency, Concurrency)
+        else Concurrency(start=max(1, concurrency), source="caller", why="run_extraction(concurrency=...)")
+    )
+    in_flight = [0, 0]  # papers in flight now, most at once (for a backend without a request limit)
     with run:
 
         async def worker() -> None:
             while not queue.empty():
                 paper = queue.get_nowait()
-                run.write(paper, await model.extract(paper, strategy, config.params), on_paper)
+                in_flight[0] += 1
+                in_flight[1] = max(in_flight[1], in_flight[0])
+                try:
+                    gen = await model.extract(paper, strategy, config.params)
+                finally:
+                    in_flight[0] -= 1
+                run.write(paper, gen, on_paper)
 
         limit = getattr(backend, "limit", None)  # openai/: requests in flight adapted to 429s, which it counts
         rate_limited_before = getattr(limit, "rate_limited", 0)
+        if limit is not None:
+            limit.mark()
         try:
-            await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(todo) or 1)))))
+            await asyncio.gather(*(worker() for _ in range(max(1, min(chosen.start, len(todo) or 1)))))
         finally:  # interrupted too (Ctrl-C cancels us): the manifest gets the totals so far, status incomplete
-            run.manifest.rate_limited += getattr(limit, "rate_limited", 0) - rate_limited_before
+            rate_limited = getattr(limit, "rate_limited", 0) - rate_limited_before
+            run.manifest.rate_limited += rate_limited
+            run.manifest.concurrency = chosen.model_copy(
+                update={
+                    "peak": limit.run_peak if limit is not None else in_flight[1],
+                    "after_429": round(limit.limit, 2) if rate_limited else None,
+                }
+            )
             manifest = run.finish()
     return manifest

@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # the heavy modules load on first use, so `import paperfields
     import pandas
 
     from paperfields.core.corpus import Paper
-    from paperfields.core.runlog import GenerationParams, Manifest, PredictionLine, RunConfig
+    from paperfields.core.runlog import Concurrency, GenerationParams, Manifest, PredictionLine, RunConfig
     from paperfields.core.schema import PaperRecord
     from paperfields.extract.backends.base import Backend
     from paperfields.extract.backends.prices import Price
@@ -564,7 +564,7 @@ def run(
                     strat,
                     config,
                     run_dir,
-                    opts.concurrency or getattr(engine.backend, "concurrency", 1),
+                    _concurrency(opts.concurrency, engine.backend),
                     written,
                     response_cache,
                     started,
@@ -612,6 +612,21 @@ def run(
                 f"see its predictions with `paperfields show PAPER --run {ref}` or `paperfields report {ref}`"
             )
     return result
+
+
+def _concurrency(given: Optional[int], backend: Any) -> Concurrency:
+    """Papers in flight for a run, who chose it and why: ``--concurrency`` when given, else the
+    backend's own default (an OpenAI-compatible server's: 8 against a hosted API, the slots a server of
+    one's own says it has, else 1; a ``local/`` model's workers)."""
+    from paperfields.core.runlog import Concurrency
+
+    if given is not None:
+        return Concurrency(start=given, source="flag", why=f"--concurrency {given}")
+    chosen = getattr(backend, "default_concurrency", None)
+    if isinstance(chosen, Concurrency):
+        return chosen
+    start = max(1, int(getattr(backend, "concurrency", 1) or 1))
+    return Concurrency(start=start, source="backend", why=f"the backend's own: {plural(start, 'paper')} at once")
 
 
 def _run_on_ray(

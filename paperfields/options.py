@@ -203,7 +203,9 @@ class RunOptions(ExtractOptions):
         None,
         ge=1,
         description=(
-            "Papers in flight at once [default: 1 for remote backends; for local/ its workers, one per core]."
+            "Papers in flight at once [default: against a hosted API 8, halved on its 429s; against a server on "
+            "this machine or a private network the slots it says it has (llama.cpp's /props; a vLLM server 8), "
+            "else 1; for local/ its workers, one per core]. Recorded in the manifest's concurrency, with why."
         ),
     )
     price: Optional[Any] = Field(

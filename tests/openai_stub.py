@@ -4,8 +4,8 @@ Each request pops the next scripted reply; when the script is empty it answers `
 record unless given). Every request (path, headers, JSON body) is recorded.
 
 Run standalone (benchmarks, so the server does not share the client's process and GIL):
-``python -m tests.openai_stub --delay 0.1`` prints its URL and serves until killed; ``GET /stats``
-answers ``{"requests": <count>}``.
+``python -m tests.openai_stub --delay 0.1 [--capacity 4 --retry-after 0.1]`` prints its URL and serves
+until killed; ``GET /stats`` answers ``{"requests": <count>, "peak": <most at once>, "rate_limited": <429s>}``.
 """
 
 from __future__ import annotations
@@ -220,6 +220,13 @@ class StubServer:
     and a longer prompt gets OpenAI's ``context_length_exceeded`` error, or llama.cpp server's
     ``exceed_context_size_error`` with ``context_style = "llama.cpp"``. A refused request is
     recorded but takes nothing from the script.
+
+    For concurrency: ``busy`` counts the requests being answered now and ``peak`` the most at once;
+    :meth:`hold` keeps every admitted request waiting (counted in ``held``) until :meth:`release`, and
+    :meth:`wait_for` polls a state of the server (never a time). ``capacity`` admits that many at once
+    and answers 429 to the rest (``rate_limited`` counts them). ``props`` (a dict) is served at
+    ``GET /props`` as llama.cpp's server does (``{"total_slots": 4}``), ``models`` at ``GET /v1/models``
+    (vLLM names itself there: ``owned_by: "vllm"``); unset, both are 404. ``gets`` lists the GET paths.
     """
 
     def __init__(self, default: Optional[dict[str, Any]] = None, keep_alive: bool = False, port: int = 0) -> None:
@@ -234,18 +241,34 @@ class StubServer:
         )
         self.retry_after = "1"
         self.busy = 0
-        self._lock = threading.Lock()
+        self.peak = 0
+        self.held = 0
+        self.rate_limited = 0
+        self.props: Optional[dict[str, Any]] = None
+        self.models: Optional[dict[str, Any]] = None
+        self.gets: list[str] = []  # the paths of the GET requests, in order
+        self._lock = threading.Condition()
+        self._open = threading.Event()
+        self._open.set()
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+            # Headers and body go out in two writes: with Nagle's algorithm the body would wait for the
+            # client's delayed ACK of the headers (40 ms on Linux), on every keep-alive request after the first.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:
                 pass
 
             def do_GET(self) -> None:
-                payload = json.dumps({"requests": len(stub.requests)}).encode()
-                self.send_response(200 if self.path.endswith("/stats") else 404)
+                path = self.path.split("?")[0]
+                stub.gets.append(path)
+                served = {"/props": stub.props, "/v1/models": stub.models}.get(path)
+                found = served is not None or path.endswith("/stats")
+                stats = {"requests": len(stub.requests), "peak": stub.peak, "rate_limited": stub.rate_limited}
+                payload = json.dumps(served if served is not None else stats).encode()
+                self.send_response(200 if found else 404)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
@@ -257,11 +280,19 @@ class StubServer:
                     stub.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
                     full = stub.capacity is not None and stub.busy >= stub.capacity
                     if full:
+                        stub.rate_limited += 1
                         spec = reply(status=429, headers={"Retry-After": stub.retry_after})
                     else:
                         spec = _refusal(stub, body) or (stub.script.pop(0) if stub.script else stub.default)
                         stub.busy += 1
+                        stub.peak = max(stub.peak, stub.busy)
+                        stub.held += 1
+                    stub._lock.notify_all()
                 try:
+                    if not full:
+                        stub._open.wait()
+                        with stub._lock:
+                            stub.held -= 1
                     if spec["delay"]:
                         time.sleep(spec["delay"])
                     self._answer(spec, body)
@@ -269,6 +300,7 @@ class StubServer:
                     if not full:
                         with stub._lock:
                             stub.busy -= 1
+                            stub._lock.notify_all()
 
             def _answer(self, spec: dict[str, Any], body: dict[str, Any]) -> None:
                 if spec.get("reset"):
@@ -321,11 +353,31 @@ class StubServer:
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )  # shutdown waits one poll
 
+    def hold(self) -> None:
+        """Keep every request admitted from now on waiting, unanswered, until :meth:`release`."""
+        self._open.clear()
+
+    def release(self) -> None:
+        """Let the held requests (and every later one) be answered."""
+        self._open.set()
+
+    def wait_for(self, state: Any, what: str = "", timeout: float = 120.0) -> None:
+        """Return once ``state()`` (read under the server's lock) is true; it is read again at each
+        request's arrival and end. ``timeout`` only bounds a test that would hang: AssertionError
+        naming ``what`` and the server's counts when the state never comes."""
+        with self._lock:
+            if not self._lock.wait_for(state, timeout):
+                raise AssertionError(
+                    f"the stub never reached {what or 'the state'}: busy {self.busy}, held {self.held}, "
+                    f"peak {self.peak}, {len(self.requests)} requests, {self.rate_limited} answered 429"
+                )
+
     def __enter__(self) -> StubServer:
         self._thread.start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        self.release()  # a held request would keep its thread (and the client) waiting
         self._server.shutdown()
         self._server.server_close()
 
@@ -335,7 +387,10 @@ if __name__ == "__main__":
 
     parser = argparse.ArgumentParser(description="Serve the OpenAI stub until killed; every reply is a valid record.")
     parser.add_argument("--delay", type=float, default=0.0, help="seconds before each reply")
+    parser.add_argument("--capacity", type=int, default=None, help="requests answered at once; the rest get 429")
+    parser.add_argument("--retry-after", default="1", help="the Retry-After of those 429s (seconds)")
     args = parser.parse_args()
     with StubServer(default=reply(delay=args.delay), keep_alive=True) as server:
+        server.capacity, server.retry_after = args.capacity, args.retry_after
         print(server.url, flush=True)
         threading.Event().wait()

@@ -56,6 +56,7 @@ from typing import Any, Literal, Optional
 from pydantic import Field
 
 from paperfields.core.runlog import (
+    Concurrency,
     FailureClass,
     Generation,
     GenerationParams,
@@ -90,6 +91,13 @@ _CONTEXT_OVERFLOW = re.compile(
 # The request itself is wrong for the server (bad schema, unsupported parameter, too long): sending
 # it again can never succeed, so the SDK does not retry these and neither does a rerun.
 REJECTED_STATUSES = (400, 413, 422)
+# Requests in flight at the start of a run against a hosted API (no --concurrency): enough to hide
+# most of each request's latency (bench/bench_concurrency.py: 6.6x the papers per second of one at a
+# time against a server answering after 100 ms, the ideal 8x), few enough that a rate-limited account's
+# 429s (AIMD, AdaptiveLimit) settle within one or two windows (against one admitting 3: 0.27 429s a paper).
+HOSTED_CONCURRENCY = 8
+# Seconds a capacity probe (/props, /v1/models) of a server of one's own may take before it is given up.
+_PROBE_TIMEOUT = 3.0
 # HTTP requests made on behalf of the current generate() call (each asyncio task has its own list).
 _HTTP_REQUESTS: contextvars.ContextVar[list[str]] = contextvars.ContextVar("paperfields_http_requests")
 # The raw reply instructor is about to parse in the current generate() call (see _CurrentReply).
@@ -276,13 +284,14 @@ class AdaptiveLimit:
     Each success adds ``1/limit`` (one more request per window of answers), up to the most ever in
     flight. A request waits for a slot before it is sent, so a retry after ``Retry-After`` queues
     instead of spending another of its attempts on a server that is already full. ``rate_limited``
-    counts the 429 answers seen.
+    counts the 429 answers seen; ``run_peak`` is the most in flight since :meth:`mark` (one run's peak).
     """
 
     def __init__(self) -> None:
         self.limit = math.inf
         self.in_flight = 0
         self.peak = 0
+        self.run_peak = 0
         self.rate_limited = 0
         self._window = 0
         self._waiters: collections.deque[asyncio.Future] = collections.deque()
@@ -298,8 +307,14 @@ class AdaptiveLimit:
                 if waiter in self._waiters:
                     self._waiters.remove(waiter)
         self.in_flight += 1
-        self.peak = max(self.peak, self.in_flight)
+        if self.in_flight > self.run_peak:
+            self.run_peak = self.in_flight
+            self.peak = max(self.peak, self.in_flight)
         return self._window
+
+    def mark(self) -> None:
+        """Start counting :attr:`run_peak` afresh (a run's start)."""
+        self.run_peak = self.in_flight
 
     def release(self, window: int, status: Optional[int]) -> None:
         """Free the slot of a request sent in ``window`` whose answer had HTTP ``status`` (None: no answer)."""
@@ -668,6 +683,39 @@ def _instructor_model(model: type, strict: bool = False) -> type:
 NOT_REASKED = frozenset({FailureClass.truncated, FailureClass.content_filter})
 
 
+def _remember_models_without_async_validators() -> None:
+    """Make instructor's check that a response model declares no async validator
+    (``reject_async_validators``, run five times per request, walking every class of the model's tree
+    and their members: 0.4 ms a request, a tenth of the runner's client CPU) ask once per class.
+
+    Only a class that passed is remembered (weakly: a class dropped is forgotten); a model with an async
+    validator is checked, and refused, every time, and anything but a class (``list[X]``, None) always
+    goes through the check itself: what the check lets through and refuses stays instructor's. Its callers
+    import it from its module at each call, so replacing the module's function reaches them all;
+    ``tests/test_concurrency.py`` fails if instructor (pinned in pyproject.toml) moves it."""
+    import weakref
+
+    try:
+        from instructor.v2.validation import async_validators
+    except ImportError:  # another instructor: its own check, unremembered
+        return
+    check = async_validators.reject_async_validators
+    if getattr(check, "remembers_classes", False):
+        return
+    passed: weakref.WeakSet[type] = weakref.WeakSet()
+
+    @functools.wraps(check)
+    def remembered(response_model: Any) -> None:
+        if isinstance(response_model, type) and response_model in passed:
+            return
+        check(response_model)
+        if isinstance(response_model, type):
+            passed.add(response_model)
+
+    remembered.remembers_classes = True  # type: ignore[attr-defined]
+    async_validators.reject_async_validators = remembered
+
+
 class FinalReply(Exception):
     """Raised in instructor's parse step for a reply whose verdict is in :data:`NOT_REASKED`: not one of
     instructor's retryable parse errors, so it ends the attempts at once."""
@@ -825,6 +873,62 @@ def is_local_server(url: Optional[str], provider: Optional[OpenAICompatible] = N
         return False
 
 
+def is_private_server(url: Optional[str], provider: Optional[OpenAICompatible] = None) -> bool:
+    """True for a server of one's own: on this machine (:func:`is_local_server`) or on a private network,
+    whose host is a private or link-local IP address (10/8, 172.16/12, 192.168/16, fc00::/7, ...) or a
+    name no public DNS serves (no dot, as a container's ``vllm``; ``.local``, ``.lan``, ``.internal``,
+    ``.home.arpa``). Such a server has as many slots as its owner gave it, often one: a run starts
+    with one request in flight unless the server says more (:func:`server_slots`)."""
+    import ipaddress
+
+    if is_local_server(url, provider):
+        return True
+    host = urllib.parse.urlsplit(url or "").hostname
+    if host is None:
+        return False
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return "." not in host or host.endswith((".local", ".lan", ".internal", ".home.arpa"))
+    return address.is_private or address.is_link_local
+
+
+def _get_json(url: str, api_key: Optional[str]) -> Any:
+    """The JSON body of ``GET url`` (with the key as a Bearer token), or None for any failure: no
+    answer within :data:`_PROBE_TIMEOUT`, an HTTP error, a body that is not JSON."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=_PROBE_TIMEOUT) as response:
+            return json.loads(response.read())
+    except (OSError, ValueError):  # URLError, HTTPError, timeouts are OSErrors; a bad body a ValueError
+        return None
+
+
+def server_slots(base_url: str, api_key: Optional[str] = None) -> Optional[tuple[int, str]]:
+    """(requests the server answers at once, how that was read) for a server that says so, else None.
+
+    llama.cpp's ``llama-server`` answers ``GET /props`` (at the root, beside ``/v1``) with
+    ``total_slots``, its ``--parallel``. vLLM says no slot count (``--max-num-seqs`` is not served),
+    but names itself in ``GET /v1/models`` (``owned_by: "vllm"``) and batches whatever it is sent
+    (128 or more sequences by default), so it gets :data:`HOSTED_CONCURRENCY`. llama-cpp-python's
+    server, Ollama and LM Studio say neither (None: one at a time)."""
+    base = base_url.rstrip("/")
+    root = base[: -len("/v1")] if base.endswith("/v1") else base
+    props = _get_json(root + "/props", api_key)
+    slots = props.get("total_slots") if isinstance(props, dict) else None
+    if isinstance(slots, int) and not isinstance(slots, bool) and slots >= 1:
+        return slots, f"the llama.cpp server's /props says total_slots {slots} (its --parallel): one request per slot"
+    models = _get_json(base + "/models", api_key)
+    data = models.get("data") if isinstance(models, dict) else None
+    if isinstance(data, list) and any(isinstance(m, dict) and m.get("owned_by") == "vllm" for m in data):
+        return (
+            HOSTED_CONCURRENCY,
+            f"a vLLM server (/v1/models: owned_by vllm), which batches the requests it is sent (--max-num-seqs, not "
+            f"served): {HOSTED_CONCURRENCY} in flight, as against a hosted API",
+        )
+    return None
+
+
 class OpenAIBackend:
     """instructor-patched ``AsyncOpenAI`` client; one request per :meth:`generate`."""
 
@@ -873,6 +977,7 @@ class OpenAIBackend:
             raise BackendError(
                 f"{provider.key_env} is not set (or pass --base-url for a local OpenAI-compatible server)"
             )
+        _remember_models_without_async_validators()
         self._openai = openai
         self._instructor = instructor
         self._errors = instructor_errors
@@ -950,6 +1055,39 @@ class OpenAIBackend:
         servers echo them in 401 bodies, and the call wrapper (``extract/call.py``) masks them in every
         generation before anything is written."""
         return (self.raw_client.api_key, *url_secrets(self._client_args["base_url"]))  # and a key given in the URL
+
+    @functools.cached_property
+    def default_concurrency(self) -> Concurrency:
+        """How many requests a run sends at once when ``--concurrency`` is not given, and why.
+
+        A hosted API (any server not on this machine or a private network, :func:`is_private_server`):
+        :data:`HOSTED_CONCURRENCY`, cut by its 429s (:class:`AdaptiveLimit`). A server of one's own:
+        the slots it says it has (:func:`server_slots`: a llama.cpp server's ``/props``, a vLLM
+        server), else 1, since more requests than slots only wait in its queue inside their timeout.
+        Read once per backend (a server of one's own is asked at most two GETs)."""
+        server = self._client_args["base_url"]
+        if not is_private_server(server, self.provider):
+            return Concurrency(
+                start=HOSTED_CONCURRENCY,
+                source="default",
+                why=f"a hosted API: {HOSTED_CONCURRENCY} in flight, halved on its 429s and raised again "
+                "as it answers (AIMD)",
+            )
+        key = self._client_args["api_key"]
+        said = server_slots(server, None if key == "no-key" else key)
+        if said is not None:
+            return Concurrency(start=said[0], source="server", why=said[1])
+        return Concurrency(
+            start=1,
+            source="default",
+            why="a server on this machine or a private network that says no slot count (no llama.cpp /props total_slots, "
+            "not vLLM): one request at a time; give --concurrency N for a server with N slots",
+        )
+
+    @property
+    def concurrency(self) -> int:
+        """Requests at once when none is given: :attr:`default_concurrency`'s ``start``."""
+        return self.default_concurrency.start
 
     def _transport_failure(self, exc: BaseException) -> Generation:
         """The Generation of an API error: ``request_rejected`` or ``context_overflow`` for a request

@@ -417,6 +417,25 @@ class PredictionLine(Generation):
         return valid.model_dump(mode="json")  # the normalized form a model's reply gets ("12.5" -> 12.5)
 
 
+class Concurrency(BaseModel):
+    """How many requests a run kept in flight, and why (``manifest.json``'s ``concurrency``).
+
+    ``start``: papers sent at once; ``source``: who chose it (``flag``: ``--concurrency``; ``server``:
+    the server's own slots, read from it; ``default``: the rule for that kind of server; ``backend``:
+    the backend's own, e.g. a ``local/`` model's workers; ``caller``: the Python API's argument);
+    ``why``: the rule in words. ``peak``: most requests in flight at once during the run (for an
+    OpenAI-compatible server, HTTP requests: a retry waiting for a slot is not in flight);
+    ``after_429``: requests allowed in flight when the run ended, after the server's 429 answers cut
+    the limit (additive increase, multiplicative decrease); None when no 429 came. Written by the
+    last part of a run (a resume may choose another): it changes no request or reply."""
+
+    start: int = Field(ge=1)
+    source: Literal["flag", "server", "default", "backend", "caller"]
+    why: str
+    peak: int = 0
+    after_429: Optional[float] = None
+
+
 class Manifest(BaseModel):
     """``manifest.json``: config, provenance and totals of a run (versioned)."""
 
@@ -477,6 +496,11 @@ class Manifest(BaseModel):
     )
     rate_limited: int = Field(
         default=0, description="HTTP 429 (rate limit) answers the server gave during the run, retried or not"
+    )
+    concurrency: Optional[Concurrency] = Field(
+        default=None,
+        description="requests in flight in the last part of the run: where it started, who chose it and why, "
+        "its peak and what the server's 429s left (None for runs written before it was recorded)",
     )
     engine: Optional[str] = Field(
         default=None,
