@@ -683,39 +683,6 @@ def _instructor_model(model: type, strict: bool = False) -> type:
 NOT_REASKED = frozenset({FailureClass.truncated, FailureClass.content_filter})
 
 
-def _remember_models_without_async_validators() -> None:
-    """Make instructor's check that a response model declares no async validator
-    (``reject_async_validators``, run five times per request, walking every class of the model's tree
-    and their members: 0.4 ms a request, a tenth of the runner's client CPU) ask once per class.
-
-    Only a class that passed is remembered (weakly: a class dropped is forgotten); a model with an async
-    validator is checked, and refused, every time, and anything but a class (``list[X]``, None) always
-    goes through the check itself: what the check lets through and refuses stays instructor's. Its callers
-    import it from its module at each call, so replacing the module's function reaches them all;
-    ``tests/test_concurrency.py`` fails if instructor (pinned in pyproject.toml) moves it."""
-    import weakref
-
-    try:
-        from instructor.v2.validation import async_validators
-    except ImportError:  # another instructor: its own check, unremembered
-        return
-    check = async_validators.reject_async_validators
-    if getattr(check, "remembers_classes", False):
-        return
-    passed: weakref.WeakSet[type] = weakref.WeakSet()
-
-    @functools.wraps(check)
-    def remembered(response_model: Any) -> None:
-        if isinstance(response_model, type) and response_model in passed:
-            return
-        check(response_model)
-        if isinstance(response_model, type):
-            passed.add(response_model)
-
-    remembered.remembers_classes = True  # type: ignore[attr-defined]
-    async_validators.reject_async_validators = remembered
-
-
 class FinalReply(Exception):
     """Raised in instructor's parse step for a reply whose verdict is in :data:`NOT_REASKED`: not one of
     instructor's retryable parse errors, so it ends the attempts at once."""
@@ -977,7 +944,6 @@ class OpenAIBackend:
             raise BackendError(
                 f"{provider.key_env} is not set (or pass --base-url for a local OpenAI-compatible server)"
             )
-        _remember_models_without_async_validators()
         self._openai = openai
         self._instructor = instructor
         self._errors = instructor_errors
