@@ -135,8 +135,14 @@ class _Session:
 
     def start(self, key: str, draw: Draw, inputs: tuple[Any, ...]) -> None:
         if self.pool is None:
-            # fork where it is safe and cheap (Linux): the workers start with this process's modules
+            # fork where it is safe and cheap (Linux): the workers start with this process's modules, pyplot among
+            # them (imported once here rather than once per worker)
             method = "fork" if sys.platform == "linux" else "spawn"
+            if method == "fork":
+                import matplotlib
+
+                matplotlib.use("Agg")
+                import matplotlib.pyplot
             self.pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context(method))
         self.started[key] = self.pool.submit(draw, *inputs)
 
