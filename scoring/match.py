@@ -1380,59 +1380,26 @@ def result_pairs(
     context = np.zeros(shape, dtype=bool)
     for i, p in enumerate(predicted):
         for j, g in enumerate(gold):
-            value[i, j], number[i, j], metric[i, j], context[i, j], agree = _result_pair(p, g, gold, alternates, text)
-            for attribute, agrees in zip(RESULT_ATTRIBUTES, agree):
+            agreement = value_agreement(p, g, text)
+            value[i, j] = agreement is not None
+            if agreement is not None:
+                number[i, j] = _units_compatible(p, g, agreement) and _kind(p) == _kind(g)
+                if number[i, j]:
+                    metric[i, j] = {"other": 0, "unnamed": 1, "same": 2}[metric_verdict(p, g, alternates, text)]
+                    context[i, j] = context_agrees(p, g, gold, alternates, text)
+            for attribute in RESULT_ATTRIBUTES:
+                if attribute == "unit":  # unit_agrees, with the value agreement already judged
+                    agrees = (
+                        p.get("unit") in FRACTION_UNITS or g.get("unit") in FRACTION_UNITS
+                        if agreement == "converted"
+                        else p.get("unit") == g.get("unit")
+                    )
+                else:
+                    agrees = attribute_agrees(p, g, attribute, alternates, text)
                 attributes[attribute][i, j] = agrees
     for array in (value, number, metric, context, *attributes.values()):
         array.setflags(write=False)
     return ResultPairs(value, attributes, number, metric, context)
-
-
-PairVerdict = tuple[bool, bool, int, bool, tuple[bool, ...]]  # value, number, metric, context, RESULT_ATTRIBUTES
-# One result pair's verdict by the prediction's content and the identity of gold's side (its result, the paper's
-# gold results, their alternates: the scorer builds them once per gold paper, so every run of a board brings the
-# same objects), with the objects held so their ids are not reused; emptied when full.
-_PAIRS: dict[tuple[Any, ...], tuple[tuple[Any, ...], PairVerdict]] = {}
-
-
-def _result_pair(
-    p: dict, g: dict, gold: list[dict], alternates: dict[str, list[str]], text: Optional[str]
-) -> PairVerdict:
-    try:
-        key = (tuple((k, type(v), v) for k, v in sorted(p.items())), id(g), id(gold), id(alternates), text)
-        hit = _PAIRS.get(key)
-    except TypeError:  # a value that is not hashable (a list where a result holds scalars): judged every time
-        return _judge_result_pair(p, g, gold, alternates, text)
-    if hit is not None and hit[0][0] is g and hit[0][1] is gold and hit[0][2] is alternates:
-        return hit[1]
-    verdict = _judge_result_pair(p, g, gold, alternates, text)
-    if len(_PAIRS) >= 1 << 15:
-        _PAIRS.clear()
-    _PAIRS[key] = ((g, gold, alternates), verdict)
-    return verdict
-
-
-def _judge_result_pair(
-    p: dict, g: dict, gold: list[dict], alternates: dict[str, list[str]], text: Optional[str]
-) -> PairVerdict:
-    agreement = value_agreement(p, g, text)
-    number, metric, context = False, 0, False
-    if agreement is not None:
-        number = _units_compatible(p, g, agreement) and _kind(p) == _kind(g)
-        if number:
-            metric = {"other": 0, "unnamed": 1, "same": 2}[metric_verdict(p, g, alternates, text)]
-            context = context_agrees(p, g, gold, alternates, text)
-    agree = []
-    for attribute in RESULT_ATTRIBUTES:
-        if attribute == "unit":  # unit_agrees, with the value agreement already judged
-            agree.append(
-                p.get("unit") in FRACTION_UNITS or g.get("unit") in FRACTION_UNITS
-                if agreement == "converted"
-                else p.get("unit") == g.get("unit")
-            )
-        else:
-            agree.append(attribute_agrees(p, g, attribute, alternates, text))
-    return agreement is not None, number, metric, context, tuple(agree)
 
 
 def align_results(

@@ -50,7 +50,6 @@ from paperfields.scoring.match import (
     PHRASE,
     RESULT_ATTRIBUTES,
     MatchRule,
-    _same_objects,
     align_results,
     align_strings,
     describe_rule,
@@ -304,21 +303,18 @@ class _Paper:
 
     @classmethod
     def of(cls, prediction: Optional[dict[str, Any]], gold: GoldRecord, abstract: str) -> _Paper:
-        g, alt = _gold_side(gold, abstract)
-        return cls(prediction, g, alt, abstract, type(gold.record))
+        return cls(
+            prediction,
+            gold.record.model_dump(mode="json"),
+            with_abstract_aliases(gold.alternates, abstract),
+            abstract,
+            type(gold.record),
+        )
 
     @property
     def p(self) -> dict[str, Any]:
         """The prediction, or an empty record for a failed paper (its values read as None)."""
         return self.prediction or {}
-
-
-@_same_objects(1 << 12)
-def _gold_side(gold: GoldRecord, abstract: str) -> tuple[dict[str, Any], Alternates]:
-    """A gold paper as the matchers read it (its record as JSON data, its alternates with the abstract's), built
-    once per gold object: every run scored in one process then hands the matchers the same gold objects, which
-    the result-pair memo (scoring/match.py ``_result_pair``) keys by identity. Shared: read, never changed."""
-    return gold.record.model_dump(mode="json"), with_abstract_aliases(gold.alternates, abstract)
 
 
 def _score(paper: _Paper) -> dict[str, Counts]:
