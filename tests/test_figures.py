@@ -4,6 +4,7 @@ made, a changed input always drawn again, the cache switched off by PAPERFIELDS_
 from __future__ import annotations
 
 import json
+from concurrent.futures import wait
 
 import pytest
 
@@ -34,6 +35,9 @@ def test_a_figure_has_the_same_bytes_drawn_here_in_a_worker_and_from_the_cache(c
     with figures.drawing(workers=1):
         figures.submit(draw, *inputs)
         figures.submit(draw_reliability, scores)
+        started = list(figures._SESSION.get().started.values())
+        assert len(started) == 2
+        wait(started)  # both drawn by the worker: png cannot take them over (it draws what no worker has begun)
         from_worker = figures.png(draw, *inputs)
         reliability = figures.png(draw_reliability, scores)
     assert from_worker == here and here.startswith(b"\x89PNG")
@@ -64,6 +68,16 @@ def test_a_poisoned_cache_file_is_what_png_returns_so_the_key_must_name_everythi
     (cache / f"{figures.inputs_key(draw_field_bars, (values, cis))}.png").write_bytes(b"kept")
     assert figures.png(draw_field_bars, values, cis) == b"kept"
     assert figures.png(draw_field_bars, values[::-1], cis[::-1]) != b"kept"
+
+
+def test_figures_queued_behind_a_busy_worker_have_the_same_bytes_whoever_draws_them(cache, scores):
+    values, cis = field_bars(scores)[1]
+    with figures.drawing(workers=1):
+        figures.submit(draw_reliability, scores)  # the worker's first figure: it takes a while
+        for i in range(len(values)):  # more figures queued behind it: the command draws those it asks first
+            figures.submit(draw_field_bars, values[i:] + values[:i], cis[i:] + cis[:i])
+        last = figures.png(draw_field_bars, values[-1:] + values[:-1], cis[-1:] + cis[:-1])
+    assert last == draw_field_bars(values[-1:] + values[:-1], cis[-1:] + cis[:-1])
 
 
 def test_plot_cache_off_draws_every_time_and_keeps_nothing(cache, scores, monkeypatch):
