@@ -261,9 +261,10 @@ def gold_agreement(
     held_out: str = typer.Option(
         None,
         "--held-out",
-        help="The held-out stratified judgments to read, by file name in gold/ (scorer_stratified2_judgments.jsonl, "
-        "or the first set's scorer_stratified_judgments.jsonl) [default: the newest set, "
-        "scoring/agreement.py HELD_OUT]. A set whose rules are not frozen is never opened.",
+        help="The held-out stratified judgments to read, by file name in gold/ (scorer_stratified3_judgments.jsonl, "
+        "or an earlier set's scorer_stratified2_judgments.jsonl, scorer_stratified_judgments.jsonl) [default: the "
+        "newest set, scoring/agreement.py HELD_OUT]. A set whose rules are not frozen, or whose unedited commit is not "
+        "entered, is never opened.",
     ),
 ) -> None:
     """Inter-annotator agreement per field (the project's scorer, first labeling as gold) and the scorer's
@@ -493,8 +494,9 @@ def _with_options(options_type: type) -> Callable[[Callable[..., None]], Callabl
 
 
 class _RunCommand(TyperCommand):
-    """``paperfields run``: its help names the providers, read from the registry when the help is shown
-    (so that starting the command line imports no backend)."""
+    """``paperfields run``: its help names the providers, read from the registry, and the strategies, the
+    prompt files of ``prompts/``, when the help is shown (so that starting the command line imports no
+    backend, and a new provider or prompt file is listed without more)."""
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         from paperfields.extract.backends import offered_providers
@@ -502,6 +504,9 @@ class _RunCommand(TyperCommand):
         for param in self.params:
             if param.name == "backend" and "Providers:" not in (param.help or ""):
                 param.help = f"{param.help} Providers: {', '.join(p + '/' for p in offered_providers())}."
+            if param.name == "strategy" and "Strategies:" not in (param.help or ""):
+                names = sorted(p.stem for p in paths.prompts_dir().glob("*.toml"))
+                param.help = f"{param.help} Strategies: {', '.join(names)}."
         super().format_help(ctx, formatter)
 
 
@@ -836,7 +841,7 @@ def inspect_register(
     from inspect_ai.log import read_eval_log, write_eval_log
 
     from paperfields.hub import dump_yaml
-    from paperfields.integrations.inspect_register import RegisterError, register_entry
+    from paperfields.integrations.inspect_register import register_entry
 
     headers = []
     for path in logs:
@@ -846,7 +851,7 @@ def inspect_register(
             fail(f"{path}: not an inspect eval log ({type(exc).__name__}: {str(exc)[:200]})")
     try:
         entry = register_entry(headers, repository_url, maintainers)
-    except (RegisterError, *_known_errors()) as exc:
+    except _known_errors() as exc:
         fail(str(exc))
     _write_text(out, dump_yaml(entry))
     kept = logs_out or out.parent / "logs"
@@ -1241,7 +1246,7 @@ def hub_result(
     against the Hub's format before it is written. Reference runs (rules/*, annotators), partial and
     unfinished runs and runs of another split than test are refused (exit 2)."""
     from paperfields.core.runlog import load_manifest
-    from paperfields.hub import HubResultError, eval_results, write_eval_results
+    from paperfields.hub import eval_results, write_eval_results
     from paperfields.scoring.runs import load_scored_run
 
     folder = _run_dir(run, runs_dir)
@@ -1252,7 +1257,7 @@ def hub_result(
         target = write_eval_results(
             entries, out_dir or Path("dist/eval_results") / scores.run_id, manifest.config.strategy
         )
-    except (HubResultError, *_known_errors()) as exc:
+    except _known_errors() as exc:
         fail(str(exc))
     console.print(
         f"wrote {target}: {plural(len(entries), 'task')} of {dataset} for {scores.run_id} (headline {scores.headline:.4f}); "

@@ -47,10 +47,7 @@ class ExtractOptions(BaseModel):
     strategy: str = Field(
         "zero_shot",
         json_schema_extra=_cli("--strategy", "-s"),
-        description=(
-            "Prompt strategy, a prompts/<name>.toml file: zero_shot, few_shot, reasoning_first, evidence, self_consistency, "
-            "confidence (per-field confidence for calibration)."
-        ),
+        description="Prompt strategy, a prompts/<name>.toml file.",  # `paperfields run --help` lists the files
     )
     base_url: Optional[str] = Field(
         None,

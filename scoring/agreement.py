@@ -443,11 +443,12 @@ FRESH_FIGURE = (218, 230, "3.3")
 class HeldOutSet:
     """One stratified held-out set of judged pairs in gold/: its pairs and judgments files, the brief, the commit
     that added the judgments unedited (and the start of their sha256 when the lead gave it), and the commit at
-    which the rules it checks were frozen (None while they are not: then the judgments are never opened)."""
+    which the rules it checks were frozen. The judgments are never opened while either commit is None: the rules
+    not frozen yet, or the commit of the unedited judgments not entered yet (the lead enters it to read the set)."""
 
     pairs: str
     judgments: str
-    committed_at: str
+    committed_at: Optional[str]
     sha256_prefix: Optional[str]
     rules_frozen_at: Optional[str]
     brief: str = "scorer_stratified_brief.md"
@@ -461,13 +462,27 @@ FIRST_STRATIFIED = HeldOutSet(
 # contested band and on results; kept as history.
 FIRST_STRATIFIED_FIGURE = {"overall": (161, 240), "contested": (67, 77), "results": (94, 163), "version": "3.4"}
 # The second stratified set (drawn with scorer 3.4, seed 39, after the first was read), judged blind and committed
-# unedited at de7febf; it checks scorer 3.5, whose rules are frozen at RULES_FROZEN_AT.
-RULES_FROZEN_AT: Optional[str] = "ac6bd12"
+# unedited at de7febf; read once with scorer 3.5 (rules frozen at ac6bd12); published, a tuning set since.
 SECOND_STRATIFIED = HeldOutSet(
-    "scorer_stratified2_pairs.jsonl", "scorer_stratified2_judgments.jsonl", "de7febf", None, RULES_FROZEN_AT
+    "scorer_stratified2_pairs.jsonl", "scorer_stratified2_judgments.jsonl", "de7febf", None, "ac6bd12"
 )
-HELD_OUT = SECOND_STRATIFIED  # the set `paperfields gold agreement` reads by default
-HELDOUT_SETS = {s.judgments: s for s in (FIRST_STRATIFIED, SECOND_STRATIFIED)}
+# What scorer 3.5 measured on it when it was read (gold/AGREEMENT.md at 1f4d11f); kept as history.
+SECOND_STRATIFIED_FIGURE = {"overall": (217, 244), "contested": (11, 16), "results": (206, 228), "version": "3.5"}
+# The commit at which scorer 3.6's rules were frozen (issue 38, round three), before the third set was read.
+RULES_FROZEN_AT: Optional[str] = "71d5bad"
+# The third stratified set (drawn with scorer 3.5, seed 40, after the second was read), judged blind; it checks scorer
+# 3.6. Its commit is None until the lead enters the commit that added the judgments unedited (and the start of their
+# sha256): until then `paperfields gold agreement` never opens them.
+THIRD_STRATIFIED = HeldOutSet(
+    "scorer_stratified3_pairs.jsonl", "scorer_stratified3_judgments.jsonl", "7cab0a5", "2b966b43", RULES_FROZEN_AT
+)
+HELD_OUT = THIRD_STRATIFIED  # the set `paperfields gold agreement` reads by default
+HELDOUT_SETS = {s.judgments: s for s in (FIRST_STRATIFIED, SECOND_STRATIFIED, THIRD_STRATIFIED)}
+# The stratified sets read and published before today's rules were chosen: tuning sets, shown with today's scorer.
+TUNING_STRATIFIED = (
+    (FIRST_STRATIFIED, FIRST_STRATIFIED_FIGURE, "the first stratified set", 38, "3.3", "value_metric"),
+    (SECOND_STRATIFIED, SECOND_STRATIFIED_FIGURE, "the second stratified set", 39, "3.4", "claim"),
+)
 TARGET_CONTESTED = 0.90
 JUDGE = (
     "a separate AI agent session (a large language model working as a blind judge, not a person), which saw only "
@@ -544,12 +559,16 @@ def _stratified_section(
     path, pairs_path = folder / judgments_name, folder / pairs_name
     if not path.is_file() or not pairs_path.is_file():
         return []
-    if frozen_at is None:
+    if frozen_at is None or held_out.committed_at is None:
         return [
             "### Held-out stratified pairs",
             "",
             f"`gold/{judgments_name}` is held out: it is read once, after the rules are frozen "
-            "(`RULES_FROZEN_AT` in scoring/agreement.py names that commit).",
+            "(`RULES_FROZEN_AT` in scoring/agreement.py names that commit"
+            + (f": {frozen_at}" if frozen_at else "")
+            + ") and the commit that added the judgments unedited is entered beside it"
+            + ("" if held_out.committed_at is None else f" ({held_out.committed_at})")
+            + f"; scorer {SCORER_VERSION}'s figure on it is not read yet.",
             "",
         ]
     draw_path = pairs_path.with_name(pairs_path.stem + ".draw.json")
@@ -699,7 +718,7 @@ def _semantic_tuning_line(
 DISCLOSURES = [
     "#### Disclosures",
     "",
-    "- Both stratified sets were judged by AI agent sessions (large language models working as blind judges), "
+    "- The stratified sets were judged by AI agent sessions (large language models working as blind judges), "
     "a different session for each set; no person judged them.",
     "- 10 of the 13 example pairs that issue 38 quotes (the kinds of disagreement it asks to fix) are pairs of the "
     "first stratified set, so the issue's text already pointed at part of that set before it was read.",
@@ -711,83 +730,89 @@ DISCLOSURES = [
     "whole, only over the committed runs (tests/test_stratified_pairs.py skips the whole redraw and says why).",
     "- Scorer 3.5's rules were chosen on the first stratified set (read and published), the earlier judged sets "
     "and the dev split; the second set's judgments and judge's notes were not opened before the rules were frozen.",
+    "- Scorer 3.6's rules were chosen on the first and second stratified sets (both read and published) and the "
+    "earlier judged sets, by an AI agent session working as a helper; it never opened the third set's files (pairs, "
+    f"judgments, judge's notes or draw), and its rules were frozen at {RULES_FROZEN_AT} before the third set was read.",
     "",
 ]
 
 
-# Every published run's headline (and results F1, true positives) under scorer 3.4 and gold 1.5, before the re-score
-# with scorer 3.5 and gold 1.6, with why it moved: each reason counts the result pairs the claim level refused
-# (matched at value_metric: a kind, a unit or a context that disagrees) or took (a metric that names no quantity where
-# the number picks one gold result), and the string items a 3.5 rule or a v1.6 alternate decided otherwise.
-RESCORED_FROM = ("3.4", "1.5")
+# Every published run's headline (and results F1, true positives) under scorer 3.5 and gold 1.6, before the re-score
+# with scorer 3.6 (gold unchanged), with why it moved: each reason counts the result pairs the claim level now takes
+# or refuses, by the 3.6 rule that decides them, and the string items a 3.6 rule decides otherwise.
+RESCORED_FROM = ("3.5", "1.6")
 PREVIOUS_HEADLINES: dict[str, tuple[float, float, int, str]] = {
-    "annotator_second-blind__imported__test": (
-        0.9797,
-        0.9706,
-        33,
-        "results +1: a metric that names no quantity, where the number picks one gold result",
-    ),
+    "agent-few-shot__submitted__test": (0.8927, 0.9412, 72, "no change"),
+    "agent-reasoning-first__submitted__test": (0.8814, 0.9125, 73, "no change"),
+    "agent-zero-shot__submitted__test": (0.8684, 0.9103, 71, "no change"),
+    "annotator_second-blind__imported__test": (0.9821, 1.0, 34, "no change"),
     "local_gemma3-270m__zero_shot__test": (
-        0.1498,
-        0.0038,
-        1,
-        "results -1: its one matched result names a context that contradicts gold's",
+        0.1495,
+        0.0,
+        0,
+        "method_name +2 and method_full_name +3 at the strict level: a plural last word is its singular ('esoteric "
+        "language model' for 'Esoteric Language Models', whose acronym is gold's Eso-LMs), a description after a "
+        "'Long (SHORT)' definition ('One-stage Policy Optimization (OnePO) for Medical Adaptation'), a part repeated "
+        "('Denoised Representation Attribution (DRA) (Denoised Representation Attribution)')",
     ),
     "local_qwen2.5-coder-0.5b__confidence__test": (
-        0.3696,
-        0.16,
-        12,
-        "results -8 (9 refused: kind 4, unit 4, context 1; 1 taken: a metric naming no quantity); method_full_name +1 "
-        "(the misspelt 'Adversarial Trained PRMs' at the strict level); tasks +1 (v1.6 alternate of pb9d10ab9bb, the "
-        "abstract's verb phrase)",
+        0.3638,
+        0.0533,
+        4,
+        "models +1 ('Mamba family of SSM models' is Mamba); results 0 (1 refused: an average tied to one named "
+        "benchmark; 1 taken: a generic name as model and baseline)",
     ),
     "local_qwen2.5-coder-0.5b__evidence__test": (
-        0.2705,
-        0.2074,
-        14,
-        "results -9 (10 refused: kind 6, context 2, unit 2; 1 taken); method_full_name +1 (the misspelt 'Adversarial "
-        "Trained PRMs')",
+        0.2615,
+        0.0741,
+        5,
+        "results 0 (1 refused: an average tied to one named benchmark; 1 taken: a generic name as model and baseline)",
     ),
     "local_qwen2.5-coder-0.5b__few_shot__test": (
-        0.3446,
-        0.2045,
-        32,
-        "results -21 (23 refused: kind 16, unit 7; 2 taken)",
+        0.3334,
+        0.0703,
+        11,
+        "results 0 (1 taken: a percent-scale score's points; 1 refused: a compared model's name in the metric slot)",
+    ),
+    "local_qwen2.5-coder-0.5b__reasoning_first__test": (
+        0.338,
+        0.0769,
+        6,
+        "results -1 (refused: an average tied to one named benchmark)",
     ),
     "local_qwen2.5-coder-0.5b__zero_shot__test": (
-        0.3728,
-        0.1871,
-        13,
-        "results -12 (refused: kind 6, context 3, unit 3); method_full_name +1 (the misspelt 'Adversarial Trained "
-        "PRMs'); tasks +1 (v1.6 alternate of pb9d10ab9bb)",
+        0.3616,
+        0.0144,
+        1,
+        "metrics +1 ('KV_memory_reduction' ~ 'peak KV-memory', neutral words on both sides); results +2 (3 taken: a "
+        "generic name or a class as model and baseline; 1 refused: an average tied to one named benchmark)",
     ),
     "local_qwen2.5-coder-1.5b__few_shot__test": (
-        0.4631,
-        0.3,
-        42,
-        "results -20 (23 refused: context 10, unit 9, kind 4; 3 taken); tasks -2 ('jailbreaks' no longer drops the "
-        "activity of 'filtering jailbreaks'; 'Large language models with human preferences' no longer drops "
-        "'aligning'); metrics +1 ('over-refusal' ~ 'over-refusal rates', a rate head)",
+        0.4504,
+        0.1571,
+        22,
+        "results +5 (7 taken: the model's name again as the baseline 2, a generic name as model and baseline 3, a "
+        "percent-scale score's points 2; 2 refused: 'performance' for a speedup)",
     ),
     "local_qwen2.5-coder-1.5b__zero_shot__test": (
-        0.4728,
-        0.2183,
-        37,
-        "results -19 (21 refused: kind 16, unit 4, context 1; 2 taken)",
+        0.4635,
+        0.1062,
+        18,
+        "results 0 (1 taken: a class as model and baseline, 'models without meta-knowledge'; 1 refused: 'null' in the "
+        "metric slot)",
     ),
     "rules_baseline__zero_shot__test": (
-        0.4965,
-        0.5323,
-        33,
-        "results +12 (15 taken: it writes 'score' or 'performance' where it finds no metric, and the number picks one "
-        "gold result; 3 refused: kind)",
+        0.5126,
+        0.7258,
+        45,
+        "results -2 (refused: its placeholder 'score' for a TTFT reduction and for an overhead)",
     ),
     "rules_empty__zero_shot__test": (0.0292, 0.0, 0, "no change: it predicts nothing"),
 }
 
 
 def _rescored_lines(gold_dir: Path) -> list[str]:
-    """Old (scorer 3.4, gold 1.5) and new headline of every published run, from its ``scores.json``, with the reason
+    """Old (:data:`RESCORED_FROM`: scorer and gold) and new headline of every published run, from its ``scores.json``, with the reason
     it moved (:data:`PREVIOUS_HEADLINES`); [] when the runs are not re-scored yet."""
     runs_dir = gold_dir.parent / "results" / "runs"
     rows = []
@@ -820,18 +845,18 @@ def _rescored_lines(gold_dir: Path) -> list[str]:
     ]
 
 
-def _tuning_stratified_lines(folder: Path, gold: list[GoldRecord], abstracts: dict[str, str]) -> list[str]:
-    """The first stratified set as a tuning set: today's scorer at the headline's level (overall, contested band,
-    results) and its remaining disagreements, each with its kind."""
+def _tuning_stratified_lines(
+    folder: Path, gold: list[GoldRecord], abstracts: dict[str, str], held: HeldOutSet, title: str
+) -> list[str]:
+    """A stratified set read before today's rules were chosen, as a tuning set: today's scorer at the headline's level
+    (overall, contested band, results, per field) and its remaining disagreements, each with its kind."""
     from paperfields.scoring.validity import disagreement_kind, load_stratified_judgments, stratified_report
 
-    judged = load_stratified_judgments(
-        folder / FIRST_STRATIFIED.judgments, folder / FIRST_STRATIFIED.pairs, {g.id for g in gold}
-    )
+    judged = load_stratified_judgments(folder / held.judgments, folder / held.pairs, {g.id for g in gold})
     report = stratified_report(judged, gold, abstracts)
     lines = [
-        f"`gold/{FIRST_STRATIFIED.judgments}` (the first stratified set; scorer {SCORER_VERSION}'s rules were chosen on "
-        "its disagreements), at the headline's level:",
+        f"`gold/{held.judgments}` ({title}; scorer {SCORER_VERSION}'s rules were chosen on its disagreements), at the "
+        "headline's level:",
         "",
     ]
     lines += _figure_rows(
@@ -839,6 +864,7 @@ def _tuning_stratified_lines(folder: Path, gold: list[GoldRecord], abstracts: di
             ("all", report["overall"]),
             ("contested band (string pairs)", report["contested"]),
             ("results", report["results"]),
+            *report["fields"].items(),
         ]
     )
     left = [x for x in report["rows"] if x["scorer"] != x["same"]]
@@ -849,6 +875,15 @@ def _tuning_stratified_lines(folder: Path, gold: list[GoldRecord], abstracts: di
             f"{_shown(x['gold'])}. Judge: {x.get('note', '')} Scorer: {x['reason']}."
         )
     return lines + [""]
+
+
+def _tuning_stratified(folder: Path) -> list[tuple[HeldOutSet, dict, str, int, str, str]]:
+    """The sets of :data:`TUNING_STRATIFIED` that are not today's held-out set and whose files are in ``folder``."""
+    return [
+        t
+        for t in TUNING_STRATIFIED
+        if HELD_OUT is not t[0] and (folder / t[0].judgments).is_file() and (folder / t[0].pairs).is_file()
+    ]
 
 
 def _validity_section(
@@ -898,21 +933,20 @@ def _validity_section(
             f"`gold/{EARLIER_HELDOUT_SET}`: {n} pairs judged blind after the scorer {version} rules were frozen; scorer "
             f"{version} agreed on {k} of {n}: {k / n:.3f} [{low:.3f}, {high:.3f}]; a tuning set since scorer 3.2."
         )
-    first = folder / FIRST_STRATIFIED.judgments
-    if HELD_OUT is not FIRST_STRATIFIED and first.is_file() and (folder / FIRST_STRATIFIED.pairs).is_file():
-        figure = FIRST_STRATIFIED_FIGURE
+    for number, (held, figure, title, seed, drawn_with, level) in enumerate(_tuning_stratified(folder)):
         cells = []
         for band in ("overall", "contested", "results"):
             k, n = figure[band]
             low, high = _proportion_ci(k, n)
             cells.append(f"{band} {k / n:.3f} [{low:.3f}, {high:.3f}] ({k} of {n})")
         history.insert(
-            0,
-            f"`gold/{FIRST_STRATIFIED.judgments}`: the first stratified set ({figure['overall'][1]} pairs, drawn with "
-            f"seed 38 at scorer 3.3), read once with scorer {figure['version']} (rules frozen at "
-            f"{FIRST_STRATIFIED.rules_frozen_at}): " + "; ".join(cells) + f", its result verdict at the `value_metric` "
-            f"level. Published, its disagreements were then used to choose scorer {SCORER_VERSION}'s rules, so it is a "
-            "tuning set now (its figure with today's scorer is under the tuning pairs below).",
+            number,
+            f"`gold/{held.judgments}`: {title} ({figure['overall'][1]} pairs, drawn with seed {seed} at scorer "
+            f"{drawn_with}), read once with scorer {figure['version']} (rules frozen at {held.rules_frozen_at}): "
+            + "; ".join(cells)
+            + f", its result verdict at the `{level}` level. Published, its disagreements were then used to choose "
+            f"scorer {SCORER_VERSION}'s rules, so it is a tuning set now (its figure with today's scorer is under the "
+            "tuning pairs below).",
         )
     if history:
         lines += ["### Earlier held-out pairs (history, now tuning material)", ""]
@@ -924,8 +958,8 @@ def _validity_section(
         "overstates the scorer's validity.",
         "",
     ]
-    if HELD_OUT is not FIRST_STRATIFIED and first.is_file() and (folder / FIRST_STRATIFIED.pairs).is_file():
-        lines += _tuning_stratified_lines(folder, gold, abstracts)
+    for held, _, title, *_ in _tuning_stratified(folder):
+        lines += _tuning_stratified_lines(folder, gold, abstracts, held, title)
     for name in TUNING_SETS:
         path = folder / name
         if not path.is_file():

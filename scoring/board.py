@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional
 
 from paperfields.core.errors import InputError
 from paperfields.core.escape import escape_markdown
@@ -302,8 +302,9 @@ class Board:
     def terminal(self, highlight: Optional[str] = None, wide: bool = False) -> Table:
         """The board as a rich Table for the terminal: ranked contenders, then references and partial
         runs (no rank), a blank line between sections; the run ``highlight`` in bold. The default
-        columns fit 100 columns; ``wide`` adds invented rate, dollars, seconds per correct item,
-        contamination, per-paper F1 and six fields' scores. :data:`TERMINAL_LEGEND` explains it."""
+        columns (:data:`TERMINAL_COLUMNS`) fit 100 columns; ``wide`` adds :data:`TERMINAL_WIDE_COLUMNS` (invented
+        rate, dollars, seconds per correct item, contamination, per-paper F1 and every headline field's score).
+        :data:`TERMINAL_LEGEND` explains it."""
         return _terminal(self, highlight, wide)
 
 
@@ -462,6 +463,15 @@ class Column:
     key: Callable[[RunScores, dict[str, Any]], Any]
     folder: bool = False  # a submitted run's folder (submission_folder) is linked after the cell
     markdown: bool = False  # the cell is Markdown already (escape_markdown is not applied to it)
+    justify: Literal["left", "right"] = "left"  # the terminal's alignment of the column
+
+
+def number(key: str, name: str, text: Callable[[Optional[float]], str] = fmt) -> Column:
+    """The column of the number ``key`` of the board's rows (:func:`_row`), headed ``name``, its cell
+    ``text(value)`` (:func:`fmt`: three decimals, ``–`` when undefined), sorted by the value: the one
+    declaration a new number needs for the Markdown and web tables and the terminal (the csv has every
+    number of the row already). Its direction is its metric's (``scores.json``'s ``higher_is_better``)."""
+    return Column(name, lambda s, r: text(r[key]), lambda s, r: r[key], justify="right")
 
 
 def _known(s: RunScores, text: str) -> str:
@@ -484,7 +494,7 @@ MAIN_COLUMNS: tuple[Column, ...] = (
     Column("headline [95% CI]", headline_cell, lambda s, r: s.headline, markdown=True),
     Column("P", lambda s, r: fmt(s.precision), lambda s, r: s.precision),
     Column("R", lambda s, r: fmt(s.recall), lambda s, r: s.recall),
-    Column("invented", lambda s, r: _percent(r["invented_rate"]), lambda s, r: r["invented_rate"]),
+    number("invented_rate", "invented", _percent),
     Column("cost / correct", lambda s, r: cost_per_correct_cell(s), lambda s, r: _cost_key(s)),
     Column("contamination", lambda s, r: r["contamination"], lambda s, r: r["contamination"]),
 )
@@ -703,6 +713,69 @@ TERMINAL_LEGEND = (
 )
 
 
+def _terminal_rank(s: RunScores, r: dict[str, Any]) -> str:
+    if r["rank"] is not None:
+        return str(r["rank"])
+    return {"contender": UNDEFINED, "reference": "ref", "partial": "part"}[r["section"]]
+
+
+def _terminal_model(s: RunScores, r: dict[str, Any]) -> str:
+    """The model, and which run it is when the row alone does not say: a submission's folder, a run id of
+    one's own, ``(yours)`` for a run of one's own runs folder."""
+    model = s.backend or s.run_id
+    own_id = s.run_id.removesuffix(" (yours)")
+    if s.submitted:
+        model += f" (submitted: {submission_folder(s) or own_id})"  # the folder it was scored from
+    elif own_id != f"{model.replace('/', '_')}__{s.strategy}__{s.split}":
+        model += f" ({own_id})"  # a run id of one's own says which run this is
+    if own_id != s.run_id:
+        model += " (yours)"
+    return model
+
+
+def _terminal_papers(s: RunScores, r: dict[str, Any]) -> str:
+    if s.unfinished:
+        return f"{s.papers_done}/{s.papers} done"
+    return f"{s.papers} of {s.papers_in_split}" if s.partial else str(s.papers)
+
+
+def _terminal_field(field: str) -> Column:
+    """A headline field's score in the terminal (a function, so each column keeps its own field)."""
+    return Column(SHORT[field], lambda s, r: fmt(s.fields[field].score), lambda s, r: s.fields[field].score)
+
+
+# The terminal board's columns, declared as the Markdown's are (a Column's ``key`` is unused here): the default
+# ones fit TERMINAL_WIDTH, ``--wide`` adds TERMINAL_WIDE_COLUMNS. Numbers are right-aligned where ``justify`` says.
+TERMINAL_COLUMNS: tuple[Column, ...] = (
+    Column("#", _terminal_rank, lambda s, r: r["rank"], justify="right"),
+    Column("model", _terminal_model, lambda s, r: s.backend),
+    Column("strategy", lambda s, r: s.strategy, lambda s, r: s.strategy),
+    Column("papers", _terminal_papers, lambda s, r: s.papers, justify="right"),
+    Column("valid", lambda s, r: f"{s.valid_rate:.0%}", lambda s, r: s.valid_rate, justify="right"),
+    Column("headline [95% CI]", headline_cell, lambda s, r: s.headline),
+    Column("P/R", lambda s, r: f"{fmt(s.precision, 2)}/{fmt(s.recall, 2)}", lambda s, r: s.precision),
+    Column(
+        "s/paper",
+        lambda s, r: _known(s, f"{s.seconds_per_paper:.1f}"),
+        lambda s, r: s.seconds_per_paper,
+        justify="right",
+    ),
+)
+TERMINAL_WIDE_COLUMNS: tuple[Column, ...] = (
+    Column("invented", lambda s, r: _percent(mean_invented(s)), lambda s, r: r["invented_rate"]),
+    Column(
+        "$",
+        lambda s, r: _known(s, _unknown_cost(s) or f"{s.dollars_total:.2f}"),
+        lambda s, r: s.dollars_total,
+        justify="right",
+    ),
+    Column("s/correct", lambda s, r: _known(s, fmt(s.seconds_per_correct, 2)), lambda s, r: s.seconds_per_correct),
+    Column("contamination", lambda s, r: r["contamination"], lambda s, r: r["contamination"]),
+    Column("per-paper F1", lambda s, r: fmt(s.per_paper_f1), lambda s, r: s.per_paper_f1),
+    *(_terminal_field(f) for f in HEADLINE_FIELDS),
+)
+
+
 def _terminal(board: Board, highlight: Optional[str], wide: bool) -> Table:
     from rich.table import Table
     from rich.text import Text
@@ -717,63 +790,16 @@ def _terminal(board: Board, highlight: Optional[str], wide: bool) -> Table:
         collapse_padding=True,
         header_style="bold",
     )
-    cols = ["#", "model", "strategy", "papers", "valid", "headline [95% CI]", "P/R", "s/paper"]
-    if wide:
-        cols += ["invented", "$", "s/correct", "contamination", "per-paper F1"] + [SHORT[f] for f in HEADLINE_FIELDS]
-    for col in cols:
-        table.add_column(
-            col,
-            no_wrap=col != "model",
-            overflow="fold",
-            justify="right" if col in ("#", "papers", "valid", "s/paper", "$") else "left",
-        )
+    columns = TERMINAL_COLUMNS + (TERMINAL_WIDE_COLUMNS if wide else ())
+    for column in columns:
+        table.add_column(column.name, no_wrap=column.name != "model", overflow="fold", justify=column.justify)
     section = None
     for s, r in zip(board.runs, board.rows):
         if r["section"] != section and section is not None:
             table.add_row()  # a blank line between contenders, references and partial runs
         section = r["section"]
-        label = (
-            {"contender": UNDEFINED, "reference": "ref", "partial": "part"}[r["section"]]
-            if r["rank"] is None
-            else str(r["rank"])
-        )
-        model = s.backend or s.run_id
-        own_id = s.run_id.removesuffix(" (yours)")
-        if s.submitted:
-            model += f" (submitted: {submission_folder(s) or own_id})"  # the folder it was scored from
-        elif own_id != f"{model.replace('/', '_')}__{s.strategy}__{s.split}":
-            model += f" ({own_id})"  # a run id of one's own says which run this is
-        if own_id != s.run_id:
-            model += " (yours)"
-        papers = (
-            f"{s.papers_done}/{s.papers} done"
-            if s.unfinished
-            else f"{s.papers} of {s.papers_in_split}"
-            if s.partial
-            else str(s.papers)
-        )
-        cells = [
-            label,
-            model,
-            s.strategy,
-            papers,
-            f"{s.valid_rate:.0%}",
-            headline_cell(s, r),
-            f"{fmt(s.precision, 2)}/{fmt(s.recall, 2)}",
-            _known(s, f"{s.seconds_per_paper:.1f}"),
-        ]
-        if wide:
-            invented = mean_invented(s)
-            cells += [
-                UNDEFINED if invented is None else f"{invented:.0%}",
-                _known(s, _unknown_cost(s) or f"{s.dollars_total:.2f}"),
-                _known(s, fmt(s.seconds_per_correct, 2)),
-                r["contamination"],
-                fmt(s.per_paper_f1),
-            ]
-            cells += [fmt(s.fields[f].score) for f in HEADLINE_FIELDS]
         # Text: a run id or model name is shown as written, never read as rich markup ("x[/]y" would raise)
-        table.add_row(*map(Text, cells), style="bold" if s.run_id == highlight else None)
+        table.add_row(*(Text(c.cell(s, r)) for c in columns), style="bold" if s.run_id == highlight else None)
     return table
 
 

@@ -479,6 +479,12 @@ def _check(run: RunPredictions, paper_id: str, judgment: PaperJudgment, stored: 
         raise RunError(
             f"{run.run_id}: paper {paper_id} has no row in paper_scores.jsonl; re-score the run with `paperfields score`"
         )
+    unscored = [f for f in judgment.errors if f not in stored]
+    if unscored:  # scored before the field was in the schema: its paper_scores.jsonl is older than scores.json
+        raise RunError(
+            f"{run.run_id}: paper {paper_id} has no stored counts for {', '.join(repr(f) for f in unscored)} in "
+            "paper_scores.jsonl (scored with another schema); re-score the run with `paperfields score`"
+        )
     for f, errs in judgment.errors.items():
         tp, fp, fn = stored[f]
         right = sum(1 for i in judgment.items if i.field == f and i.right)

@@ -92,8 +92,15 @@ from paperfields.scoring.metrics.wilson import f1_edge_ci, wilson_ci
 # or unnamed where the number picks one gold result, no contradicting dataset, model or baseline), where 3.4 used
 # `value_metric`; a rate head keeps a measure ("over-refusal rates"); a task's leading activity in -ing is never a
 # droppable modifier; "Long (SHORT)" is read by its parts when SHORT abbreviates Long; a coined name misspelt, never
-# written in the abstract, is the name at the strict level.
-SCORER_VERSION = "3.5"
+# written in the abstract, is the name at the strict level. 3.6 (issue 38, round three): the matcher is symmetric (the
+# invented-modifier rule reads the abstract whichever side is longer); at the claim level a percent-scale score's
+# points are percent, a metric slot without a word, holding a placeholder for a measure that is not a score, naming
+# a model or compared method of the paper's results, or plain words unlike a named gold metric names another quantity, the model's name again as the baseline is
+# redundant, a filler in the dataset and another slot contradicts, an average tied to one named benchmark
+# contradicts, a class ("large reasoning models") never contradicts; strings: neutral words on both sides leave one
+# measure, "X family of ..." is X; at the strict level a plural last word is its singular and "Long (SHORT)" takes
+# repeated parts and a description after it.
+SCORER_VERSION = "3.6"
 SOFT_THRESHOLD = PHRASE.threshold  # the soft name score: the phrase rule on a name
 
 # Derived from the schema's field facts (paperfields.core.fields); each names the fields in schema order.

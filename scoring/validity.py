@@ -891,7 +891,7 @@ def headline_verdict(
             pairs = result_pairs([prediction], golds, alternates, abstract)
             j = golds.index(gold)
             same = bool(pairs.claim()[0, j])
-            verdict = metric_verdict(prediction, gold, alternates, abstract)
+            verdict = metric_verdict(prediction, gold, alternates, abstract, golds)
             why = []
             if not pairs.value[0, j]:
                 why.append("value disagrees")

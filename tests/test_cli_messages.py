@@ -351,3 +351,13 @@ def test_the_cli_prints_every_paperfields_error_as_one_line_and_exits_2(monkeypa
         result = _cli("publish", "some-run")  # publish looks the run up outside any handler of its own
         assert result.exit_code == 2, (cls, result.output)
         assert result.stderr == f"error: {cls.__name__} names the file\n", cls
+
+
+def test_the_errors_module_draws_every_paperfields_error():
+    """paperfields/core/errors.py's tree named neither HubResultError, RegisterError nor SemanticUnavailable: each class is in it."""
+    import paperfields.core.errors
+
+    tree = paperfields.core.errors.__doc__
+    missing = [cls.__name__ for cls in _every_paperfields_error() if cls.__name__ not in tree]
+    assert not missing, missing
+    assert "exits 2" in tree and "Exit 1 is an outcome" in tree

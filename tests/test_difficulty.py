@@ -159,6 +159,14 @@ def test_stale_stored_counts_are_refused():
         difficulty([RunPredictions("r2", True, R2, stored)], GOLD, ABSTRACTS)
 
 
+def test_stored_counts_without_a_field_of_the_schema_are_refused_by_name():
+    """A run whose paper_scores.jsonl predates a field of the schema (scores.json re-written, the rows not) was a
+    KeyError out of `paperfields leaderboard`; it is a RunError naming the run, the paper and the field."""
+    stored = {pid: {f: c for f, c in fields.items() if f != "tasks"} for pid, fields in _stored(R2).items()}
+    with pytest.raises(RunError, match="r2: paper pa has no stored counts for 'tasks' in paper_scores.jsonl"):
+        difficulty([RunPredictions("r2", True, R2, stored)], GOLD, ABSTRACTS)
+
+
 def test_markdown_and_data_views():
     view = _view()
     text = difficulty_markdown(view)

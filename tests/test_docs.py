@@ -141,9 +141,10 @@ def test_the_headline_text_follows_the_fields_facts():
     from paperfields.core.fields import FieldFacts
     from paperfields.core.schema import PaperRecord
     from paperfields.scoring.method import headline_text
+    from paperfields.scoring.score import HEADLINE_COUNT as n
 
     text = " ".join(headline_text(PaperRecord).split())
-    assert "over the 12 headline fields" in text and "1/12 of a perfect one" in text
+    assert f"over the {n} headline fields" in text and f"1/{n} of a perfect one" in text
     assert "`research_area` and `training_free` are classification accuracy" in text
 
     from typing import Annotated, Optional

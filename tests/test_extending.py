@@ -173,7 +173,9 @@ def test_the_command_line_takes_the_option_and_names_a_wrong_one(extended, stub,
     assert [r["body"]["toy_depth"] for r in stub.requests] == [2, 2]
     listed = run_cli("providers")
     assert "toyai/" in listed.stdout and "TOYAI_API_KEY" in listed.stdout
-    assert "toyai/" in run_cli("run", "--help").stdout  # the provider list is the registry's
+    helped = run_cli("run", "--help").stdout
+    assert "toyai/" in helped  # the provider list is the registry's
+    assert "self_check" in " ".join(helped.split())  # the strategies are the prompt files
 
 
 def test_the_same_run_through_the_batch_api_asks_the_second_round_as_a_second_job(extended, monkeypatch, tmp_path):
@@ -278,3 +280,43 @@ def test_a_batch_run_interrupted_in_its_second_round_resumes_from_the_first_job_
     lines = _records(run_dir)
     assert [lines[p.id].attempts for p in papers] == [2, 2]
     assert lines[papers[0].id].record["datasets"] == ["ToySet", "ToySet-2"]  # the checked record of the first paper
+
+
+# --- a board number: a key of the row and one number(...) declaration (docs/extending.md, "A board metric") -----
+
+
+def test_a_new_number_of_the_board_row_reaches_the_markdown_the_csv_and_the_terminal(monkeypatch):
+    """The board half of a new metric, made from a test: the row gains a key (here computed from the published
+    scores, where scoring/score.py would store it in RunScores), and one ``number(...)`` puts it in the Markdown
+    table, the web page's and, among TERMINAL_WIDE_COLUMNS, the terminal; the csv flattens the row, so it
+    has the column with nothing more."""
+    import csv
+    import io
+
+    from rich.console import Console
+
+    from paperfields.scoring import board
+    from paperfields.scoring.runs import _read_scores
+    from tests.conftest import PUBLISHED_RUNS
+
+    row = board._row
+    monkeypatch.setattr(board, "_row", lambda s, rank: {**row(s, rank), "toy_rate": 0.25 if s.reference else 0.5})
+    toy = board.number("toy_rate", "toy", board._percent)
+    monkeypatch.setattr(board, "MAIN_COLUMNS", board.MAIN_COLUMNS + (toy,))
+    monkeypatch.setattr(board, "TERMINAL_WIDE_COLUMNS", board.TERMINAL_WIDE_COLUMNS + (toy,))
+    scores = [_read_scores(path) for path in sorted(PUBLISHED_RUNS.glob("*/scores.json"))]
+    built = board.Board.of(scores)
+    header = next(line for line in built.markdown().splitlines() if line.startswith("| rank |"))
+    assert header.endswith("| contamination | toy |")
+    assert {
+        line.rsplit("|", 2)[-2].strip() for line in built.markdown().splitlines() if "| after cutoff |" in line
+    } == {"50%"}
+    rows = list(csv.DictReader(io.StringIO(built.csv())))
+    assert {r["toy_rate"] for r in rows} == {"0.5", "0.25"} and len(rows) == len(scores)
+    console = Console(file=io.StringIO(), width=400)
+    console.print(built.terminal(wide=True))
+    lines = console.file.getvalue().splitlines()
+    assert lines[1].rstrip().endswith(" toy") and " 50%" in lines[2]
+    console = Console(file=io.StringIO(), width=400)
+    console.print(built.terminal())
+    assert " toy" not in console.file.getvalue().splitlines()[1]  # not among the default columns

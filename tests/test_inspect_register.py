@@ -106,6 +106,25 @@ def test_an_entry_off_the_format_is_caught(logs, change, problem):
     assert any(problem in p for p in register_problems(entry)), register_problems(entry)
 
 
+def test_the_entry_s_texts_are_read_from_the_code_never_typed():
+    """The CI note said 1000 resamples, seed 0, where the headline's bootstrap draws 2000 with seed 20260; the
+    field count and the accuracy fields come from the schema's facts, the papers from the logs."""
+    from paperfields.integrations.inspect_register import description, headline_note
+    from paperfields.scoring.metrics import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+    from paperfields.scoring.score import ACCURACY_FIELDS, HEADLINE_COUNT
+
+    assert (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED) == (2000, 20260)
+    note = headline_note(60)
+    assert "(2000 resamples, seed 20260)" in note and "1000" not in note
+    assert f"macro mean over {HEADLINE_COUNT} fields" in note and "over the 60 test papers" in note
+    assert "(accuracy for research_area and training_free)" in note and ACCURACY_FIELDS == (
+        "research_area",
+        "training_free",
+    )
+    assert f"macro mean over {HEADLINE_COUNT} fields of pooled micro F1." in description(60)
+    assert "each of 40 ICML 2026 abstracts" in description(40)
+
+
 def test_the_committed_entry_is_the_one_its_kept_logs_make(tmp_path):
     """register/paperfields/eval.yaml was written by `paperfields inspect-register` from eval logs whose headers are
     kept beside it: made again from them, it is the same file byte for byte, and its commit is one of this repository."""

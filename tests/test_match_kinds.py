@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from paperfields.core.gold import GoldRecord
@@ -561,6 +561,10 @@ names = st.lists(st.one_of(st.sampled_from(NAMES), st.text(alphabet="abcAB12 -+.
     st.sampled_from([None, ABSTRACT, CONTRAST_ABSTRACT]),
 )
 @settings(max_examples=300, deadline=None)
+# Found by Hypothesis under scorer 3.5: 1.0 one way and 0.0 the other (the invented-modifier rule read the abstract
+# only when the longer phrase was the prediction); tests/test_match_claim_kinds.py states the value.
+@example(["1-1"], ["A1 1"], METRIC_NAMES, ABSTRACT)
+@example(["1-1"], ["A1 1"], FIELD_RULES["tasks"], CONTRAST_ABSTRACT)
 def test_string_alignment_is_symmetric(pred, gold, rule, text):
     forward, backward = align_strings(pred, gold, {}, rule, text), align_strings(gold, pred, {}, rule, text)
     assert len(forward[2]) == len(backward[2])

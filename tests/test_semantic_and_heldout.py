@@ -287,15 +287,39 @@ def test_before_the_rules_are_frozen_the_held_out_judgments_are_never_opened(tmp
     assert not (folder / "validity.json").exists()
 
 
+def test_without_the_commit_of_its_judgments_the_third_set_is_never_opened(tmp_path, monkeypatch):
+    """A set whose rules are frozen but whose unedited commit is not entered (how set #3 stood until the lead entered
+    7cab0a5 to read it): the command must not open the judgments."""
+    from paperfields.scoring import agreement
+
+    third = agreement.THIRD_STRATIFIED
+    assert agreement.HELD_OUT is third and third.rules_frozen_at == agreement.RULES_FROZEN_AT is not None
+    folder = tmp_path / "gold"
+    folder.mkdir()
+    (folder / third.pairs).write_text("not even JSON\n")
+    (folder / third.judgments).write_text("not even JSON\n")  # would fail if it were read
+    monkeypatch.setattr(agreement, "HELD_OUT", replace(third, committed_at=None))
+    text = "\n".join(agreement._stratified_section(folder, [], {}))
+    assert "is held out: it is read once, after the rules are frozen" in text
+    assert agreement.RULES_FROZEN_AT in text and not (folder / "validity.json").exists()
+
+
 def test_the_board_and_the_readme_state_the_held_out_figures_and_who_judged():
     from paperfields.scoring import agreement
     from paperfields.scoring.method import validity_figures, validity_text
 
     figures = validity_figures(ROOT / "gold")
-    assert figures["rules_frozen_at"] == agreement.RULES_FROZEN_AT is not None
-    assert figures["judgments_sha256"].startswith(agreement.HELD_OUT.sha256_prefix or "")
-    assert figures["set"] == agreement.HELD_OUT.pairs == "scorer_stratified2_pairs.jsonl"
-    assert figures["overall"]["pairs"] == 244 and figures["contested"]["pairs"] + figures["results"]["pairs"] == 244
+    read = {s.pairs: s for s in agreement.HELDOUT_SETS.values()}[figures["set"]]  # the newest set read so far
+    assert figures["rules_frozen_at"] == read.rules_frozen_at is not None
+    assert figures["judgments_sha256"].startswith(read.sha256_prefix or "")
+    # set #3 read once at scorer 3.6 (7cab0a5's unedited judgments): 120 pairs, 43 contested + 77 results
+    assert agreement.HELD_OUT.committed_at == "7cab0a5"
+    assert figures["set"] == "scorer_stratified3_pairs.jsonl" and figures["scorer_version"] == "3.6"
+    assert figures["overall"]["pairs"] == 120 and (figures["contested"]["pairs"], figures["results"]["pairs"]) == (
+        43,
+        77,
+    )
+    assert (figures["overall"]["agree"], figures["contested"]["agree"], figures["results"]["agree"]) == (115, 40, 75)
     o = figures["overall"]
     stated = f"{o['agreement']:.3f} [{o['ci95'][0]:.3f}, {o['ci95'][1]:.3f}]"
     readme = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -4,11 +4,15 @@ The tree (each class keeps its built-in base, so ``except ValueError`` still cat
 
     PaperFieldsError
     ├── InputError (ValueError)        a file or option the user gave is wrong: CorpusError, GoldError,
-    │                                  PromptError, MixedVersionsError (runs that cannot share a board)
+    │                                  PromptError, MixedVersionsError (runs that cannot share a board),
+    │                                  SemanticUnavailable (a cosine no file stores, no embedding model)
     ├── RunError (RuntimeError)        a run folder that cannot be read or resumed (paperfields.core.runlog):
     │                                  NoGoldError (nothing to score), SubmissionError
     ├── BackendError (RuntimeError)    a backend that cannot be set up (paperfields.extract.backends.base)
-    └── WeightsError (RuntimeError)    model weights that cannot be found or fetched (extract/backends/weights.py)
+    ├── WeightsError (RuntimeError)    model weights that cannot be found or fetched (extract/backends/weights.py)
+    ├── HubResultError                 a run the Hub cannot report, a dataset id off its format (paperfields.hub)
+    └── RegisterError                  logs that cannot enter the Inspect Evals Register entry
+                                       (paperfields.integrations.inspect_register)
 
 The command line prints any ``PaperFieldsError`` (every subclass, whichever command meets it) as one
 line, ``error: <message>`` (the message names the file, line and field), and exits 2; anything else

@@ -21,17 +21,40 @@ from pathlib import Path
 from typing import Any, Optional
 
 from paperfields.core.errors import PaperFieldsError
+from paperfields.core.plural import plural
+from paperfields.scoring.metrics import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from paperfields.scoring.score import ACCURACY_FIELDS, HEADLINE_COUNT
 
 EVAL_ID = "paperfields"  # the register folder's name (inspect_evals injects it as the entry's id)
 TASK = "paperfields"
 TASK_PATH = "paperfields/integrations/inspect_task.py"
 FULL_TITLE = "PaperFields: Structured Extraction of Records from Machine-Learning Paper Abstracts"
 COMMON_TITLE = "PaperFields"
-DESCRIPTION = (
-    "A model turns each of 60 ICML 2026 abstracts into a structured record (method, contribution types, research "
-    "area, tasks, datasets, models, metrics, baselines, quantitative results, code URL), scored field by field "
-    "against hand-labeled gold by PaperFields' own scorer; headline: macro mean over 12 fields of pooled micro F1."
-)
+# The field count, the accuracy fields and the bootstrap's resamples and seed are read from the code that makes
+# them (the schema's field facts, scoring/metrics/bootstrap.py), the papers from the logs: never typed here.
+HEADLINE_WHAT = f"macro mean over {HEADLINE_COUNT} fields"
+
+
+def description(papers: int) -> str:
+    """The entry's one-line description for a test split of ``papers`` abstracts."""
+    return (
+        f"A model turns each of {papers} ICML 2026 abstracts into a structured record (method, contribution types, "
+        "research area, tasks, datasets, models, metrics, baselines, quantitative results, code URL), scored field by "
+        f"field against hand-labeled gold by PaperFields' own scorer; headline: {HEADLINE_WHAT} of pooled micro F1."
+    )
+
+
+def headline_note(papers: int) -> str:
+    """The report's note on how the headline and its CI are made, over ``papers`` test papers."""
+    accuracy = " and ".join(ACCURACY_FIELDS)
+    return (
+        f"headline: the {HEADLINE_WHAT} of each field's micro F1 pooled over the {papers} "
+        f"test papers (accuracy for {accuracy}), with its 95% percentile bootstrap CI over papers "
+        f"({plural(BOOTSTRAP_RESAMPLES, 'resample')}, seed {BOOTSTRAP_SEED}); the standard error of a mean of "
+        "per-paper scores does not describe a pooled F1, so the CI is given instead"
+    )
+
+
 TAGS = ["Information Extraction", "Structured Output", "Scientific Papers"]
 
 _TEXT = {"type": "string", "minLength": 1}
@@ -238,7 +261,7 @@ def register_entry(
     entry = {
         "full_title": FULL_TITLE,
         "common_title": COMMON_TITLE,
-        "description": DESCRIPTION,
+        "description": description(logs[0].eval.dataset.samples),
         "contributors": list(contributors or maintainers),
         "tags": TAGS,
         "tasks": [{"name": TASK, "dataset_samples": logs[0].eval.dataset.samples, "task_path": TASK_PATH}],
@@ -252,10 +275,7 @@ def register_entry(
             "timestamp": max(log.stats.completed_at for log in logs),
             "results": sorted(rows, key=lambda r: -r["metrics"][0]["value"]),
             "notes": [
-                "headline: the macro mean over 12 fields of each field's micro F1 pooled over the 60 test papers "
-                "(accuracy for research_area and training_free), with its 95% percentile bootstrap CI over papers "
-                "(1000 resamples, seed 0); the standard error of a mean of per-paper scores does not describe a "
-                "pooled F1, so the CI is given instead",
+                headline_note(logs[0].eval.dataset.samples),
                 "paperfields/<backend> models are PaperFields' own backends run as inspect models: rules/baseline "
                 "(patterns written from the dev split) and rules/empty (an empty record) are the references every "
                 "model must beat; local/ models run offline in-process under the record's JSON grammar",

@@ -423,8 +423,8 @@ def paperfields_task(
     """PaperFields: structured extraction of a record (method, tasks, datasets, results, ...) from each
     ML paper abstract of ``split``, scored against hand-labeled gold with PaperFields' own scorer.
 
-    ``split``: test (default), dev or all; ``strategy``: a prompt of ``prompts/`` (zero_shot, few_shot,
-    reasoning_first, evidence, self_consistency, confidence); ``corpus``: a corpus JSONL of one's own
+    ``split``: test (default), dev or all; ``strategy``: a prompt file of ``prompts/``, by name
+    (``paperfields run --help`` lists them; any kind, one round or more); ``corpus``: a corpus JSONL of one's own
     (with ``split=all``; papers without gold are unscored); ``structured``: ``true``/``schema`` (the
     provider's structured output), ``grammar`` (llama.cpp's JSON-schema grammar, as ``paperfields run
     --grammar``) or ``false``/``none`` (only the prompt asks for JSON). Raises ValueError for another
