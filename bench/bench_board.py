@@ -9,11 +9,13 @@ command in a child process of its own (a fresh interpreter, as a user's shell gi
 reports wall seconds, CPU seconds (the child's user + system time) and how often the command opened each run's
 ``predictions.jsonl`` (an audit hook counts the opens). The two sides' written files are compared byte for byte.
 The load average is printed before and after: the machine is shared, so compare the ratios, not absolute seconds.
-Targets (issue 39 item 4): at most 5 s for today's runs, linear in runs, each stored file read once.
+Targets (issue 39 item 4): at most 5 s for today's runs, linear in runs, each stored file read once. This
+checkout runs twice on each board: first with an empty plot cache of its own (every figure drawn, in worker
+processes), then again on the same folder (every figure from the cache); the older commit once.
 
 The older command is read from a git worktree of ``--old COMMIT`` (default de7febf, made under /tmp if missing).
 
-Run: .venv/bin/python bench/bench_board.py [--runs 10,30,100] [--old COMMIT] [--old-up-to 10] [--no-plots]
+Run: .venv/bin/python bench/bench_board.py [--runs 9,14,30,100] [--old COMMIT] [--old-up-to 10] [--no-plots]
 """
 
 from __future__ import annotations
@@ -38,11 +40,15 @@ TEMPLATE = "local_qwen2.5-coder-0.5b__zero_shot__test"  # the published contende
 
 
 def project(folder: Path, runs: int) -> Path:
-    """A project folder holding today's published runs plus copies up to ``runs`` runs, gold and the README."""
+    """A project folder holding today's published runs plus copies up to ``runs`` runs (the first ``runs`` of them,
+    by name, when fewer than today's), gold and the README."""
     shutil.copytree(ROOT / "results" / "runs", folder / "results" / "runs")
     shutil.copytree(ROOT / "gold", folder / "gold")
     shutil.copy(ROOT / "README.md", folder / "README.md")
-    published = sorted(p.name for p in (folder / "results" / "runs").iterdir())
+    published = sorted(p.name for p in (folder / "results" / "runs").iterdir() if p.is_dir())
+    for name in published[runs:]:
+        shutil.rmtree(folder / "results" / "runs" / name)
+    published = published[:runs]
     for i in range(runs - len(published)):
         run_id = f"submitted_model-{i:03d}__zero_shot__test"
         target = folder / "results" / "runs" / run_id
@@ -91,7 +97,13 @@ def _old_checkout(commit: str) -> Path:
 
 
 def _measure(root: Path, folder: Path, plots: bool) -> dict:
-    env = os.environ | {"PAPERFIELDS_ROOT": str(folder), "MPLCONFIGDIR": str(folder / ".mpl")}
+    # the plot cache of this board's own (paperfields/figures.py): empty on a first run, warm on the second
+    env = os.environ | {
+        "PAPERFIELDS_ROOT": str(folder),
+        "MPLCONFIGDIR": str(folder / ".mpl"),
+        "PAPERFIELDS_CACHE": str(folder / ".cache"),
+    }
+    env.pop("PAPERFIELDS_PLOT_CACHE", None)
     cmd = [sys.executable, __file__, "--child", str(root)] + ([] if plots else ["--no-plots"])
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
@@ -128,40 +140,48 @@ def main() -> None:
         return
     print(machine(), flush=True)
     today = len(list((ROOT / "results" / "runs").glob("*/scores.json")))
-    sizes = [int(n) for n in args.runs.split(",")] if args.runs else [today, 30, 100]
+    sizes = [int(n) for n in args.runs.split(",")] if args.runs else [9, today, 30, 100]
     old = None if args.no_old else _old_checkout(args.old)
     print(f"paperfields leaderboard{'' if plots else ' --no-plots'}; this checkout against {args.old}")
     print(f"{'runs':>5} {'side':>14} {'wall s':>8} {'CPU s':>8} {'CPU s/run':>10} {'opens/run':>10}  output")
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:
             base = project(Path(tmp) / f"base-{n}", n)
-            sides = [("this checkout", ROOT)] + ([(args.old, old)] if old is not None and n <= args.old_up_to else [])
-            folders = {}
+            with_old = old is not None and n <= args.old_up_to
+            folders = {"this": Path(tmp) / f"{n}-this", "old": Path(tmp) / f"{n}-old"}
             results = {}
-            for name, root in sides:
-                folders[name] = Path(tmp) / f"{n}-{name.replace(' ', '_')}"
-                shutil.copytree(base, folders[name], symlinks=True)
-                results[name] = _measure(root, folders[name], plots)
+            shutil.copytree(base, folders["this"], symlinks=True)
+            results["cold"] = _measure(ROOT, folders["this"], plots)  # an empty plot cache
+            results["warm"] = _measure(ROOT, folders["this"], plots)  # the same board again: every figure kept
+            if with_old:
+                shutil.copytree(base, folders["old"], symlinks=True)
+                results["old"] = _measure(old, folders["old"], plots)
             same = (
-                "identical to " + args.old
-                if len(sides) == 2 and _same_tree(folders[sides[0][0]], folders[sides[1][0]])
-                else "DIFFERS from " + args.old
-                if len(sides) == 2
+                ("identical to " if _same_tree(folders["this"], folders["old"]) else "DIFFERS from ") + args.old
+                if with_old
                 else ""
             )
-            for name, _ in sides:
-                r = results[name]
+            for key, name in (("cold", "this, cold"), ("warm", "this, warm"), ("old", args.old)):
+                if key not in results:
+                    continue
+                r = results[key]
                 opens = r["opens"]
                 print(
                     f"{n:>5} {name:>14} {r['wall']:8.2f} {r['cpu']:8.2f} {r['cpu'] / n:10.3f} "
-                    f"{(sum(opens) / len(opens) if opens else 0):10.1f}  {same if name == 'this checkout' else ''}",
+                    f"{(sum(opens) / len(opens) if opens else 0):10.1f}  {same if key == 'cold' else ''}",
                     flush=True,
                 )
-            if len(sides) == 2:
-                a, b = results[sides[0][0]], results[sides[1][0]]
-                print(f"{'':>5} {'ratio':>14} {a['wall'] / b['wall']:8.2f} {a['cpu'] / b['cpu']:8.2f}", flush=True)
+            if with_old:
+                b = results["old"]
+                for key in ("cold", "warm"):
+                    a = results[key]
+                    print(
+                        f"{'':>5} {key + '/old':>14} {a['wall'] / b['wall']:8.2f} {a['cpu'] / b['cpu']:8.2f}",
+                        flush=True,
+                    )
+            print(f"{'':>5} load average now: {load_average()}", flush=True)
             for folder in folders.values():
-                shutil.rmtree(folder)
+                shutil.rmtree(folder, ignore_errors=True)  # the older side's is made only up to --old-up-to
             shutil.rmtree(base)
     print(f"load average (1, 5, 15 min) after: {load_average()}")
 

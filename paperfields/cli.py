@@ -1274,6 +1274,7 @@ def _write_board(board, runs_dir: Path, gold_path: Path, target: Path, plots: bo
     _write_text(target, board.markdown())
     _write_text(target.with_suffix(".csv"), board.csv())
     written = [target, target.with_suffix(".csv")]
+    _start_figures(board, target.parent, plots, html)  # drawn in worker processes while the view is computed
     view = _difficulty(runs_dir, gold_path, board.runs)
     written.append(_write_difficulty(view, target.parent / "difficulty.md"))
     if html:
@@ -1297,6 +1298,22 @@ def _write_board(board, runs_dir: Path, gold_path: Path, target: Path, plots: bo
     ):  # the published board: the README's board block follows it
         written += _write_readme_block(board)
     return written
+
+
+def _start_figures(board, folder: Path, plots: bool, html: bool) -> None:
+    """Start drawing the figures the board files will hold (paperfields/figures.py: nothing outside its
+    ``drawing`` block, nothing for a figure already in the plot cache): the PNG plots and each report's bars."""
+    if plots:
+        from paperfields.plots import start_plots
+
+        start_plots(board, folder)
+    if html:
+        from paperfields import figures
+        from paperfields.report import field_bars
+
+        for s in board.runs:
+            draw, inputs = field_bars(s)
+            figures.submit(draw, *inputs)
 
 
 def _write_readme_block(board) -> list[Path]:
@@ -1364,10 +1381,13 @@ def leaderboard(
     labeling under annotator/*) and partial or unfinished runs are listed apart with no rank. Open
     results/leaderboard.html in a browser to sort, filter and follow a run to its report."""
     from paperfields.core.readonce import read_once
+    from paperfields.figures import drawing
 
     runs_dir = runs_dir or paths.published_runs_dir()
     gold_path = paths.gold_dir() / "gold.jsonl"
-    with read_once():  # each stored file read and each prediction line validated once, for the board and every report
+    # each stored file read and each prediction line validated once, for the board and every report; the
+    # figures drawn in worker processes meanwhile, or taken from the plot cache
+    with read_once(), drawing():
         board = _published_board(runs_dir)
         written = (
             _write_board(board, runs_dir, gold_path, out_path or paths.results_dir() / "leaderboard.md", plots, html)

@@ -8,21 +8,46 @@ left out of the bars and the cost plots (they are not comparable) and marked in 
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")  # no display on CI machines
-import matplotlib.pyplot as plt
 import numpy as np
 
+from paperfields import figures
 from paperfields.scoring.board import UNDEFINED, Board, time_known
 from paperfields.scoring.score import ACCURACY_FIELDS, HEADLINE_COUNT, HEADLINE_FIELDS, RunScores
 
 _META = {"Software": None}  # no version stamp: the same scores give the same bytes
 HEADLINE_LABEL = f"headline: micro F1 per field, macro over {HEADLINE_COUNT} fields (higher is better)"
 _REFERENCE_STYLES = ("--", ":", "-.", (0, (5, 1, 1, 1)))
+
+
+def _pyplot() -> Any:
+    """matplotlib's pyplot on the Agg backend (no display on CI machines), imported when a figure is drawn: a board
+    whose figures are all in the cache (paperfields/figures.py) never loads it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _png(fig: Any, dpi: int) -> bytes:
+    """``fig`` as PNG bytes (no version stamp: the same inputs give the same bytes), the figure closed."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi, metadata=_META)
+    _pyplot().close(fig)
+    return buffer.getvalue()
+
+
+Job = tuple[figures.Draw, tuple[Any, ...]]  # a figure: its draw function and the inputs it draws
+
+
+def _write(path: Path, job: Job) -> Path:
+    path.write_bytes(figures.png(job[0], *job[1]))
+    return path
 
 
 def pareto_front(points: list[tuple[float, float]]) -> list[int]:
@@ -58,6 +83,12 @@ def _reference_lines(ax, references: list[RunScores], vertical: bool) -> None:
 def plot_overall(board: Board, path: Path) -> Path:
     """Horizontal bars of the headline per complete contender with 95% CI whiskers, best on top;
     references as vertical lines; partial and unfinished runs named in a footnote, not drawn."""
+    return _write(path, (draw_overall, (board,)))
+
+
+def draw_overall(board: Board) -> bytes:
+    """:func:`plot_overall`'s PNG bytes."""
+    plt = _pyplot()
     contenders, references, partial = _split(board)
     fig, ax = plt.subplots(figsize=(9, 0.5 * max(len(contenders), 1) + 2.6 + 0.22 * len(references)))
     names = [s.run_id for s in contenders][::-1]
@@ -75,9 +106,7 @@ def plot_overall(board: Board, path: Path) -> Path:
     if partial:
         fig.text(0.01, 0.01, "not drawn (partial or unfinished): " + ", ".join(s.run_id for s in partial), fontsize=7)
     fig.tight_layout(rect=(0, 0.03 if partial else 0, 1, 1))
-    fig.savefig(path, dpi=100, metadata=_META)
-    plt.close(fig)
-    return path
+    return _png(fig, 100)
 
 
 def _row_label(s: RunScores, kind: str | None) -> str:
@@ -96,6 +125,14 @@ def plot_fields(board: Board, path: Path) -> Path:
     """Heatmap of per-field scores (micro F1; accuracy for ACCURACY_FIELDS): runs x
     fields; undefined cells gray with a dash; references and partial runs marked in the row label,
     with the papers a row covers when fewer than the split (:func:`_row_label`)."""
+    return _write(path, (draw_fields, (board,)))
+
+
+def draw_fields(board: Board) -> bytes:
+    """:func:`plot_fields`' PNG bytes."""
+    import matplotlib
+
+    plt = _pyplot()
     contenders, references, partial = _split(board)
     rows = contenders + references + partial
     data = np.array(
@@ -124,9 +161,7 @@ def plot_fields(board: Board, path: Path) -> Path:
     fig.colorbar(image, ax=ax, label="micro F1 / accuracy (higher is better)")
     ax.set_title("Per-field scores (gray: undefined, nothing in gold and nothing predicted)")
     fig.tight_layout()
-    fig.savefig(path, dpi=100, metadata=_META)
-    plt.close(fig)
-    return path
+    return _png(fig, 100)
 
 
 def _cost_plot(
@@ -135,20 +170,33 @@ def _cost_plot(
     cost,
     xlabel: str,
     title: str,
-    path: Path,
     unknown: list[RunScores] = (),
-) -> Path:
+) -> Job:
     """A cost plot of ``contenders``; ``unknown`` (contenders whose time or cost is unknown: submissions) are named
     in a footnote, never drawn (at 0 they would sit on the Pareto front)."""
-    points = [(cost(s), s.headline) for s in contenders]
+    points = [(s.run_id, cost(s), s.headline) for s in contenders]
+    return draw_cost, (points, list(references), xlabel, title, [s.run_id for s in unknown])
+
+
+def draw_cost(
+    named_points: list[tuple[str, float, float]],
+    references: list[RunScores],
+    xlabel: str,
+    title: str,
+    unknown: list[str],
+) -> bytes:
+    """:func:`_cost_plot`'s PNG bytes: ``named_points`` (run id, cost, headline) of the contenders drawn,
+    ``unknown`` the run ids named in the footnote."""
+    plt = _pyplot()
+    points = [(x, y) for _, x, y in named_points]
     fig, ax = plt.subplots(figsize=(9, 5.5))
     ax.scatter([p[0] for p in points], [p[1] for p in points], color="#4c72b0", zorder=3, label="contender")
     xs = [p[0] for p in points]
     middle = (min(xs) + max(xs)) / 2 if xs else 0
-    for s, (x, y) in zip(contenders, points):
+    for run_id, x, y in named_points:
         right = x > middle  # labels of the right half run leftwards, so none leaves the axes
         ax.annotate(
-            s.run_id,
+            run_id,
             (x, y),
             textcoords="offset points",
             xytext=(-5 if right else 5, 5),
@@ -185,16 +233,18 @@ def _cost_plot(
     ax.set_title(title)
     ax.legend(fontsize=8, loc="upper left")
     if unknown:
-        fig.text(0.01, 0.01, "not drawn (time unknown: submitted): " + ", ".join(s.run_id for s in unknown), fontsize=7)
+        fig.text(0.01, 0.01, "not drawn (time unknown: submitted): " + ", ".join(unknown), fontsize=7)
     fig.tight_layout(rect=(0, 0.03 if unknown else 0, 1, 1))
-    fig.savefig(path, dpi=100, metadata=_META)
-    plt.close(fig)
-    return path
+    return _png(fig, 100)
 
 
 def plot_seconds(board: Board, path: Path) -> Path:
     """Model seconds per paper (lower is better) against the headline, complete contenders only, with
     the Pareto front drawn; references (which call no model) as horizontal lines."""
+    return _write(path, _seconds(board))
+
+
+def _seconds(board: Board) -> Job:
     contenders, references, _ = _split(board)
     return _cost_plot(
         [s for s in contenders if time_known(s)],
@@ -202,7 +252,6 @@ def plot_seconds(board: Board, path: Path) -> Path:
         lambda s: s.seconds_per_paper,
         "model seconds per paper (lower is better)",
         "Headline vs model time per paper (complete contenders)",
-        path,
         [s for s in contenders if not time_known(s)],
     )
 
@@ -210,6 +259,10 @@ def plot_seconds(board: Board, path: Path) -> Path:
 def plot_seconds_per_correct(board: Board, path: Path) -> Path:
     """Model seconds per correctly extracted item (every attempt included, cache hits excluded; lower
     is better) against the headline, complete contenders with model time, Pareto front drawn."""
+    return _write(path, _seconds_per_correct(board))
+
+
+def _seconds_per_correct(board: Board) -> Job:
     contenders, references, _ = _split(board)
     timed = [s for s in contenders if s.seconds_per_correct and time_known(s)]
     return _cost_plot(
@@ -218,7 +271,6 @@ def plot_seconds_per_correct(board: Board, path: Path) -> Path:
         lambda s: s.seconds_per_correct,
         "model seconds per correct item (lower is better)",
         "Headline vs model time per correct item (complete contenders)",
-        path,
         [s for s in contenders if not time_known(s)],
     )
 
@@ -226,6 +278,11 @@ def plot_seconds_per_correct(board: Board, path: Path) -> Path:
 def plot_dollars(board: Board, path: Path) -> Path | None:
     """Dollars per run against the headline for the complete contenders with a known price; None
     (nothing written) when no contender has one."""
+    job = _dollars(board)
+    return None if job is None else _write(path, job)
+
+
+def _dollars(board: Board) -> Job | None:
     contenders, references, _ = _split(board)
     priced = [s for s in contenders if s.dollars_total is not None and s.dollars_total > 0 and time_known(s)]
     if not priced:
@@ -236,7 +293,6 @@ def plot_dollars(board: Board, path: Path) -> Path | None:
         lambda s: s.dollars_total,
         "US dollars per run (lower is better)",
         "Headline vs dollars per run (contenders with known prices)",
-        path,
         [s for s in contenders if not time_known(s)],
     )
 
@@ -246,9 +302,17 @@ def plot_reliability(scores: RunScores, path: Path) -> Path | None:
     per confidence source (asked, logprob), the accuracy of each non-empty confidence bin against its
     mean confidence, marker area by pair count, the diagonal of perfect calibration, Brier and ECE in
     the legend. None (nothing written) when the run has no confidences."""
-    if not scores.calibration:
-        return None
-    fig, ax = plt.subplots(figsize=(5.5, 5.5))
+    job = _reliability(scores)
+    return None if job is None else _write(path, job)
+
+
+def _reliability(scores: RunScores) -> Job | None:
+    return (draw_reliability, (scores,)) if scores.calibration else None
+
+
+def draw_reliability(scores: RunScores) -> bytes:
+    """:func:`plot_reliability`'s PNG bytes (``scores`` has confidences)."""
+    fig, ax = _pyplot().subplots(figsize=(5.5, 5.5))
     ax.plot([0, 1], [0, 1], color="#999999", linestyle="--", linewidth=1, label="perfect calibration")
     for (source, cal), marker in zip(scores.calibration.items(), ("o", "s")):
         xs = [b["confidence"] for b in cal.bins]
@@ -263,10 +327,9 @@ def plot_reliability(scores: RunScores, path: Path) -> Path | None:
             label=f"{source}: Brier {cal.brier:.3f}, ECE {cal.ece:.3f} ({cal.pairs} pairs)",
         )
         ax.scatter(xs, ys, s=sizes, marker=marker, alpha=0.7)
-    return _save_unit_square(
+    return _unit_square_png(
         fig,
         ax,
-        path,
         "mean confidence in bin (10 equal-width bins)",
         "share of (paper, field) pairs exactly right",
         f"{scores.run_id}\nreliability of per-field confidence",
@@ -274,8 +337,8 @@ def plot_reliability(scores: RunScores, path: Path) -> Path | None:
     )
 
 
-def _save_unit_square(fig: Any, ax: Any, path: Path, xlabel: str, ylabel: str, title: str, legend: str) -> Path:
-    """Label a plot over [0, 1] x [0, 1], write it to ``path`` (PNG, no timestamp) and close it; returns ``path``."""
+def _unit_square_png(fig: Any, ax: Any, xlabel: str, ylabel: str, title: str, legend: str) -> bytes:
+    """Label a plot over [0, 1] x [0, 1]; its PNG bytes (no timestamp), the figure closed."""
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_xlabel(xlabel)
@@ -283,9 +346,7 @@ def _save_unit_square(fig: Any, ax: Any, path: Path, xlabel: str, ylabel: str, t
     ax.set_title(title, fontsize=9)
     ax.legend(loc=legend, fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=110, metadata=_META)
-    plt.close(fig)
-    return path
+    return _png(fig, 110)
 
 
 def plot_risk_coverage(scores: RunScores, path: Path) -> Path | None:
@@ -295,10 +356,18 @@ def plot_risk_coverage(scores: RunScores, path: Path) -> Path | None:
     and the errors caught in the least confident 20% in the legend; a dotted line at the error rate
     (what a confidence that ranks nothing gives at every coverage). None (nothing written) when the
     run has no confidences."""
+    job = _risk_coverage(scores)
+    return None if job is None else _write(path, job)
+
+
+def _risk_coverage(scores: RunScores) -> Job | None:
+    return (draw_risk_coverage, (scores,)) if any(cal.risk_coverage for cal in scores.calibration.values()) else None
+
+
+def draw_risk_coverage(scores: RunScores) -> bytes:
+    """:func:`plot_risk_coverage`'s PNG bytes (``scores`` has a risk-coverage curve)."""
     curves = {source: cal for source, cal in scores.calibration.items() if cal.risk_coverage}
-    if not curves:
-        return None
-    fig, ax = plt.subplots(figsize=(5.5, 5.5))
+    fig, ax = _pyplot().subplots(figsize=(5.5, 5.5))
     for (source, cal), marker, color in zip(curves.items(), ("o", "s"), ("#4c72b0", "#dd8452")):
         coverage, risk = zip(*cal.risk_coverage)
         caught = UNDEFINED if cal.errors_caught_20 is None else f"{cal.errors_caught_20:.2f}"
@@ -321,10 +390,9 @@ def plot_risk_coverage(scores: RunScores, path: Path) -> Path | None:
             linewidth=1,
             label=f"error rate {rate:.3f} (a confidence that ranks nothing)",
         )
-    return _save_unit_square(
+    return _unit_square_png(
         fig,
         ax,
-        path,
         "coverage: share of (paper, field) pairs kept, most confident first",
         "risk: share of the kept pairs that are wrong (lower is better)",
         f"{scores.run_id}\nrisk–coverage of per-field confidence",
@@ -332,27 +400,37 @@ def plot_risk_coverage(scores: RunScores, path: Path) -> Path | None:
     )
 
 
+def plot_jobs(board: Board, folder: Path) -> dict[Path, Job]:
+    """Every plot :func:`write_plots` writes into ``folder``, by path: what each one draws."""
+    jobs: dict[Path, Job | None] = {
+        folder / "leaderboard_overall.png": (draw_overall, (board,)),
+        folder / "leaderboard_fields.png": (draw_fields, (board,)),
+        folder / "leaderboard_seconds.png": _seconds(board),
+        folder / "leaderboard_seconds_per_correct.png": _seconds_per_correct(board),
+        folder / "leaderboard_dollars.png": _dollars(board),
+    }
+    for s in board.runs:
+        jobs[folder / f"reliability_{s.run_id}.png"] = _reliability(s)
+        jobs[folder / f"risk_coverage_{s.run_id}.png"] = _risk_coverage(s)
+    return {path: job for path, job in jobs.items() if job is not None}
+
+
+def start_plots(board: Board, folder: Path) -> None:
+    """Start drawing :func:`write_plots`' figures in the worker processes of :func:`paperfields.figures.drawing`
+    (nothing outside it), so that they are drawn while the caller does other work."""
+    for draw, inputs in plot_jobs(board, folder).values():
+        figures.submit(draw, *inputs)
+
+
 def write_plots(board: Board, folder: Path) -> list[Path]:
     """The plots into ``folder``: leaderboard_overall.png, leaderboard_fields.png, leaderboard_seconds.png,
     leaderboard_seconds_per_correct.png, and leaderboard_dollars.png when a contender has a price (an older one is removed otherwise, as is
-    the former leaderboard_cost.png); reliability_<run>.png and risk_coverage_<run>.png for every run with per-field confidences."""
+    the former leaderboard_cost.png); reliability_<run>.png and risk_coverage_<run>.png for every run with per-field confidences.
+    Each is drawn once (paperfields/figures.py: kept in the plot cache, drawn in worker processes)."""
     folder.mkdir(parents=True, exist_ok=True)
-    written = [
-        plot_overall(board, folder / "leaderboard_overall.png"),
-        plot_fields(board, folder / "leaderboard_fields.png"),
-        plot_seconds(board, folder / "leaderboard_seconds.png"),
-        plot_seconds_per_correct(board, folder / "leaderboard_seconds_per_correct.png"),
-    ]
-    dollars = plot_dollars(board, folder / "leaderboard_dollars.png")
-    if dollars is not None:
-        written.append(dollars)
-    for s in board.runs:
-        for diagram in (
-            plot_reliability(s, folder / f"reliability_{s.run_id}.png"),
-            plot_risk_coverage(s, folder / f"risk_coverage_{s.run_id}.png"),
-        ):
-            if diagram is not None:
-                written.append(diagram)
+    jobs = plot_jobs(board, folder)
+    start_plots(board, folder)
+    written = [_write(path, job) for path, job in jobs.items()]
     for old in [
         *folder.glob("reliability_*.png"),
         *folder.glob("risk_coverage_*.png"),

@@ -15,6 +15,7 @@ import base64
 import io
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import jinja2
 from markupsafe import Markup
 
+from paperfields import figures
 from paperfields.core.corpus import Paper
 from paperfields.core.gold import GoldRecord
 from paperfields.core.locate import Grounding, ground_record, marks
@@ -271,15 +273,26 @@ def highlighted_html(text: str, spans: list[tuple[int, int, str]]) -> Markup:
     return Markup("".join(parts))
 
 
+def field_bars(scores: RunScores) -> tuple[figures.Draw, tuple[Any, ...]]:
+    """The report's per-field bar chart of ``scores``: its draw function and inputs (paperfields/figures.py), the
+    headline fields' scores and 95% intervals."""
+    values = [scores.fields[f].score for f in HEADLINE_FIELDS]
+    return draw_field_bars, (values, [scores.fields[f].ci95 for f in HEADLINE_FIELDS])
+
+
 def _field_bar_png(scores: RunScores) -> str:
+    draw, inputs = field_bars(scores)
+    return base64.b64encode(figures.png(draw, *inputs)).decode("ascii")
+
+
+def draw_field_bars(values: list[Optional[float]], cis: list[Optional[tuple[float, float]]]) -> bytes:
+    """PNG bytes of bars of the headline fields' ``values`` (None: undefined, marked) with their 95% intervals."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(8, 3.2))
-    values = [scores.fields[f].score for f in HEADLINE_FIELDS]
-    cis = [scores.fields[f].ci95 for f in HEADLINE_FIELDS]
     ax.bar(
         HEADLINE_FIELDS,
         [v or 0.0 for v in values],
@@ -302,7 +315,7 @@ def _field_bar_png(scores: RunScores) -> str:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=90, metadata={"Software": None})
     plt.close(fig)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
+    return buffer.getvalue()
 
 
 _TEMPLATE = """<!doctype html>
@@ -443,6 +456,18 @@ def error_section(
     }
 
 
+@lru_cache(maxsize=1)
+def _report_template() -> jinja2.Template:
+    """The report's template, compiled once per process (a board writes a report per run: compiling it for each
+    was a tenth of the board's time)."""
+    from paperfields.core.plural import plural
+
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    env.globals["num"] = fmt  # an undefined score shows as a dash, never as 1.000
+    env.globals["plural"] = plural
+    return env.from_string(_TEMPLATE)
+
+
 def render_report(
     manifest: Manifest,
     scores: Optional[RunScores],
@@ -479,15 +504,10 @@ def render_report(
                 "rows": paper_rows(line, g, paper.text) if g else prediction_rows(line),
             }
         )
-    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
-    from paperfields.core.plural import plural
-
-    env.globals["num"] = fmt  # an undefined score shows as a dash, never as 1.000
-    env.globals["plural"] = plural
     facts = run_facts(manifest, scores, papers)
     split = len(RUN_COST_COLUMNS)  # cost and contamination, then confidence and any column added after it
     run_tables = [run_table([facts], RUN_COLUMNS[:split]), run_table([facts], RUN_COLUMNS[split:])]
-    return env.from_string(_TEMPLATE).render(
+    return _report_template().render(
         manifest=manifest,
         scores=scores,
         fields=BOARD_COLUMNS,

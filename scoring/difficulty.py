@@ -59,6 +59,7 @@ from paperfields.core.normalize import normalize
 from paperfields.core.runlog import RunError
 from paperfields.scoring.match import (
     METRIC_NAMES,
+    _same_objects,
     accepted_forms,
     assign,
     dedupe,
@@ -222,10 +223,14 @@ def _judge_field(
     return [ItemVerdict(name, j, g, g, j in matched, field.facts.grounded) for j, g in enumerate(gold_items)], +errors
 
 
+# Kept by the identity of its arguments: `paperfields leaderboard` judges each run's papers for the difficulty view
+# and again for the run's report, with the very same objects (read once: paperfields/core/readonce.py).
+@_same_objects(1 << 14)
 def judge_paper(prediction: Optional[dict[str, Any]], gold: GoldRecord, abstract: str = "") -> PaperJudgment:
     """A run's verdict on one paper: every gold item right or not, and the errors per field by kind (see
     the module docstring). ``prediction`` is a record dict, or None for a failed paper (every gold item
-    missed); ``abstract`` is read as the scorer reads it (written numbers, defined acronyms). Pure."""
+    missed); ``abstract`` is read as the scorer reads it (written numbers, defined acronyms). Pure; the
+    verdict is shared with a later call on the same objects: read it, do not change it."""
     p = prediction or {}
     g = gold.record.model_dump(mode="json")
     alt = with_abstract_aliases(gold.alternates, abstract)

@@ -675,6 +675,23 @@ _PARENTHESIZED_ACRONYM = re.compile(r"^(?P<long>.+?\S)\s*\((?P<short>[^()\s]*[A-
 def _similarity(predicted: str, accepted: Sequence[str], rule: MatchRule, text: Optional[str]) -> tuple[float, str]:
     """:func:`similarity` and the reason of its verdict (see :func:`explain`); an item written "Long (SHORT)"
     with an acronym in parentheses is also read by each part, the best taken."""
+    if isinstance(predicted, str) and all(isinstance(a, str) for a in accepted):
+        return _similarity_of_strings(predicted, tuple(accepted), rule, text)
+    return _judged_similarity(predicted, accepted, rule, text)
+
+
+# Pure in its strings (the rule is frozen, the abstract a string), and the same pairs come back in every run of a
+# board and in every score, level and diagnostic of a paper: judged once by value, not by object (issue 39).
+@lru_cache(maxsize=1 << 17)
+def _similarity_of_strings(
+    predicted: str, accepted: tuple[str, ...], rule: MatchRule, text: Optional[str]
+) -> tuple[float, str]:
+    return _judged_similarity(predicted, accepted, rule, text)
+
+
+def _judged_similarity(
+    predicted: str, accepted: Sequence[str], rule: MatchRule, text: Optional[str]
+) -> tuple[float, str]:
     whole = _similarity_of(predicted, accepted, rule, text)
     if whole[0] >= 1.0:
         return whole
@@ -813,6 +830,11 @@ def assign(allowed: np.ndarray, weight: Optional[np.ndarray] = None) -> list[tup
     """
     if allowed.size == 0:
         return []
+    rows, cols = (index.tolist() for index in np.nonzero(allowed))
+    if len(set(rows)) == len(rows) and len(set(cols)) == len(cols):
+        # No two allowed pairs share a row or a column: every maximum matching is all of them, and the Hungarian
+        # algorithm would return them row by row, as nonzero does (most lists: scipy is then never imported).
+        return list(zip(rows, cols))
     from scipy.optimize import linear_sum_assignment  # imported on first use: scipy.optimize costs about 0.5 s
 
     score = allowed.astype(float) * (1.0 + (weight if weight is not None else 0.0) * 1e-3)

@@ -28,6 +28,11 @@ from tests.cli_in_process import run_cli  # noqa: F401  (imported first: it note
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
+# Figures drawn every time in tests (paperfields/figures.py), as before the plot cache: a module fixture runs before
+# the hermetic fixture below points the caches at the test's own folders, and would otherwise keep its figures in
+# the developer's ~/.cache/paperfields/plots. tests/test_figures.py switches the cache on in a folder of its own.
+os.environ["PAPERFIELDS_PLOT_CACHE"] = "off"
+
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = ROOT / "tests" / "data" / "seeds"  # the four seed lists gold/corpus.jsonl was built from
 PUBLISHED_RUNS = ROOT / "results" / "runs"

@@ -240,8 +240,9 @@ def test_the_field_heatmap_says_how_many_papers_a_row_covers(tmp_path, monkeypat
     unfinished = full.model_copy(update={"run_id": "unfinished", "papers_done": 30})
     drawn: list[list[str]] = []
     close = plt.close
+    monkeypatch.setenv("PAPERFIELDS_PLOT_CACHE", "off")  # drawn here, not taken from the plot cache
     monkeypatch.setattr(
-        plots.plt,
+        plt,
         "close",
         lambda fig: (drawn.append([t.get_text() for t in fig.axes[0].get_yticklabels()]), close(fig)),
     )

@@ -68,3 +68,30 @@ def test_scores_are_bounded_and_failed_prediction_is_worst(g, other):
         value = f1(*counts[field])
         assert value is None or 0.0 <= value <= 1.0
         assert empty[field][0] == 0 and empty[field][1] == 0  # a failed paper finds nothing and invents nothing
+
+
+@given(
+    st.integers(1, 5).flatmap(
+        lambda rows: st.integers(1, 5).flatmap(
+            lambda cols: st.tuples(
+                st.lists(st.lists(st.booleans(), min_size=cols, max_size=cols), min_size=rows, max_size=rows),
+                st.lists(
+                    st.lists(st.sampled_from([0.0, 0.5, 0.9, 1.0]), min_size=cols, max_size=cols),
+                    min_size=rows,
+                    max_size=rows,
+                ),
+            )
+        )
+    )
+)
+@settings(max_examples=300, deadline=None)
+def test_assign_is_the_hungarian_matching_also_where_it_skips_scipy(matrices):
+    """assign's shortcut (no two allowed pairs share a row or a column) gives what linear_sum_assignment gives."""
+    import numpy as np
+    from scipy.optimize import linear_sum_assignment
+
+    from paperfields.scoring.match import assign
+
+    allowed, weight = np.array(matrices[0], dtype=bool), np.array(matrices[1], dtype=float)
+    rows, cols = linear_sum_assignment(allowed.astype(float) * (1.0 + weight * 1e-3), maximize=True)
+    assert assign(allowed, weight) == [(int(r), int(c)) for r, c in zip(rows, cols) if allowed[r, c]]

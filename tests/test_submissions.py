@@ -372,8 +372,9 @@ def test_a_submitted_rows_unknown_time_and_cost_are_dashes_and_off_the_plots(tmp
     assert line.rstrip().endswith("–")  # s/paper
     drawn: list[tuple[str, int, str]] = []
     close = plt.close
+    monkeypatch.setenv("PAPERFIELDS_PLOT_CACHE", "off")  # drawn here, not taken from the plot cache
     monkeypatch.setattr(
-        plots.plt,
+        plt,
         "close",
         lambda fig: (
             drawn.append(

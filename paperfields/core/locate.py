@@ -270,19 +270,28 @@ def locate(item: str, abstract: str) -> Location:
     text = item.strip() if isinstance(item, str) else ""
     if not text:
         return Location(item=item or "", status="not_found")
+    spans, status = _where(text, abstract)
+    return Location(item=item, spans=list(spans), status=status)
+
+
+# Pure in its two strings, and every run of a board asks it about the same items of the same abstracts: searched
+# once (a fresh Location is built per call, as a caller may set its quote).
+@lru_cache(maxsize=1 << 14)
+def _where(text: str, abstract: str) -> tuple[tuple[tuple[int, int], ...], Status]:
+    """(spans, status) of the stripped, non-empty ``text`` in ``abstract``, as :func:`locate` gives them."""
     spans = _word_spans(text, abstract)
     if spans:
-        return Location(item=item, spans=spans, status="exact")
+        return tuple(spans), "exact"
     key = normalize(text)
     if key:
         spans = _normalized_spans(key, abstract)
         if spans:
-            return Location(item=item, spans=spans, status="normalized")
+            return tuple(spans), "normalized"
         if len(key) >= FUZZY_MIN_CHARS:
             near = _fuzzy_span(key, abstract)
             if near:
-                return Location(item=item, spans=[near], status="fuzzy")
-    return Location(item=item, status="not_found")
+                return (near,), "fuzzy"
+    return (), "not_found"
 
 
 def locate_number(value: float, abstract: str) -> Location:
