@@ -510,6 +510,15 @@ class _RunCommand(TyperCommand):
         super().format_help(ctx, formatter)
 
 
+def _corpus_beside(gold: Path, corpus: Optional[Path]) -> Path:
+    """The corpus ``score`` reads: ``corpus`` when given, else ``corpus.jsonl`` beside the gold file, else the
+    benchmark's (what ``--corpus``'s help promises, for imported predictions as for stored runs)."""
+    if corpus is not None:
+        return corpus
+    beside = gold.parent / "corpus.jsonl"
+    return beside if beside.is_file() else paths.gold_dir() / "corpus.jsonl"
+
+
 @app.command(cls=_RunCommand)
 @_with_options(RunOptions)
 def run(
@@ -722,7 +731,7 @@ def score_cmd(
             fail("give either run ids or --predictions, not both")
         try:
             folder = import_predictions(
-                predictions, name, split, runs_dir or paths.user_runs_dir(), gold, paths.gold_dir() / "corpus.jsonl"
+                predictions, name, split, runs_dir or paths.user_runs_dir(), gold, _corpus_beside(gold, corpus_path)
             )
         except _known_errors() as exc:
             fail(str(exc))

@@ -242,3 +242,21 @@ def test_the_cli_warns_when_a_result_item_was_left_out(tmp_path):
         str(tmp_path / "runs"),
     )
     assert clean.returncode == 0 and "left out" not in clean.stderr
+
+
+def test_score_predictions_reads_the_corpus_it_is_given(tmp_path):
+    """`score --predictions --gold G --corpus C` on papers of one's own corpus: --corpus was ignored (the
+    benchmark's corpus was read, so the paper was 'not a paper of the corpus'); now the given one is read."""
+    gold_line = json.loads(GOLD.read_text(encoding="utf-8").splitlines()[0])
+    text = next(json.loads(x) for x in CORPUS.read_text(encoding="utf-8").splitlines() if gold_line["id"] in x)["text"]
+    mine = "pmine0000001"
+    corpus = _write(tmp_path / "mine_corpus.jsonl", [{"id": mine, "text": text}])
+    (tmp_path / "g").mkdir()
+    gold = _write(tmp_path / "g" / "mygold.jsonl", [{**gold_line, "id": mine}])
+    preds = _write(tmp_path / "p.jsonl", [{"paper_id": mine, "record": gold_line["record"]}])
+    args = ["score", "--predictions", str(preds), "--name", "mine", "--split", "all", "--gold", str(gold)]
+    refused = run_cli(*args, "--runs-dir", str(tmp_path / "runs0"))
+    assert refused.returncode == 2 and "is not a paper of the corpus" in refused.stderr  # no corpus beside the gold
+    proc = run_cli(*args, "--corpus", str(corpus), "--runs-dir", str(tmp_path / "runs"), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["headline"] == 1.0
