@@ -320,3 +320,13 @@ def test_a_new_number_of_the_board_row_reaches_the_markdown_the_csv_and_the_term
     console = Console(file=io.StringIO(), width=400)
     console.print(built.terminal())
     assert " toy" not in console.file.getvalue().splitlines()[1]  # not among the default columns
+
+
+def test_the_local_provider_offers_every_model_whose_weights_it_knows():
+    """`paperfields providers` read the local models from a hand-typed text that left gemma3-270m out."""
+    from paperfields.extract.backends.base import providers
+    from paperfields.extract.backends.weights import WEIGHTS
+
+    about = providers()["local"].about
+    assert set(WEIGHTS) == {"qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b", "gemma3-270m"}
+    assert all(name in about for name in WEIGHTS), about

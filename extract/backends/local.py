@@ -657,7 +657,8 @@ class LocalOptions(BackendOptions):
 @register_provider(
     "local",
     LocalOptions,
-    about="a GGUF model in-process through llama-cpp-python, offline (qwen2.5-coder-0.5b, qwen2.5-coder-1.5b, a .gguf path)",
+    # the names read from WEIGHTS: a model added there is offered here too (gemma3-270m was missing)
+    about=f"a GGUF model in-process through llama-cpp-python, offline ({', '.join(WEIGHTS)}, a .gguf path)",
 )
 def _factory(model: str, **options: Any) -> LocalBackend:
     return LocalBackend(
