@@ -176,7 +176,8 @@ class RunProgress:
     def on_paper(self, line: PredictionLine) -> None:
         self.failed += line.failure is not None
         self.timer.finished(cached=line.cached)
-        self.progress.update(self.task, advance=1, status=f"failed {self.failed}")
+        # "2/2 papers, 0 failed": a new user read the earlier "2/2 failed 0" as "2 of 2 failed"
+        self.progress.update(self.task, advance=1, status=f"papers, {self.failed} failed")
 
     def on_status(self, state: BatchState) -> None:
         counts = state.request_counts

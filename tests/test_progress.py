@@ -103,11 +103,11 @@ def test_without_a_terminal_the_last_progress_line_is_written_whole_eta_included
     for _ in range(60):
         clock.now += 12.0
         timer.finished()
-        progress.update(task, advance=1, status="failed 12")
+        progress.update(task, advance=1, status="papers, 12 failed")
     progress.stop()
     line = log.getvalue().rstrip("\n").splitlines()[-1]
     assert "…" not in log.getvalue() and len(line) > 80
-    assert re.fullmatch(rf"{LONG_ID} ━+ 60/60 failed 12 \d+:\d\d:\d\d ETA 0:00:00", line), line
+    assert re.fullmatch(rf"{LONG_ID} ━+ 60/60 papers, 12 failed \d+:\d\d:\d\d ETA 0:00:00", line), line
 
 
 def test_a_terminal_keeps_drawing_on_the_run_console():
@@ -143,5 +143,5 @@ def test_cli_run_into_a_log_writes_the_whole_last_progress_line(tmp_path):
     assert proc.returncode == 0, proc.stderr
     lines = proc.stderr.splitlines()
     assert "…" not in proc.stderr
-    assert re.fullmatch(rf"{LONG_ID} ━+ 2/2 failed 0 \d+:\d\d:\d\d ETA 0:00:00", lines[1]), proc.stderr
+    assert re.fullmatch(rf"{LONG_ID} ━+ 2/2 papers, 0 failed \d+:\d\d:\d\d ETA 0:00:00", lines[1]), proc.stderr
     assert lines[2].startswith(f"run {LONG_ID}: 2/2 papers, 2 valid")
