@@ -57,7 +57,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The bench's options: ``papers`` (int >= 1), ``steps`` (greedy steps per paper, int >= 1), ``sizes``
     (batch sizes, a tuple of distinct ints >= 1 in the order given, 1 added first when missing: every ratio
     is to batch 1), ``prompts`` (how a group's prompts are read: a tuple of ``"together"``/``"apart"``), ``rounds``
-    (generation rounds, int >= 1), ``threads`` (int >= 1) and ``kv_unified`` (bool). Raises SystemExit (argparse) on bad input."""
+    (generation rounds, int >= 1), ``threads`` (int >= 1) and
+    ``kv_unified`` (bool). Raises SystemExit (argparse) on bad input."""
 
     def positive(text: str) -> int:
         try:
@@ -276,9 +277,10 @@ def main(argv: list[str] | None = None) -> None:
     per_seq_ctx = -(-(max(map(len, prompts)) + args.steps + 1) // 256) * 256
     print(f"llama.cpp threads {args.threads}; model {path.name}")
     print(
-        f"papers {len(test_ids)} (test split, zero_shot v{strategy.template.version}), prompt tokens {min(map(len, prompts))}-"
-        f"{max(map(len, prompts))} (mean {sum(map(len, prompts)) / len(prompts):.0f}); greedy steps {args.steps}; "
-        f"prompt slices of {N_BATCH}; KV cache {'unified' if args.kv_unified else 'one per sequence'}"
+        f"papers {len(test_ids)} (test split, zero_shot v{strategy.template.version}), prompt tokens "
+        f"{min(map(len, prompts))}-{max(map(len, prompts))} (mean {sum(map(len, prompts)) / len(prompts):.0f}); greedy "
+        f"steps {args.steps}; prompt slices of {N_BATCH}; KV cache "
+        f"{'unified' if args.kv_unified else 'one per sequence'}"
     )
 
     reference = Timing()
@@ -342,8 +344,9 @@ def main(argv: list[str] | None = None) -> None:
     for label, t in timings.items():
         rate = t.generated / t.generate_s
         print(
-            f"{label:34s} {t.prompt_tokens / t.prompt_s:6.1f} tok/s x{t.prompt_s and base.prompt_s / t.prompt_s:4.2f}"
-            f"  {rate:6.1f} tok/s x{rate / base_rate:4.2f} of 1    {projected(t):5.2f} s x{projected(t) / projected(base):4.2f} of 1"
+            f"{label:34s} {t.prompt_tokens / t.prompt_s:6.1f} tok/s "
+            f"x{t.prompt_s and base.prompt_s / t.prompt_s:4.2f}  {rate:6.1f} tok/s x{rate / base_rate:4.2f} of 1    "
+            f"{projected(t):5.2f} s x{projected(t) / projected(base):4.2f} of 1"
         )
 
     print("\nsame greedy tokens as the reference, per paper (first diverging step; max |first-step logit difference|):")

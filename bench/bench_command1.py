@@ -73,8 +73,9 @@ def side(folder: Path, hog: bool) -> dict[str, object]:
     mine = _records(runs[0]) if len(runs) == 1 else {}
     same = sum(1 for paper, record in published.items() if paper in mine and mine[paper] == record)
     print(
-        f"  load after {load_average()}; exit {ran.returncode}; git status {'clean' if not status else 'NOT clean: ' + status.strip()}; "
-        f"records identical to the published run on {same}/{len(published)} papers",
+        f"  load after {load_average()}; exit {ran.returncode}; git status "
+        f"{'clean' if not status else 'NOT clean: ' + status.strip()}; records identical to "
+        f"the published run on {same}/{len(published)} papers",
         flush=True,
     )
     return {
@@ -102,8 +103,8 @@ def main() -> None:
             shutil.rmtree(base, ignore_errors=True)
     for name, t in sides.items():
         print(
-            f"{name:>5}: install {t['install'] / 60:5.1f} min, run {t['run'] / 60:5.1f} min, total {t['total'] / 60:5.1f} min"
-            f"{'' if t['ok'] else '  (a check failed: see above)'}"
+            f"{name:>5}: install {t['install'] / 60:5.1f} min, run {t['run'] / 60:5.1f} min, total "
+            f"{t['total'] / 60:5.1f} min{'' if t['ok'] else '  (a check failed: see above)'}"
         )
     idle = sides["idle"]["total"] / 60
     print(

@@ -119,7 +119,8 @@ def main() -> None:
                 assert manifest.papers_valid == n, manifest.failures_by_class
                 walls[c].append(wall)
                 print(
-                    f"  repeat {repeat + 1}, {c} in flight: {wall:6.2f} s (peak {manifest.concurrency.peak}); load {load_average()}"
+                    f"  repeat {repeat + 1}, {c} in flight: {wall:6.2f} s (peak "
+                    f"{manifest.concurrency.peak}); load {load_average()}"
                 )
     best = {c: min(w) for c, w in walls.items()}
     print(f"{'in flight':>9}  {'wall s':>7}  {'speedup':>7}  {'ideal':>6}  {'speedup / ideal':>15}")
@@ -128,11 +129,13 @@ def main() -> None:
         speedup = best[1] / best[c]
         print(f"{c:>9}  {best[c]:7.2f}  {speedup:6.2f}x  {ideal:5.1f}x  {speedup / ideal:15.3f}")
     print(
-        f"the default against a hosted API: {HOSTED_CONCURRENCY} in flight, {best[1] / best[HOSTED_CONCURRENCY]:.2f}x one at a time"
+        f"the default against a hosted API: {HOSTED_CONCURRENCY} in flight, "
+        f"{best[1] / best[HOSTED_CONCURRENCY]:.2f}x one at a time"
     )
 
     print(
-        f"\nAIMD: the default ({HOSTED_CONCURRENCY}) against a server admitting {capacity} at once (429 + Retry-After 0.1 s above)"
+        f"\nAIMD: the default ({HOSTED_CONCURRENCY}) against a server admitting "
+        f"{capacity} at once (429 + Retry-After 0.1 s above)"
     )
     with stub_server(latency, capacity) as (url, stats), tempfile.TemporaryDirectory() as tmp:
         trace: list[float] = []

@@ -1,4 +1,5 @@
-"""What the local backend's log-probability capture costs: per-paper seconds with and without it, side by side in one run.
+"""What the local backend's log-probability capture costs:
+per-paper seconds with and without it, side by side in one run.
 
 The capture (:class:`paperfields.extract.backends.local.TokenLogprobs`) runs once per generated token
 in llama.cpp's sampler chain (a Python callback over the vocabulary's logits). The same model

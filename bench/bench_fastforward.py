@@ -17,7 +17,8 @@ reply is the same text in fewer tokens if the model then chooses the same.
 Prints per paper seconds, output tokens and decode steps (forward passes after the prompt) per side,
 then per side the means, headline and valid count, and the after/before ratios of seconds, decode
 steps and output tokens.
-Run: .venv/bin/python bench/bench_fastforward.py [--papers tune,heldout,spare] [--model qwen2.5-coder-0.5b] [--threads N] [--lever fastforward|canonical]
+Run: .venv/bin/python bench/bench_fastforward.py [--papers tune,heldout,spare] [--model qwen2.5-coder-0.5b]
+     [--threads N] [--lever fastforward|canonical]
      (about 6 minutes for the 12 papers on 2 idle cores)
 """
 
@@ -72,8 +73,8 @@ def main(
     before = GbnfBackend(model, n_threads=threads) if lever == "fastforward" else LocalBackend(model, n_threads=threads)
     sides = {"before": before, "after": after}
     print(
-        f"{after.n_threads} threads; "
-        f"model {after.path.name}; strategy {chosen.name} v{chosen.template.version}; before = {before.mode}, after = {after.mode}; papers {len(ids)}"
+        f"{after.n_threads} threads; model {after.path.name}; strategy {chosen.name} v{chosen.template.version}; "
+        f"before = {before.mode}, after = {after.mode}; papers {len(ids)}"
     )
     warm = GenerationRequest(
         messages=chosen.messages(corpus[ids[0]]),
@@ -100,8 +101,8 @@ def main(
             if gen.failure:
                 failures[side][pid] = gen.failure.value
             print(
-                f"  {pid} {side:6s}: {gen.latency_s:5.1f} s, {gen.usage.output_tokens:4d} output tokens, {steps:4d} decode steps, "
-                f"failure {gen.failure.value if gen.failure else '-'}"
+                f"  {pid} {side:6s}: {gen.latency_s:5.1f} s, {gen.usage.output_tokens:4d} output tokens, {steps:4d} "
+                f"decode steps, failure {gen.failure.value if gen.failure else '-'}"
             )
     n = len(ids)
     abstracts = {pid: corpus[pid].text for pid in ids}
@@ -109,8 +110,9 @@ def main(
         scores, _ = score_predictions(records[side], gold, failures=failures[side], split="dev", abstracts=abstracts)
         t = totals[side]
         print(
-            f"{side:6s}: {t['seconds'] / n:5.1f} s/paper, {t['tokens'] / n:4.0f} output tokens/paper, {t['steps'] / n:4.0f} decode steps/paper; "
-            f"headline {scores.headline:.3f}; valid {n - len(failures[side])}/{n}"
+            f"{side:6s}: {t['seconds'] / n:5.1f} s/paper, {t['tokens'] / n:4.0f} output "
+            f"tokens/paper, {t['steps'] / n:4.0f} decode steps/paper; headline "
+            f"{scores.headline:.3f}; valid {n - len(failures[side])}/{n}"
         )
     b, a = totals["before"], totals["after"]
     print(

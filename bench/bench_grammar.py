@@ -9,7 +9,8 @@ language is measured by ``bench_fastforward.py``).
 The same model instance answers the same dev papers under each, the order rotating per paper (a
 later side reuses the first's prompt from the KV cache). Prints per paper seconds, output tokens and
 whether the record equals the before one, then the ratios to before of output tokens and seconds.
-Run: .venv/bin/python bench/bench_grammar.py [STRATEGY | FOLDER:STRATEGY] [PAPER_ID ...]   (about 3-5 minutes on 2 idle cores)
+Run: .venv/bin/python bench/bench_grammar.py [STRATEGY | FOLDER:STRATEGY] [PAPER_ID ...]
+     (about 3-5 minutes on 2 idle cores)
 """
 
 from __future__ import annotations
@@ -94,8 +95,9 @@ def main() -> None:
             equal = gen.record is not None and gen.record == gens["before"].record
             same[side] += equal
             print(
-                f"  {pid} {side:6s}: {gen.latency_s:6.1f} s, {gen.usage.output_tokens:5d} output tokens "
-                f"({gen.usage.output_tokens / max(gen.latency_s, 1e-9):.1f} tok/s), failure {gen.failure.value if gen.failure else '-'}"
+                f"  {pid} {side:6s}: {gen.latency_s:6.1f} s, {gen.usage.output_tokens:5d} output "
+                f"tokens ({gen.usage.output_tokens / max(gen.latency_s, 1e-9):.1f} tok/s), "
+                f"failure {gen.failure.value if gen.failure else '-'}"
                 + ("" if side == "before" else f", record {'=' if equal else '!='} before")
             )
     n = len(ids)
@@ -107,7 +109,8 @@ def main() -> None:
             + (
                 ""
                 if side == "before"
-                else f"; / before: output tokens {t / tb:.3f}, seconds {s / sb:.3f}; same record on {same[side]}/{n} papers"
+                else f"; / before: output tokens {t / tb:.3f}, seconds "
+                f"{s / sb:.3f}; same record on {same[side]}/{n} papers"
             )
         )
 

@@ -85,7 +85,8 @@ def main() -> None:
     speed = (reply["usage"]["completion_tokens"] - 1) / (seconds - prompt_only)
     gen_s = sum(outputs) / len(outputs) / speed
     print(
-        f"generation: {speed:.1f} tokens/s; the committed zero-shot answers average {sum(outputs) / len(outputs):.0f} tokens: {gen_s:.1f} s/paper"
+        f"generation: {speed:.1f} tokens/s; the committed zero-shot answers average "
+        f"{sum(outputs) / len(outputs):.0f} tokens: {gen_s:.1f} s/paper"
     )
 
     for name in ("zero_shot", "few_shot"):

@@ -110,8 +110,8 @@ def main(
     chosen = [by_id[pid] for pid in committed["zero_shot"] if pid in test_ids][:papers]
     probe = next(p for p in corpus if p.id not in test_ids)  # the speeds are measured on a paper outside the set
     print(
-        f"local/{MODEL} ({backend.mode}), {backend.n_threads} threads per instance, one paper at a time; N_BATCH {N_BATCH}; "
-        f"papers {papers}: {','.join(p.id for p in chosen)}; speeds measured on {probe.id}"
+        f"local/{MODEL} ({backend.mode}), {backend.n_threads} threads per instance, one paper at a time; N_BATCH "
+        f"{N_BATCH}; papers {papers}: {','.join(p.id for p in chosen)}; speeds measured on {probe.id}"
     )
     llms = [_load(backend.path, backend.n_ctx, backend.n_threads, slot)[0] for slot in (0, 1, 2)]
 
@@ -149,10 +149,11 @@ def main(
                 parts = ideal_parts(work, prompt_speed, gen_speed)
                 rows[side].append((gen.latency_s, work, parts))
                 print(
-                    f"  {name:9s} {paper.id} {side}: {gen.latency_s:5.1f} s (prompt {work.prompt_s:4.1f} + decode {work.decode_s:4.1f}); "
-                    f"prompt {work.prompt_tokens} tokens, {work.reused_tokens} reused, {work.computed_tokens} computed; "
-                    f"output {work.output_tokens} tokens, {work.forced_tokens} forced, {work.decode_steps} decode steps; "
-                    f"ideal {sum(parts):4.1f} s ({parts[0]:.1f} + {parts[1]:.1f} + {parts[2]:.1f}); failure {gen.failure.value if gen.failure else '-'}"
+                    f"  {name:9s} {paper.id} {side}: {gen.latency_s:5.1f} s (prompt {work.prompt_s:4.1f} + decode "
+                    f"{work.decode_s:4.1f}); prompt {work.prompt_tokens} tokens, {work.reused_tokens} reused, "
+                    f"{work.computed_tokens} computed; output {work.output_tokens} tokens, {work.forced_tokens} "
+                    f"forced, {work.decode_steps} decode steps; ideal {sum(parts):4.1f} s ({parts[0]:.1f} + "
+                    f"{parts[1]:.1f} + {parts[2]:.1f}); failure {gen.failure.value if gen.failure else '-'}"
                 )
         print(
             f"{name}: engine speeds, mean of the probes: prompt {sum(p for p, _ in speeds) / len(speeds):.1f} tok/s, "
@@ -184,20 +185,23 @@ def main(
                 "warm_computed": sum(r[1].computed_tokens for r in warm) / len(warm),
             }
             print(
-                f"{name} {side}: {seconds / n:5.1f} s/paper (prompt {mean['prompt_s']:.1f} s + decode {mean['decode_s']:.1f} s), "
-                f"ideal {ideal / n:5.1f} s/paper (computed prompt {sum(r[2][0] for r in rows[side]) / n:.1f} + forced "
-                f"{sum(r[2][1] for r in rows[side]) / n:.1f} + decode steps {sum(r[2][2] for r in rows[side]) / n:.1f}); "
-                f"time / ideal = {seconds / ideal:.3f} (target <= 1.15)"
+                f"{name} {side}: {seconds / n:5.1f} s/paper (prompt {mean['prompt_s']:.1f} s + decode "
+                f"{mean['decode_s']:.1f} s), ideal {ideal / n:5.1f} s/paper (computed prompt "
+                f"{sum(r[2][0] for r in rows[side]) / n:.1f} + forced {sum(r[2][1] for r in rows[side]) / n:.1f} "
+                f"+ decode steps {sum(r[2][2] for r in rows[side]) / n:.1f}); time / ideal = "
+                f"{seconds / ideal:.3f} (target <= 1.15)"
             )
             print(
                 f"    per paper: {mean['prompt_tokens']:.0f} prompt tokens, {mean['computed_tokens']:.0f} computed "
-                f"({summary[name][side]['warm_computed']:.0f} after the first paper, {summary[name][side]['warm_seconds']:.1f} s/paper); "
-                f"{mean['output_tokens']:.0f} output tokens, {mean['forced_tokens']:.0f} forced, {mean['decode_steps']:.0f} decode steps"
+                f"({summary[name][side]['warm_computed']:.0f} after the first paper, "
+                f"{summary[name][side]['warm_seconds']:.1f} s/paper); {mean['output_tokens']:.0f} output tokens, "
+                f"{mean['forced_tokens']:.0f} forced, {mean['decode_steps']:.0f} decode steps"
             )
         same = sum(records["reuse"][pid] == records["fresh"][pid] for pid in records["reuse"])
         as_committed = sum(records[side][pid] == committed[name][pid].record for side in SIDES for pid in records[side])
         print(
-            f"{name} records: reuse = fresh on {same}/{len(chosen)} papers; = the committed run's on {as_committed}/{2 * len(chosen)} (both sides)"
+            f"{name} records: reuse = fresh on {same}/{len(chosen)} papers; = the committed run's "
+            f"on {as_committed}/{2 * len(chosen)} (both sides)"
         )
 
     zero, few = summary["zero_shot"], summary["few_shot"]
@@ -223,8 +227,8 @@ def main(
     for name, lines in committed.items():
         values = list(lines.values())
         print(
-            f"committed {name} run, {len(values)} papers: {sum(v.usage.input_tokens for v in values) / len(values):.0f} prompt tokens, "
-            f"{sum(v.usage.output_tokens for v in values) / len(values):.0f} output tokens, "
+            f"committed {name} run, {len(values)} papers: {sum(v.usage.input_tokens for v in values) / len(values):.0f}"
+            f" prompt tokens, {sum(v.usage.output_tokens for v in values) / len(values):.0f} output tokens, "
             f"{sum(v.notes.get('decode_steps', 0) for v in values) / len(values):.0f} decode steps, "
             f"{sum(v.latency_s for v in values) / len(values):.1f} s/paper"
         )

@@ -12,7 +12,7 @@ import sys
 
 from _machine import reports_machine  # this folder is on sys.path when run as a script
 
-CHILD = r"""
+CHILD = """
 import asyncio, json, resource, sys, tempfile
 from pathlib import Path
 from paperfields.extract.backends.fake import FakeBackend
@@ -23,11 +23,14 @@ from paperfields.extract.strategies import Strategy
 from paperfields.core.paths import gold_dir
 n = int(sys.argv[1])
 base = load_corpus(gold_dir() / "corpus.jsonl")
-papers = [Paper(id=f"{p.id}-{i}", text=p.text, source=p.source, position=p.position, line=p.line) for i in range(n // len(base)) for p in base]
+papers = [Paper(id=f"{p.id}-{i}", text=p.text, source=p.source, position=p.position, \
+line=p.line) for i in range(n // len(base)) for p in base]
 strategy = Strategy("zero_shot")
-config = RunConfig(backend="fake/bench", strategy="zero_shot", prompt_version="1", prompt_sha256=strategy.sha256, split="test")
+config = RunConfig(backend="fake/bench", strategy="zero_shot", prompt_version="1", prompt_sha256=strategy.sha256, \
+split="test")
 with tempfile.TemporaryDirectory() as tmp:
-    asyncio.run(run_extraction(papers, FakeBackend("bench", keep_requests=False), strategy, config, Path(tmp) / "run", concurrency=8))
+    asyncio.run(run_extraction(papers, FakeBackend("bench", keep_requests=False), strategy, config, Path(tmp) / "run", \
+concurrency=8))
 print(json.dumps({"papers": len(papers), "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 

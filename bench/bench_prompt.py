@@ -57,7 +57,9 @@ def main(
     threads: Optional[int] = typer.Option(None, help="llama.cpp CPU threads [default: every core]"),
     grammar: str = typer.Option(
         "backend",
-        help="backend: the backend's decoding (compact-v2, fast-forward); gbnf: the same language under llama.cpp's grammar sampler (compact-v1); reference: llama-cpp-python's own grammar (before compact-v1); caps: that one with compact-v1's caps",
+        help="backend: the backend's decoding (compact-v2, fast-forward); gbnf: the same language under "
+        "llama.cpp's grammar sampler (compact-v1); reference: llama-cpp-python's own grammar (before "
+        "compact-v1); caps: that one with compact-v1's caps",
     ),
 ) -> None:
     ids = PAPER_SETS.get(papers) or papers.split(",")
@@ -71,7 +73,8 @@ def main(
         model, n_threads=threads
     )
     print(
-        f"{backend.n_threads} threads; model {backend.path.name}; grammar {GRAMMAR_ID if grammar == 'backend' else grammar}; papers {','.join(ids)}"
+        f"{backend.n_threads} threads; model {backend.path.name}; grammar "
+        f"{GRAMMAR_ID if grammar == 'backend' else grammar}; papers {','.join(ids)}"
     )
     from paperfields.core.runlog import GenerationParams
 

@@ -2,8 +2,8 @@
 
 Both talk to the same local OpenAI-compatible stub (``tests/openai_stub.py``, in its own process so
 it does not compete for this process's GIL, keep-alive like a real server) that answers every
-request after a fixed 100 ms, for N papers at concurrency C. Prints wall times and the ratios runner / bare and runner / ideal
-(ceil(N / C) x 100 ms); targets: <= 1.05 and <= 1.15. Also times a rerun of the finished run
+request after a fixed 100 ms, for N papers at concurrency C. Prints wall times and the ratios runner / bare and runner /
+ideal (ceil(N / C) x 100 ms); targets: <= 1.05 and <= 1.15. Also times a rerun of the finished run
 (target: <= 0.05 of the first run, 0 model requests), and the client CPU seconds per paper of both
 sides (process time: unlike wall time it barely moves when other processes share the machine) and
 their ratio, runner / bare (target <= 1.15, issue 39).
@@ -191,21 +191,24 @@ def main() -> None:
         f"runner {runner_cpu / n * 1000:.1f} / {arunner_cpu / n * 1000:.1f} (httpx / aiohttp)"
     )
     print(
-        f"client CPU runner / bare  : {runner_cpu / bare_cpu:6.3f}   {arunner_cpu / abare_cpu:6.3f}     (target <= 1.15; "
-        f"memo'd instructor / bare {memo_cpu / bare_cpu:.3f}, httpx)"
+        f"client CPU runner / bare  : {runner_cpu / bare_cpu:6.3f}   {arunner_cpu / abare_cpu:6.3f}     "
+        f"(target <= 1.15; memo'd instructor / bare {memo_cpu / bare_cpu:.3f}, httpx)"
     )
     print(f"instructor + gather       : {instr_s:6.2f} s  (httpx; the library used plainly, no runner)")
     print(f"instructor, schema memo'd : {memo_s:6.2f} s  (httpx; the model wrapped once, as the runner's backend does)")
     print(f"ideal ceil(N/C) x latency : {ideal:6.2f} s")
     print(
-        f"runner / instructor       : {runner_s / instr_s:6.3f}  (vs the library used plainly); vs memo'd: {runner_s / memo_s:.3f} (what the runner itself adds)"
+        f"runner / instructor       : {runner_s / instr_s:6.3f}  (vs the library used plainly); vs memo'd: "
+        f"{runner_s / memo_s:.3f} (what the runner itself adds)"
     )
     print(
-        f"client CPU per paper      : runner {runner_cpu / n * 1000:.1f} ms, instructor {instr_cpu / n * 1000:.1f} ms (memo'd {memo_cpu / n * 1000:.1f} ms), "
-        f"bare {bare_cpu / n * 1000:.1f} ms (one client process drives at most ~{n / runner_cpu:.0f} papers/s per core); httpx"
+        f"client CPU per paper      : runner {runner_cpu / n * 1000:.1f} ms, instructor {instr_cpu / n * 1000:.1f} "
+        f"ms (memo'd {memo_cpu / n * 1000:.1f} ms), bare {bare_cpu / n * 1000:.1f} ms (one client process drives at "
+        f"most ~{n / runner_cpu:.0f} papers/s per core); httpx"
     )
     print(
-        f"rerun / first run         : {rerun_s / runner_s:6.3f}  (target <= 0.05); model requests on rerun: {rerun_requests} (target 0)"
+        f"rerun / first run         : {rerun_s / runner_s:6.3f}  (target <= 0.05); "
+        f"model requests on rerun: {rerun_requests} (target 0)"
     )
 
 

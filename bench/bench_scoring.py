@@ -3,11 +3,11 @@ predictions), for this checkout's scorer and, side by side in the same minutes, 
 
 Predictions are the gold records with items dropped and invented at random (seeded), so matching does
 real work; each of the 100 runs gets predictions of its own (fresh objects, drawn before the clock starts:
-reusing one run's objects would let a cache keyed by object identity answer the 99 others); both scorers score the same predictions against the same gold file. Each scorer runs in a
-child process of its own (a fresh interpreter: no cache shared, peak memory its own), one after the
-other; each phase reports seconds, papers per second and the child's peak resident memory during the
-phase (VmHWM, reset between phases). The load average is printed before and after: the machine is
-shared, so compare the two scorers' ratios, not absolute seconds. Targets: 100 x 76 in <= 5 s on an
+reusing one run's objects would let a cache keyed by object identity answer the 99 others); both scorers score the same
+predictions against the same gold file. Each scorer runs in a child process of its own (a fresh interpreter: no cache
+shared, peak memory its own), one after the other; each phase reports seconds, papers per second and the child's peak
+resident memory during the phase (VmHWM, reset between phases). The load average is printed before and after: the
+machine is shared, so compare the two scorers' ratios, not absolute seconds. Targets: 100 x 76 in <= 5 s on an
 idle machine, peak <= 500 MB, linear growth.
 
 The older scorer is read from a git worktree of ``--old COMMIT`` (default babf47c, made under /tmp if
@@ -180,7 +180,8 @@ def main() -> None:
     results = {name: _measure(root, args.gold) for name, root in sides}
     after = os.getloadavg()
     print(
-        f"load average (1, 5, 15 min): before {before[0]:.2f} {before[1]:.2f} {before[2]:.2f}, after {after[0]:.2f} {after[1]:.2f} {after[2]:.2f}"
+        f"load average (1, 5, 15 min): before {before[0]:.2f} {before[1]:.2f} {before[2]:.2f}, "
+        f"after {after[0]:.2f} {after[1]:.2f} {after[2]:.2f}"
     )
     names = [name for name, _ in sides]
     print(
@@ -201,9 +202,10 @@ def main() -> None:
         print(f"{phase['what']:>24}" + "".join(f"{c:>36}" for c in cells) + ratio)
     mine = results[names[0]]["phases"]
     print(
-        f"this checkout: 100 runs x 76 papers in {mine[-1]['seconds']:.2f} s, {mine[-1]['cpu']:.2f} CPU s (target <= 5 s idle), "
-        f"peak {max(p['peak_mb'] for p in mine):.0f} MB (target <= 500 MB); growth 76 -> 760 -> 7,600 papers: "
-        f"{mine[1]['seconds'] / mine[0]['seconds']:.1f}x, {mine[2]['seconds'] / mine[1]['seconds']:.1f}x the time for 10x the papers"
+        f"this checkout: 100 runs x 76 papers in {mine[-1]['seconds']:.2f} s, {mine[-1]['cpu']:.2f} CPU s (target "
+        f"<= 5 s idle), peak {max(p['peak_mb'] for p in mine):.0f} MB (target <= 500 MB); growth 76 -> 760 -> "
+        f"7,600 papers: {mine[1]['seconds'] / mine[0]['seconds']:.1f}x, "
+        f"{mine[2]['seconds'] / mine[1]['seconds']:.1f}x the time for 10x the papers"
     )
     print(f"load average (1, 5, 15 min) after: {load_average()}")
 

@@ -1,12 +1,12 @@
 """The test suite's wall time and peak resident memory, per test file, for this checkout and, side by side in the
 same minutes, an older commit's (its own tests against its own code).
 
-Each side runs ``python -m pytest FILES -q`` in a child process of its own, one after the other, under GNU ``/usr/bin/time``:
-wall seconds, CPU seconds (user + system of pytest and the children it waited for: llama.cpp's server, CLI
-children) and the peak resident set of the largest of them (pytest itself, which loads the models in-process). The older
-commit's code is read from a git worktree of ``--old COMMIT`` (default de7febf, made under /tmp if missing)
-through a ``sitecustomize`` that maps ``paperfields``, ``paperfields.extract`` and ``paperfields.scoring`` to its
-folders (bench_scoring.py's ``_OldLayout``). The load average is printed before and after: compare the ratios.
+Each side runs ``python -m pytest FILES -q`` in a child process of its own, one after the other, under GNU
+``/usr/bin/time``: wall seconds, CPU seconds (user + system of pytest and the children it waited for: llama.cpp's
+server, CLI children) and the peak resident set of the largest of them (pytest itself, which loads the models
+in-process). The older commit's code is read from a git worktree of ``--old COMMIT`` (default de7febf, made under /tmp
+if missing) through a ``sitecustomize`` that maps ``paperfields``, ``paperfields.extract`` and ``paperfields.scoring``
+to its folders (bench_scoring.py's ``_OldLayout``). The load average is printed before and after: compare the ratios.
 Targets (issue 39 item 7): README command 2's pytest within 10 minutes on idle cores and 2 GB peak.
 
 Run: .venv/bin/python bench/bench_suite.py [--old COMMIT] [--no-old] [FILES ...]   (default: the model test files)

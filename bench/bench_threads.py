@@ -21,7 +21,7 @@ import time
 
 from _machine import reports_machine  # this folder is on sys.path when run as a script
 
-WORKER = r"""
+WORKER = """
 import asyncio, json, sys, time
 from paperfields.core.corpus import load_corpus
 from paperfields.core.gold import load_gold
@@ -33,11 +33,13 @@ threads, ids = sys.argv[1], sys.argv[2].split(",")
 backend = get_backend("local/qwen2.5-coder-0.5b", **({} if threads == "default" else {"n_threads": int(threads)}))
 papers = {p.id: p for p in load_corpus(gold_dir() / "corpus.jsonl")}
 strategy = Strategy("zero_shot")
-asyncio.run(backend.generate(GenerationRequest(messages=strategy.messages(papers[ids[0]]), params={"max_tokens": 1})))  # load the model
+asyncio.run(backend.generate(GenerationRequest(messages=strategy.messages(papers[ids[0]]), \
+params={"max_tokens": 1})))  # load the model
 out = {"threads": backend.n_threads, "records": {}, "seconds": 0.0}
 start = time.perf_counter()
 for pid in ids:
-    gen = asyncio.run(backend.generate(GenerationRequest(messages=strategy.messages(papers[pid]), response_model=strategy.response_model)))
+    gen = asyncio.run(backend.generate(GenerationRequest(messages=strategy.messages(papers[pid]), \
+response_model=strategy.response_model)))
     out["records"][pid] = gen.record
 out["seconds"] = time.perf_counter() - start
 print(json.dumps(out))

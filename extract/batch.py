@@ -69,7 +69,8 @@ MAX_BATCH_BYTES = 200_000_000  # OpenAI Batch API: 200 MB per input file
 
 
 def job_files(job: int) -> tuple[str, str, str]:
-    """Input, output and error file names of a run folder's ``job``-th batch job (0: a folder from before jobs were numbered)."""
+    """Input, output and error file names of a run folder's ``job``-th
+    batch job (0: a folder from before jobs were numbered)."""
     if job == 0:
         return "batch_input.jsonl", "batch_output.jsonl", "batch_errors.jsonl"
     return f"batch_{job}_input.jsonl", f"batch_{job}_output.jsonl", f"batch_{job}_errors.jsonl"
@@ -81,10 +82,12 @@ class BatchState(BaseModel):
     batch_id: str
     input_file_id: str
     custom_ids: list[str] = Field(
-        description="the requests submitted, '<paper id>#<sample index>' ('@<round>' after it in a later round), in corpus order"
+        description="the requests submitted, '<paper id>#<sample index>' "
+        "('@<round>' after it in a later round), in corpus order"
     )
     status: str = Field(
-        description="last status seen: validating, in_progress, finalizing, completed, failed, expired, cancelling, cancelled"
+        description="last status seen: validating, in_progress, "
+        "finalizing, completed, failed, expired, cancelling, cancelled"
     )
     created_at: str
     request_counts: dict[str, int] = Field(
@@ -96,7 +99,8 @@ class BatchState(BaseModel):
     downloaded: bool = Field(default=False, description="output and error files saved in the run folder")
     job: int = Field(
         default=0,
-        description="the run folder's job number (1, 2, ...), in its file names; 0 for the unnumbered files of older folders",
+        description="the run folder's job number (1, 2, ...), in its file "
+        "names; 0 for the unnumbered files of older folders",
     )
 
 
@@ -367,14 +371,15 @@ def _check_limits(lines: list[bytes], pending: list[str], papers: list[Paper]) -
     first_left_out = list(per_paper)[fit]
     limit = next(i for i, p in enumerate(papers) if p.id == first_left_out)  # --limit keeps the papers before it
     head = (
-        f"the batch request file would hold {len(lines):,} requests in {size / 1e6:,.1f} MB for {len(per_paper):,} papers; "
-        f"an OpenAI batch job takes at most {MAX_BATCH_REQUESTS:,} requests and {MAX_BATCH_BYTES / 1e6:,.0f} MB"
+        f"the batch request file would hold {len(lines):,} requests in {size / 1e6:,.1f} MB for {len(per_paper):,} "
+        f"papers; an OpenAI batch job takes at most {MAX_BATCH_REQUESTS:,} requests and {MAX_BATCH_BYTES / 1e6:,.0f} MB"
     )
     if fit == 0:
         raise RunError(f"{head}, and one paper alone ({first_left_out}) exceeds that; nothing was submitted")
     raise RunError(
-        f"{head}, so {fit:,} of these papers fit in one job. Nothing was submitted: submit in parts with --limit, "
-        f"first --limit {limit}, then run the same command with a larger --limit, which continues this run folder with a new job"
+        f"{head}, so {fit:,} of these papers fit in one job. Nothing was submitted: submit in "
+        f"parts with --limit, first --limit {limit}, then run the same command with a larger "
+        "--limit, which continues this run folder with a new job"
     )
 
 
@@ -468,8 +473,8 @@ async def run_batch(
             if skipped:
                 are, were = ("is", "was") if len(skipped) == 1 else ("are", "were")
                 warnings.warn(
-                    f"batch {state.batch_id}: {plural(len(skipped), 'paper')} {are} not among this run's papers (a smaller "
-                    f"--limit?) and {were} not ingested: {', '.join(skipped[:5])}",
+                    f"batch {state.batch_id}: {plural(len(skipped), 'paper')} {are} not among this run's papers (a "
+                    f"smaller --limit?) and {were} not ingested: {', '.join(skipped[:5])}",
                     RuntimeWarning,
                     stacklevel=2,
                 )

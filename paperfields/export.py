@@ -221,9 +221,10 @@ def export_dataset(
             )  # published predictions must be the ones the card's scores describe
             if not scores.comparable and run_dir.name not in include_partial:
                 raise RunError(
-                    f"{run_dir}: a {'unfinished' if scores.unfinished else 'partial'} run ({scores.papers_done}/{scores.papers} "
-                    f"papers done, {scores.papers} of {scores.papers_in_split} in the split) is not exported unless named on "
-                    f"purpose: --include-partial {run_dir.name}, or finish it first"
+                    f"{run_dir}: a {'unfinished' if scores.unfinished else 'partial'} run "
+                    f"({scores.papers_done}/{scores.papers} papers done, {scores.papers} of "
+                    f"{scores.papers_in_split} in the split) is not exported unless named on purpose: "
+                    f"--include-partial {run_dir.name}, or finish it first"
                 )
             status[names[run_dir.name]] = {
                 "run_id": run_dir.name,
@@ -345,7 +346,8 @@ def run_cost_section(facts: Sequence[RunFacts]) -> str:
 
     titles = {
         "contender": "Contenders",
-        "reference": "References (not ranked): model-free floors and a blind second labeling by an AI agent session (not a human ceiling)",
+        "reference": "References (not ranked): model-free floors and a blind second "
+        "labeling by an AI agent session (not a human ceiling)",
         "partial": "Partial and unfinished runs (not ranked)",
     }
     parts = []
@@ -568,18 +570,18 @@ def _card_section(text: str, source: str) -> str:
 
 def card_extras(gold_dir: Path, results_dir: Path) -> dict[str, str]:
     """Text for the card from the project's own files: guideline summary, ``gold/AGREEMENT.md``,
-    ``results/leaderboard.md`` and ``results/difficulty.md`` (what models get wrong; their level-1 and level-2 sections' paragraphs and tables; an absent
-    file gives an empty string)."""
+    ``results/leaderboard.md`` and ``results/difficulty.md`` (what models get wrong; their level-1 and level-2 sections'
+    paragraphs and tables; an absent file gives an empty string)."""
     # Who annotated is said here as gold/AGREEMENT.md and the README say it; the details per sample are in
     # AGREEMENT.md (copied below it in the card).
     guidelines = (
         "Each gold record was written by an AI agent session (a large language model working as an annotator, not a "
-        "person) reading the abstract under `gold/GUIDELINES.md` (definition, inclusions, exclusions, canonical form and "
-        "worked examples per field), never by keeping an extraction model's output. Rulings added after each labeling "
-        "round were applied to every affected record. The current second labeling was written blind by a separate AI "
-        "agent session, so the agreement figures below measure how consistently two independent annotators of that kind "
-        "apply the guidelines; they are not a human ceiling. Who labeled each sample, and how blind each second labeling "
-        "was, is stated with the agreement figures below."
+        "person) reading the abstract under `gold/GUIDELINES.md` (definition, inclusions, exclusions, canonical form "
+        "and worked examples per field), never by keeping an extraction model's output. Rulings added after each "
+        "labeling round were applied to every affected record. The current second labeling was written blind by a "
+        "separate AI agent session, so the agreement figures below measure how consistently two independent annotators "
+        "of that kind apply the guidelines; they are not a human ceiling. Who labeled each sample, and how blind each "
+        "second labeling was, is stated with the agreement figures below."
     )
     agreement = gold_dir / "AGREEMENT.md"
     board = results_dir / "leaderboard.md"
@@ -616,9 +618,10 @@ def push_dataset(
             raise RuntimeError(f"{parquet}: not written by `paperfields export` (not in {listing}); export again")
         if not entry["complete"] and entry["run_id"] not in include_partial:
             raise RuntimeError(
-                f"{parquet}: {entry['run_id']} is partial or unfinished ({entry['papers_done']}/{plural(entry['papers'], 'paper')} done, "
-                f"{entry['papers']} of {entry['papers_total']} in the split); name it with --include-partial "
-                f"{entry['run_id']} to publish it all the same"
+                f"{parquet}: {entry['run_id']} is partial or unfinished "
+                f"({entry['papers_done']}/{plural(entry['papers'], 'paper')} done, "
+                f"{entry['papers']} of {entry['papers_total']} in the split); name it with "
+                f"--include-partial {entry['run_id']} to publish it all the same"
             )
     warnings = _eval_yaml_warnings(folder)
     files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())

@@ -13,8 +13,8 @@ they rarely change between two regenerations of the board, so:
   the cache off (every figure drawn).
 - inside :func:`drawing`, :func:`submit` starts the figures a command will ask for in :data:`WORKERS` worker
   process(es) while the command does its other work (the difficulty view, the reports' HTML); :func:`png` then
-  waits for the one it asks, or draws it itself when no worker has begun it. A worker runs the same code as the command, so its bytes are the same (a test
-  compares the bytes drawn in a worker, in the command and from the cache).
+  waits for the one it asks, or draws it itself when no worker has begun it. A worker runs the same code as the command,
+  so its bytes are the same (a test compares the bytes drawn in a worker, in the command and from the cache).
 """
 
 from __future__ import annotations

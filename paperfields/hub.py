@@ -46,7 +46,8 @@ SPLIT = "test"
 HEADLINE_TASK = "headline"
 EVAL_YAML = "eval.yaml"
 EVAL_RESULTS_FOLDER = ".eval_results"  # huggingface_hub.constants.EVAL_RESULTS_FOLDER
-# The Hub's evaluation frameworks (huggingface.js packages/tasks/src/eval.ts, read 2026-08): eval.yaml names one of them.
+# The Hub's evaluation frameworks (huggingface.js packages/tasks/src/eval.ts, read 2026-08):
+# eval.yaml names one of them.
 HUB_FRAMEWORKS = (
     "exgentic",
     "inspect-ai",
@@ -286,9 +287,10 @@ def eval_results(
         else config.backend
     )
     about = (
-        f"PaperFields run {scores.run_id}: {who}, strategy {config.strategy} (prompt {config.prompt_version}, sha256 "
-        f"{config.prompt_sha256[:12]}), {scores.papers_done}/{scores.papers_in_split} test papers, valid "
-        f"{scores.valid_rate:.0%}; schema {scores.schema_version}, gold {scores.gold_version}, scorer {scores.scorer_version}"
+        f"PaperFields run {scores.run_id}: {who}, strategy {config.strategy} (prompt "
+        f"{config.prompt_version}, sha256 {config.prompt_sha256[:12]}), "
+        f"{scores.papers_done}/{scores.papers_in_split} test papers, valid {scores.valid_rate:.0%}; schema "
+        f"{scores.schema_version}, gold {scores.gold_version}, scorer {scores.scorer_version}"
         + (f", code {manifest.git_commit}" if manifest.git_commit else "")
     )
     values: list[tuple[str, Optional[float], str]] = [

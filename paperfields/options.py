@@ -39,9 +39,10 @@ class ExtractOptions(BaseModel):
         DEFAULT_BACKEND,
         json_schema_extra=_cli("--backend", "-b"),
         description=(
-            "provider/model: local/qwen2.5-coder-0.5b, local/qwen2.5-coder-1.5b, local/path/to/model.gguf, openai/<model>, "
-            "gemini/<model>, ollama/<model>, ... (any registered provider; `paperfields providers` lists them with their options), "
-            "rules/baseline (model-free floor), rules/empty (the default record for every paper: what abstaining scores)."
+            "provider/model: local/qwen2.5-coder-0.5b, local/qwen2.5-coder-1.5b, local/path/to/model.gguf, "
+            "openai/<model>, gemini/<model>, ollama/<model>, ... (any registered provider; `paperfields "
+            "providers` lists them with their options), rules/baseline (model-free floor), rules/empty (the "
+            "default record for every paper: what abstaining scores)."
         ),
     )
     strategy: str = Field(
@@ -52,16 +53,17 @@ class ExtractOptions(BaseModel):
     base_url: Optional[str] = Field(
         None,
         description=(
-            "OpenAI-compatible providers: the server's URL instead of the provider's own (openai/ at vLLM, Ollama, "
-            "llama.cpp server, ...). A key in it (http://user:KEY@host/v1) is sent as the API key; every file of the run "
-            "records the URL with its key masked."
+            "OpenAI-compatible providers: the server's URL instead of the provider's own (openai/ at vLLM, "
+            "Ollama, llama.cpp server, ...). A key in it (http://user:KEY@host/v1) is sent as the API key; every "
+            "file of the run records the URL with its key masked."
         ),
     )
     mode: Optional[str] = Field(
         None,
         description=(
-            "OpenAI-compatible providers: the instructor mode, json, md_json, tools, json_schema (tools and json_schema send "
-            "OpenAI's strict structured outputs) [default: the provider's; openai/: json_schema, md_json with --base-url]."
+            "OpenAI-compatible providers: the instructor mode, json, md_json, tools, json_schema "
+            "(tools and json_schema send OpenAI's strict structured outputs) [default: the "
+            "provider's; openai/: json_schema, md_json with --base-url]."
         ),
     )
     grammar: bool = Field(
@@ -81,24 +83,26 @@ class ExtractOptions(BaseModel):
         None,
         ge=1,
         description=(
-            "local/ backends: CPU threads of each llama.cpp worker [default: 1, with one worker per core]; does not change the "
-            "output. One worker per core beat one many-threaded process on idle cores and far more on a busy machine, where a "
-            "thread that shares its core holds the others back (bench/bench_threads.py)."
+            "local/ backends: CPU threads of each llama.cpp worker [default: 1, with one worker per core]; does not "
+            "change the output. One worker per core beat one many-threaded process on idle cores and far more on a "
+            "busy machine, where a thread that shares its core holds the others back (bench/bench_threads.py)."
         ),
     )
     workers: Optional[int] = Field(
         None,
         ge=1,
         description=(
-            "local/ backends: llama.cpp instances answering papers at once, each with --threads threads [default: one per core, "
-            "or cores / --threads]; the weights are shared, each worker adds its own context memory. Does not change the output."
+            "local/ backends: llama.cpp instances answering papers at once, each with --threads threads "
+            "[default: one per core, or cores / --threads]; the weights are shared, each worker adds "
+            "its own context memory. Does not change the output."
         ),
     )
     reasoning_effort: Optional[Literal["low", "medium", "high"]] = Field(
         None,
         description=(
-            "OpenAI reasoning models only (o1, o3, o4-mini, gpt-5 families): how long the model thinks before it answers "
-            "[default: the model's own]. Those models sample at their fixed temperature, so --temperature is not sent to them."
+            "OpenAI reasoning models only (o1, o3, o4-mini, gpt-5 families): how long the model thinks "
+            "before it answers [default: the model's own]. Those models sample at their fixed "
+            "temperature, so --temperature is not sent to them."
         ),
     )
     max_tokens: int = Field(
@@ -126,9 +130,10 @@ class ExtractOptions(BaseModel):
         default_factory=dict,
         json_schema_extra=_cli("--option", "-o", metavar="KEY=VALUE", type=Optional[list[str]], default=None),
         description=(
-            "An option of the provider's own, KEY=VALUE, repeatable (-o thinking_budget=1024 for gemini/, -o reasks=2): "
-            "checked against the provider's options, which `paperfields providers` lists; one that changes the output "
-            "is recorded in the run config and the cache key. In Python a dict, provider_options={'thinking_budget': 1024}."
+            "An option of the provider's own, KEY=VALUE, repeatable (-o thinking_budget=1024 for gemini/, "
+            "-o reasks=2): checked against the provider's options, which `paperfields providers` lists; "
+            "one that changes the output is recorded in the run config and the cache key. In Python a "
+            "dict, provider_options={'thinking_budget': 1024}."
         ),
     )
     cache: bool = Field(
@@ -212,21 +217,23 @@ class RunOptions(ExtractOptions):
         None,
         json_schema_extra=_cli("--price", metavar="IN,OUT", type=Optional[str]),
         description=(
-            "USD per million input and output tokens (e.g. 0.2,0.8) for a model not in paperfields/core/tables/prices.toml (else $/run "
-            "is '?'); recorded in the manifest. In Python also a (IN, OUT) tuple or a Price."
+            "USD per million input and output tokens (e.g. 0.2,0.8) for a model not in "
+            "paperfields/core/tables/prices.toml (else $/run is '?'); recorded in the "
+            "manifest. In Python also a (IN, OUT) tuple or a Price."
         ),
     )
     run_id: Optional[str] = Field(
         None,
         description=(
-            "Run folder name under --runs-dir [default: <provider>_<model>__<strategy>__<split>, plus a tag of the corpus for a "
-            "corpus of your own, the --mode given, __grammar with --grammar and __batch with --batch]."
+            "Run folder name under --runs-dir [default: <provider>_<model>__<strategy>__<split>, plus a tag of the "
+            "corpus for a corpus of your own, the --mode given, __grammar with --grammar and __batch with --batch]."
         ),
     )
     runs_dir: Optional[Path] = Field(
         None,
         description=(
-            "Where the run folder goes [default: runs/, git-ignored; the published runs are in results/runs, see `paperfields publish`]."
+            "Where the run folder goes [default: runs/, git-ignored; the published runs "
+            "are in results/runs, see `paperfields publish`]."
         ),
     )
     score: bool = Field(True, description="Score the run and print the leaderboard when done.")
@@ -234,9 +241,9 @@ class RunOptions(ExtractOptions):
         False,
         json_schema_extra=_cli("--batch"),
         description=(
-            "Providers that serve the OpenAI Batch API (openai/): submit all papers as one batch job (half price, results "
-            "within 24 h); run the same "
-            "command again to poll and ingest. A job holds at most 50,000 requests and 200 MB: submit more in parts with --limit."
+            "Providers that serve the OpenAI Batch API (openai/): submit all papers as one batch job (half price, "
+            "results within 24 h); run the same command again to poll and ingest. A job holds at most 50,000 "
+            "requests and 200 MB: submit more in parts with --limit."
         ),
     )
     engine: Literal["asyncio", "ray"] = Field(

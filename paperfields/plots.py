@@ -424,9 +424,10 @@ def start_plots(board: Board, folder: Path) -> None:
 
 def write_plots(board: Board, folder: Path) -> list[Path]:
     """The plots into ``folder``: leaderboard_overall.png, leaderboard_fields.png, leaderboard_seconds.png,
-    leaderboard_seconds_per_correct.png, and leaderboard_dollars.png when a contender has a price (an older one is removed otherwise, as is
-    the former leaderboard_cost.png); reliability_<run>.png and risk_coverage_<run>.png for every run with per-field confidences.
-    Each is drawn once (paperfields/figures.py: kept in the plot cache, drawn in worker processes)."""
+    leaderboard_seconds_per_correct.png, and leaderboard_dollars.png when a contender has a price (an older one is
+    removed otherwise, as is the former leaderboard_cost.png); reliability_<run>.png and risk_coverage_<run>.png for
+    every run with per-field confidences. Each is drawn once (paperfields/figures.py: kept in the plot cache, drawn in
+    worker processes)."""
     folder.mkdir(parents=True, exist_ok=True)
     jobs = plot_jobs(board, folder)
     start_plots(board, folder)

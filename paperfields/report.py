@@ -209,19 +209,20 @@ def run_table_text() -> str:
     corpus = load_cutoffs()[0]
     margin = corpus.margin_months
     return (
-        "Cost per correct item: model seconds (a local model, which costs no dollars) or dollars (a priced API run) per "
-        f"true positive pooled over the {HEADLINE_COUNT} fields, every attempt, retry and re-ask included, answers served from the "
-        "response cache excluded; lower is better. Contamination: the model's training-data cutoff against the corpus's "
-        "first public date (paperfields/core/tables/cutoffs.toml, or the date a corpus of your own states with "
-        f"corpus build --date): after cutoff (the corpus was public more than {margin} months after the cutoff, so the "
-        f"model cannot have seen it), possible overlap (less), unknown (no cutoff, or no corpus date), n/a for references "
-        f"(rules/, annotator/: no trained model). The benchmark corpus was first public {corpus.earliest_public} "
-        f"(cutoffs.toml: {corpus.source}). Confidence (asked: stated by the model; logprob: from token log-probabilities), "
-        "checked per (paper, field) against exact correctness: Brier and ECE (10 bins) say whether it is calibrated (lower "
-        "is better); AURC, the area under the risk–coverage curve (Geifman & El-Yaniv 2017: the error rate of the answers "
-        "kept when only the most confident are kept), and the share of wrong fields among the least confident 20% say "
-        "whether it finds the errors (AURC lower is better and equals the error rate when the confidence ranks nothing; "
-        "errors caught higher is better, 0.2 at random); tied confidences count in expected value over their orders."
+        "Cost per correct item: model seconds (a local model, which costs no dollars) or dollars (a priced API run) "
+        f"per true positive pooled over the {HEADLINE_COUNT} fields, every attempt, retry and re-ask included, answers "
+        "served from the response cache excluded; lower is better. Contamination: the model's training-data cutoff "
+        "against the corpus's first public date (paperfields/core/tables/cutoffs.toml, or the date a corpus of your "
+        f"own states with corpus build --date): after cutoff (the corpus was public more than {margin} months after "
+        "the cutoff, so the model cannot have seen it), possible overlap (less), unknown (no cutoff, or no corpus "
+        "date), n/a for references (rules/, annotator/: no trained model). The benchmark corpus was first public "
+        f"{corpus.earliest_public} (cutoffs.toml: {corpus.source}). Confidence (asked: stated by the model; logprob: "
+        "from token log-probabilities), checked per (paper, field) against exact correctness: Brier and ECE (10 bins) "
+        "say whether it is calibrated (lower is better); AURC, the area under the risk–coverage curve (Geifman & "
+        "El-Yaniv 2017: the error rate of the answers kept when only the most confident are kept), and the share of "
+        "wrong fields among the least confident 20% say whether it finds the errors (AURC lower is better and equals "
+        "the error rate when the confidence ranks nothing; errors caught higher is better, 0.2 at random); tied "
+        "confidences count in expected value over their orders."
     )
 
 
@@ -324,31 +325,47 @@ _TEMPLATE = """<!doctype html>
 <title>PaperFields report: {{ manifest.run_id }}</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}
-table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;vertical-align:top;text-align:left}
-mark.both{background:#b7e4b0}mark.gold{background:#ffe08a}mark.pred{background:#f6b0b0}mark.predicted{background:#ddd6ea}mark.quote{background:#b0d4f6}
-.run-wrap{overflow-x:auto;margin:1em 0}table.run{width:100%;margin:0;font-size:.8em}table.run th,table.run td{padding:.25em .35em}
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em \
+.6em;vertical-align:top;text-align:left}
+mark.both{background:#b7e4b0}mark.gold{background:#ffe08a}mark.pred{background:#f6b0b0}\
+mark.predicted{background:#ddd6ea}mark.quote{background:#b0d4f6}
+.run-wrap{overflow-x:auto;margin:1em 0}table.run{width:100%;margin:0;font-size:.8em}table.run th,table.run \
+td{padding:.25em .35em}
 table.run td{overflow-wrap:anywhere}table.run td:first-child{min-width:10em}
 .ok{color:#1a7f37}.bad{color:#b42318}.paper{border-top:2px solid #888;margin-top:2em}
 </style></head><body>
 <h1>PaperFields report: {{ manifest.run_id }}</h1>
-{% if scores %}<p>Backend <b>{{ manifest.config.backend }}</b>, strategy <b>{{ manifest.config.strategy }}</b>, split <b>{{ scores.split }}</b>,
-{{ plural(scores.papers, "paper") }}. Versions: schema {{ scores.schema_version }}, scorer {{ scores.scorer_version }}, gold {{ scores.gold_version }};
-commit {{ manifest.git_commit or "unknown" }}.</p>{% else %}<p>Backend <b>{{ manifest.config.backend }}</b>, strategy <b>{{ manifest.config.strategy }}</b>,
-split <b>{{ manifest.config.split }}</b>, {{ plural(manifest.papers_total, "paper") }} ({{ manifest.papers_valid }} with a record); commit {{ manifest.git_commit or "unknown" }}.</p>
-<p>Not scored: none of the run's papers has a gold record (a corpus of your own). Below are the predictions, each beside its abstract.</p>{% endif %}
+{% if scores %}<p>Backend <b>{{ manifest.config.backend }}</b>, strategy <b>{{ manifest.config.strategy }}</b>, split \
+<b>{{ scores.split }}</b>,
+{{ plural(scores.papers, "paper") }}. Versions: schema {{ scores.schema_version }}, scorer \
+{{ scores.scorer_version }}, gold {{ scores.gold_version }};
+commit {{ manifest.git_commit or "unknown" }}.</p>{% else %}<p>Backend <b>{{ manifest.config.backend }}</b>, strategy \
+<b>{{ manifest.config.strategy }}</b>,
+split <b>{{ manifest.config.split }}</b>, {{ plural(manifest.papers_total, "paper") }} ({{ manifest.papers_valid }} \
+with a record); commit {{ manifest.git_commit or "unknown" }}.</p>
+<p>Not scored: none of the run's papers has a gold record (a corpus of your own). Below are the predictions, each \
+beside its abstract.</p>{% endif %}
 {% if scores %}<p>{{ method }}</p>
-<table><tr><th>headline [95% CI]</th><th>micro P</th><th>micro R</th><th>per-paper F1 (abstention credit)</th><th>valid</th><th>failures</th><th>s/paper</th><th>tokens/paper</th></tr>
-<tr><td>{{ num(scores.headline) }}{% if scores.headline_ci95 and scores.comparable %} [{{ "%.3f"|format(scores.headline_ci95[0]) }}, {{ "%.3f"|format(scores.headline_ci95[1]) }}]{% endif %}</td>
+<table><tr><th>headline [95% CI]</th><th>micro P</th><th>micro R</th><th>per-paper F1 (abstention \
+credit)</th><th>valid</th><th>failures</th><th>s/paper</th><th>tokens/paper</th></tr>
+<tr><td>{{ num(scores.headline) }}{% if scores.headline_ci95 and scores.comparable %} \
+[{{ "%.3f"|format(scores.headline_ci95[0]) }}, {{ "%.3f"|format(scores.headline_ci95[1]) }}]{% endif %}</td>
 <td>{{ num(scores.precision) }}</td><td>{{ num(scores.recall) }}</td><td>{{ num(scores.per_paper_f1) }}</td>
-<td>{{ "%.0f"|format(scores.valid_rate * 100) }}%</td><td>{% for k, v in scores.failures_by_class.items() %}{{ k }} {{ v }}{% if not loop.last %}, {% endif %}{% else %}none{% endfor %}</td>
-<td>{{ "%.1f"|format(scores.seconds_per_paper) }}</td><td>{{ "unknown" if scores.tokens_per_paper is none else "%.0f"|format(scores.tokens_per_paper) }}</td></tr></table>
-<table><tr><th>field</th><th>score [95% CI]</th><th>metric</th><th>CI</th><th>micro P</th><th>micro R</th><th>invented rate</th></tr>
-{% for f in fields %}<tr><td>{{ f }}</td><td>{{ num(scores.fields[f].score) }}{% if scores.fields[f].ci95 %} [{{ "%.2f"|format(scores.fields[f].ci95[0]) }}, {{ "%.2f"|format(scores.fields[f].ci95[1]) }}]{% endif %}</td>
-<td>{{ scores.fields[f].metric }}</td><td>{{ ci_names.get(scores.fields[f].ci_method, "–") }}</td><td>{{ num(scores.fields[f].micro_precision) }}</td><td>{{ num(scores.fields[f].micro_recall) }}</td>
+<td>{{ "%.0f"|format(scores.valid_rate * 100) }}%</td><td>{% for k, v in scores.failures_by_class.items() %}{{ k }} \
+{{ v }}{% if not loop.last %}, {% endif %}{% else %}none{% endfor %}</td>
+<td>{{ "%.1f"|format(scores.seconds_per_paper) }}</td><td>{{ "unknown" if scores.tokens_per_paper is none else \
+"%.0f"|format(scores.tokens_per_paper) }}</td></tr></table>
+<table><tr><th>field</th><th>score [95% CI]</th><th>metric</th><th>CI</th><th>micro P</th><th>micro R</th><th>invented \
+rate</th></tr>
+{% for f in fields %}<tr><td>{{ f }}</td><td>{{ num(scores.fields[f].score) }}{% if scores.fields[f].ci95 %} \
+[{{ "%.2f"|format(scores.fields[f].ci95[0]) }}, {{ "%.2f"|format(scores.fields[f].ci95[1]) }}]{% endif %}</td>
+<td>{{ scores.fields[f].metric }}</td><td>{{ ci_names.get(scores.fields[f].ci_method, "–") }}</td><td>\
+{{ num(scores.fields[f].micro_precision) }}</td><td>{{ num(scores.fields[f].micro_recall) }}</td>
 <td>{{ num(scores.fields[f].invented_rate, 2) }}</td></tr>{% endfor %}
 </table>
 <img alt="per-field F1 with 95% CI" src="data:image/png;base64,{{ plot }}">{% endif %}
-<h2 id="cost-contamination">Cost and contamination{% if facts.reference %} (a reference run: not ranked, no trained model){% endif %}</h2>
+<h2 id="cost-contamination">Cost and contamination{% if facts.reference %} (a reference run: not ranked, no trained \
+model){% endif %}</h2>
 {% for head, rows in run_tables %}<div class="run-wrap"><table class="run">
 <tr>{% for name in head %}<th>{{ name }}</th>{% endfor %}</tr>
 {% for row in rows %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}
@@ -361,16 +378,21 @@ split <b>{{ manifest.config.split }}</b>, {{ plural(manifest.papers_total, "pape
 </table>{% endif %}
 {% if missed %}<h3 id="most-missed">The gold items the published contenders miss most, and this run</h3>
 <p>{{ difficulty_text }}</p>
-<table class="missed"><tr><th>paper</th><th>field</th><th>gold item</th><th>contenders right</th><th>this run</th><th>sentence of the abstract</th></tr>
-{% for i in missed %}<tr><td>{{ i.paper_id }}</td><td>{{ i.field }}</td><td>{{ i.text }}</td><td>{{ i.right }}/{{ i.contenders }}</td><td>{{ i.mine }}</td><td>{{ i.sentence }}</td></tr>{% endfor %}
+<table class="missed"><tr><th>paper</th><th>field</th><th>gold item</th><th>contenders right</th><th>this \
+run</th><th>sentence of the abstract</th></tr>
+{% for i in missed %}<tr><td>{{ i.paper_id }}</td><td>{{ i.field }}</td><td>{{ i.text }}</td><td>{{ i.right }}\
+/{{ i.contenders }}</td><td>{{ i.mine }}</td><td>{{ i.sentence }}</td></tr>{% endfor %}
 </table>{% endif %}
-{% if highlights %}<p class="legend">Highlights: {% for kind, label in highlights %}<mark class="{{ kind }}">{{ label }}</mark>{% if not loop.last %} {% endif %}{% endfor %}</p>{% endif %}
+{% if highlights %}<p class="legend">Highlights: {% for kind, label in highlights %}<mark class="{{ kind }}">\
+{{ label }}</mark>{% if not loop.last %} {% endif %}{% endfor %}</p>{% endif %}
 {% for p in papers %}<section class="paper" id="{{ p.id }}">
-<h2>{{ p.id }} <small>({{ p.source }}, #{{ p.position }}; {% if p.gold %}per-paper F1 {{ "%.3f"|format(p.overall) }}{% else %}no gold{% endif %})</small></h2>
+<h2>{{ p.id }} <small>({{ p.source }}, #{{ p.position }}; {% if p.gold %}per-paper F1 \
+{{ "%.3f"|format(p.overall) }}{% else %}no gold{% endif %})</small></h2>
 {% if p.failure %}<p class="bad">No record: {{ p.failure }}: {{ p.error }}</p><pre>{{ p.raw_text }}</pre>{% endif %}
 <p>{{ p.abstract }}</p>
 {% if p.gold %}<table><tr><th>field</th><th>gold</th><th>prediction</th><th>F1</th></tr>
-{% for row in p.rows %}<tr><td>{{ row.field }}</td><td>{{ row.gold }}</td><td>{{ row.pred }}</td><td class="{{ 'ok' if row.f1 == 1 else 'bad' }}">{{ "%.2f"|format(row.f1) }}</td></tr>{% endfor %}
+{% for row in p.rows %}<tr><td>{{ row.field }}</td><td>{{ row.gold }}</td><td>{{ row.pred }}</td>\
+<td class="{{ 'ok' if row.f1 == 1 else 'bad' }}">{{ "%.2f"|format(row.f1) }}</td></tr>{% endfor %}
 </table>{% else %}<table><tr><th>field</th><th>prediction</th></tr>
 {% for row in p.rows %}<tr><td>{{ row.field }}</td><td>{{ row.pred }}</td></tr>{% endfor %}
 </table>{% endif %}</section>{% endfor %}

@@ -42,8 +42,10 @@ short_description: LLM structured extraction from ML paper abstracts
 # PaperFields leaderboard
 
 A benchmark for structured extraction from ML paper abstracts: a model reads an abstract and fills a
-typed record of {len(PaperRecord.model_fields)} fields (method, tasks, datasets, results, code URL, ...), scored against gold labels.
-This Space is the leaderboard of the {s0.split} split: {plural(contenders, "ranked run")} and {plural(references, "reference")}
+typed record of {len(PaperRecord.model_fields)} fields (method, tasks, datasets, results, code URL, ...), scored \
+against gold labels.
+This Space is the leaderboard of the {s0.split} split: {plural(contenders, "ranked run")} and \
+{plural(references, "reference")}
 (model-free floors and a blind second labeling by a separate AI agent session, not a human ceiling),
 sortable and filterable, with 95% bootstrap CIs, a per-field heatmap, and each run's report (per paper:
 the abstract with gold and prediction). `leaderboard.csv` holds every column.
@@ -55,7 +57,8 @@ scorer {s0.scorer_version}, gold {s0.gold_version}. Nothing here is edited by ha
 
 The reports show the abstracts of ICML 2026 papers, verbatim from public lists of the conference's papers
 (each report names the list). Their copyright belongs to their authors; no license is granted or claimed
-for them here, and an author who wants an abstract removed can open a discussion on this Space. Everything else (scores, predictions, labels, pages) is the
+for them here, and an author who wants an abstract removed can open a discussion on this Space. Everything else \
+(scores, predictions, labels, pages) is the
 PaperFields project's work under {PROJECT_LICENSE}.
 """
 

@@ -73,8 +73,8 @@ def board_summary(board: Board, top: int = TOP, folder_links: bool = True) -> st
     contenders = sum(1 for _, r in pairs if r["section"] == "contender")
     lines += [
         "",
-        f"{min(top, contenders)} of {contenders} ranked runs shown, then the references (never ranked). `semantic`: the "
-        "headline with the contested band decided by an embedding model, beside the headline, never ranked.",
+        f"{min(top, contenders)} of {contenders} ranked runs shown, then the references (never ranked). `semantic`: "
+        "the headline with the contested band decided by an embedding model, beside the headline, never ranked.",
     ]
     default = next(
         (

@@ -71,17 +71,17 @@ FIRST_SAMPLE = Sample(
     second="second_annotation_blind_2026.jsonl",
     reference="first_labeling_v1.1_sample1.jsonl",
     provenance=(
-        "28 papers drawn at random, 7 per source file (2 dev, 5 test). The first labeling is gold v1.1, "
-        "made by the project's annotators, AI agent sessions, from the abstracts (the first pass of `GUIDELINES.md`). The "
-        "second labeling was made from `GUIDELINES.md` v1.1 and the abstracts without the first labeling, as "
-        'commit 665db69 ("second blind annotation of 28 papers") states; the repository records neither who '
-        "the second annotator was nor anything that would verify the blindness beyond that statement (nothing "
-        "says it was a person, so this is not a human ceiling either). Both "
-        "files here are byte-identical to that commit and were never edited. After this comparison the first "
-        "labeling was adjudicated (gold v1.2, then v1.3), and a copy of the second labeling was edited to "
-        "follow the v1.2 rulings, and later the v1.4 rulings; that copy is not agreement (see below). When first made, this comparison was "
-        "reported as 0.977 overall (macro of per-paper F1) and 0.883 on tasks, by scorer 2, which counted a field "
-        "both labelings leave empty as full agreement; the figures below are recomputed with today's scorer."
+        "28 papers drawn at random, 7 per source file (2 dev, 5 test). The first labeling is gold v1.1, made by the "
+        "project's annotators, AI agent sessions, from the abstracts (the first pass of `GUIDELINES.md`). The second "
+        "labeling was made from `GUIDELINES.md` v1.1 and the abstracts without the first labeling, as commit 665db69 "
+        '("second blind annotation of 28 papers") states; the repository records neither who the second annotator '
+        "was nor anything that would verify the blindness beyond that statement (nothing says it was a person, so "
+        "this is not a human ceiling either). Both files here are byte-identical to that commit and were never "
+        "edited. After this comparison the first labeling was adjudicated (gold v1.2, then v1.3), and a copy of the "
+        "second labeling was edited to follow the v1.2 rulings, and later the v1.4 rulings; that copy is not "
+        "agreement (see below). When first made, this comparison was reported as 0.977 overall (macro of per-paper "
+        "F1) and 0.883 on tasks, by scorer 2, which counted a field both labelings leave empty as full agreement; "
+        "the figures below are recomputed with today's scorer."
     ),
 )
 CURRENT_SAMPLE = Sample(
@@ -90,11 +90,11 @@ CURRENT_SAMPLE = Sample(
     second="second_annotation_2.jsonl",
     reference="first_labeling_v1.3_sample2.jsonl",
     provenance=(
-        "Test papers outside the first sample, labeled from `GUIDELINES.md` v1.3 and the abstracts by an annotator "
-        "who has seen neither gold nor any model output for them; the labeling is never edited after the comparison "
-        "(a copy relabeled under later rulings is shown apart, as not agreement). "
-        "The first labeling is gold v1.3 frozen in `first_labeling_v1.3_sample2.jsonl` before the comparison, so later "
-        "gold fixes cannot raise the figure (the same labeling against today's gold is shown apart when the two differ)."
+        "Test papers outside the first sample, labeled from `GUIDELINES.md` v1.3 and the abstracts by an annotator who "
+        "has seen neither gold nor any model output for them; the labeling is never edited after the comparison (a "
+        "copy relabeled under later rulings is shown apart, as not agreement). The first labeling is gold v1.3 frozen "
+        "in `first_labeling_v1.3_sample2.jsonl` before the comparison, so later gold fixes cannot raise the figure "
+        "(the same labeling against today's gold is shown apart when the two differ)."
     ),
     who_file="second_annotation_2_who.txt",
 )
@@ -116,8 +116,8 @@ RELABELED_COPIES = (
         copy="second_annotation_adjudicated.jsonl",
         sample=FIRST_SAMPLE,
         what=(
-            "the first sample's second labeling after it was edited to follow the v1.2 rulings (commit 684c90d) and the "
-            "v1.4 rulings (the v1.3 rulings were not applied to it)"
+            "the first sample's second labeling after it was edited to follow the v1.2 rulings (commit 684c90d) and "
+            "the v1.4 rulings (the v1.3 rulings were not applied to it)"
         ),
     ),
     RelabeledCopy(
@@ -253,8 +253,8 @@ def _table(report: AgreementReport) -> list[str]:
         a = report.fields[name]
         low = a.pooled is not None and a.pooled < LOW_AGREEMENT and name in HEADLINE_FIELDS
         lines.append(
-            f"| {name} | {a.papers} | {_num(a.pooled)} {_ci(a.pooled_ci95)} | {_num(a.per_paper)} {_ci(a.per_paper_ci95)} | "
-            f"{_num(a.precision)} | {_num(a.recall)} | {'yes' if low else ''} |"
+            f"| {name} | {a.papers} | {_num(a.pooled)} {_ci(a.pooled_ci95)} | {_num(a.per_paper)} "
+            f"{_ci(a.per_paper_ci95)} | {_num(a.precision)} | {_num(a.recall)} | {'yes' if low else ''} |"
         )
     return lines
 
@@ -262,8 +262,9 @@ def _table(report: AgreementReport) -> list[str]:
 def _summary(label: str, report: AgreementReport) -> list[str]:
     kappa = "; ".join(f"{name}: raw {raw:.3f}, Cohen's kappa {_num(k)}" for name, (raw, k) in report.kappa.items())
     return [
-        f"Overall agreement, {label} (macro over fields, {len(report.papers)} papers): pooled **{report.overall_pooled:.3f}** "
-        f"{_ci(report.overall_pooled_ci95)}; per paper {report.overall_per_paper:.3f} {_ci(report.overall_per_paper_ci95)}",
+        f"Overall agreement, {label} (macro over fields, {len(report.papers)} papers): pooled "
+        f"**{report.overall_pooled:.3f}** {_ci(report.overall_pooled_ci95)}; per paper "
+        f"{report.overall_per_paper:.3f} {_ci(report.overall_per_paper_ci95)}",
         f"Single-label fields: {kappa}",
     ]
 
@@ -316,7 +317,8 @@ def sample_section(
         "",
         sample.provenance,
         "",
-        f"Second labeling `{second_path.name}`, first labeling `{reference_path.name if frozen else 'gold.jsonl (no frozen copy yet)'}`.",
+        f"Second labeling `{second_path.name}`, first labeling `"
+        f"{reference_path.name if frozen else 'gold.jsonl (no frozen copy yet)'}`.",
         "",
     ]
     if sample.who_file:
@@ -324,7 +326,8 @@ def sample_section(
         lines += [
             f"Who labeled, and how: {who.read_text(encoding='utf-8').strip()}"
             if who.is_file()
-            else f"Who labeled, and how: not recorded; write it in `{sample.who_file}` (annotator, date, what they had seen).",
+            else "Who labeled, and how: not recorded; write it in "
+            f"`{sample.who_file}` (annotator, date, what they had seen).",
             "",
         ]
     lines += _summary(f"{sample.key} sample, blind", report) + [""] + _table(report) + [""]
@@ -334,10 +337,10 @@ def sample_section(
     if changed:
         today = agreement(gold, second)
         lines += [
-            f"Secondary: the same blind labeling against today's gold (which differs from the frozen first labeling on "
-            f"{len(changed)} of these papers, by adjudication or rulings after this comparison, so this figure is not blind "
-            f"agreement): pooled {today.overall_pooled:.3f} {_ci(today.overall_pooled_ci95)}, per paper {today.overall_per_paper:.3f}; "
-            f"tasks pooled {_num(today.fields['tasks'].pooled)}.",
+            "Secondary: the same blind labeling against today's gold (which differs from the frozen first labeling on "
+            f"{len(changed)} of these papers, by adjudication or rulings after this comparison, so this figure is not "
+            f"blind agreement): pooled {today.overall_pooled:.3f} {_ci(today.overall_pooled_ci95)}, per paper "
+            f"{today.overall_per_paper:.3f}; tasks pooled {_num(today.fields['tasks'].pooled)}.",
             "",
         ]
     lines += ["### Disagreements", "", "Per paper and field, first labeling vs second (only fields that differ).", ""]
@@ -371,8 +374,8 @@ def _relabeled_section(gold_dir: Path, gold: list[GoldRecord]) -> list[str]:
         report = agreement(gold, edited)
         paragraphs += [
             f"`{entry.copy}` is {entry.what}: {len(changed)} of {plural(len(edited), 'record')} changed, "
-            f"{plural(fields_changed, 'field value')}; {equal_now} of those edited values {'equals' if equal_now == 1 else 'equal'} "
-            "today's gold. Against today's gold it scores pooled "
+            f"{plural(fields_changed, 'field value')}; {equal_now} of those edited values "
+            f"{'equals' if equal_now == 1 else 'equal'} today's gold. Against today's gold it scores pooled "
             f"{report.overall_pooled:.3f} (per paper {report.overall_per_paper:.3f}).",
             "",
         ]
@@ -382,14 +385,14 @@ def _relabeled_section(gold_dir: Path, gold: list[GoldRecord]) -> list[str]:
         [
             "## Not agreement: the copies relabeled after the comparison",
             "",
-            "A ruling made after a comparison is applied to a copy of the blind labeling, never to the blind file, so the "
-            "blind figures above stay what they were.",
+            "A ruling made after a comparison is applied to a copy of the blind labeling, never to the blind "
+            "file, so the blind figures above stay what they were.",
         ]
         + [""]
         + paragraphs
         + [
-            "These numbers measure how well the edits followed the rulings, not how far two independent annotators agree; "
-            "none is a headline and none may be quoted as agreement.",
+            "These numbers measure how well the edits followed the rulings, not how far two independent annotators "
+            "agree; none is a headline and none may be quoted as agreement.",
             "",
         ]
     )
@@ -428,8 +431,9 @@ def _disagreement_lines(report: dict, known: bool = True) -> list[str]:
         why = KNOWN_DISAGREEMENTS.get((r["field"], r["prediction"], r["gold"])) if known else None
         why = why or r["reason"]
         lines.append(
-            f"- {r['paper_id']} `{r['field']}`: {r['prediction']!r} vs gold {r['gold']!r}: judge {'same' if r['same'] else 'different'}, "
-            f"scorer {'same' if r['scorer'] else 'different'}. Judge: {r.get('note', '')} Scorer: {why}."
+            f"- {r['paper_id']} `{r['field']}`: {r['prediction']!r} vs gold {r['gold']!r}: judge "
+            f"{'same' if r['same'] else 'different'}, scorer "
+            f"{'same' if r['scorer'] else 'different'}. Judge: {r.get('note', '')} Scorer: {why}."
         )
     return lines
 
@@ -507,7 +511,8 @@ def _kappa_cell(figure: dict) -> str:
 
 def _figure_rows(named: list[tuple[str, dict]]) -> list[str]:
     lines = [
-        "| pairs of | pairs | agreement [95% CI] | Cohen's kappa [95% CI] | scorer same, judge different | scorer different, judge same |",
+        "| pairs of | pairs | agreement [95% CI] | Cohen's kappa [95% CI] | scorer "
+        "same, judge different | scorer different, judge same |",
         "|---|---|---|---|---|---|",
     ]
     for name, f in named:
@@ -602,9 +607,9 @@ def _stratified_section(
             if not sha_prefix or digest.startswith(sha_prefix)
             else f", NOT the {sha_prefix}... it was committed with"
         )
-        + f"), before any rule of scorer {SCORER_VERSION} was written. The rules, gold alternates and semantic tier of scorer "
-        f"{SCORER_VERSION} were chosen on the tuning pairs and the dev split only and frozen at commit {frozen_at}; "
-        "these judgments were then read once, by this command, and no rule was changed after.",
+        + f"), before any rule of scorer {SCORER_VERSION} was written. The rules, gold alternates and semantic tier of "
+        f"scorer {SCORER_VERSION} were chosen on the tuning pairs and the dev split only and frozen at commit "
+        f"{frozen_at}; these judgments were then read once, by this command, and no rule was changed after.",
         "",
         "The scorer's verdict is the one the headline uses: a list field's rule as it aligns the item against the "
         "paper's gold list (reading the abstract), `method_name` and `method_full_name` at the strict level, and a "
@@ -632,8 +637,8 @@ def _stratified_section(
             "met."
             if met
             else f"not met ({'met' if o['agreement'] >= TARGET_OVERALL else 'not met'} overall, "
-            f"{'met' if (c['agreement'] or 0) >= TARGET_CONTESTED else 'not met'} on the contested band). The figure is "
-            "published as it is; no rule was changed after this read."
+            f"{'met' if (c['agreement'] or 0) >= TARGET_CONTESTED else 'not met'} on the contested band). The figure "
+            "is published as it is; no rule was changed after this read."
         ),
         "",
         "Per field:",
@@ -664,7 +669,8 @@ def _stratified_section(
     disagreements = [x for x in rows if x["scorer"] != x["same"]]
     kinds = {k: sum(disagreement_kind(x) == k for x in disagreements) for k in ("too lenient", "too strict")}
     lines += [
-        f"#### Every disagreement ({len(disagreements)}: {kinds['too lenient']} too lenient, {kinds['too strict']} too strict)",
+        f"#### Every disagreement ({len(disagreements)}: {kinds['too lenient']} "
+        f"too lenient, {kinds['too strict']} too strict)",
         "",
         "Each with its kind (too lenient: the scorer says same, the judge different; too strict: the other way), its "
         "stratum, the judge's note, then the mechanism of the scorer that decided the pair.",
@@ -672,8 +678,9 @@ def _stratified_section(
     ]
     for x in sorted(disagreements, key=lambda x: (x["stratum"], x["field"], x["paper_id"], x["pair_id"])):
         lines.append(
-            f"- {disagreement_kind(x)}, {x['stratum']}: {x['paper_id']} `{x['field']}` {_shown(x['prediction'])} vs gold "
-            f"{_shown(x['gold'])}: judge {'same' if x['same'] else 'different'}. Judge: {x.get('note', '')} Scorer: {x['reason']}."
+            f"- {disagreement_kind(x)}, {x['stratum']}: {x['paper_id']} `{x['field']}` "
+            f"{_shown(x['prediction'])} vs gold {_shown(x['gold'])}: judge "
+            f"{'same' if x['same'] else 'different'}. Judge: {x.get('note', '')} Scorer: {x['reason']}."
         )
     lines.append("")
     found = {
@@ -812,8 +819,8 @@ PREVIOUS_HEADLINES: dict[str, tuple[float, float, int, str]] = {
 
 
 def _rescored_lines(gold_dir: Path) -> list[str]:
-    """Old (:data:`RESCORED_FROM`: scorer and gold) and new headline of every published run, from its ``scores.json``, with the reason
-    it moved (:data:`PREVIOUS_HEADLINES`); [] when the runs are not re-scored yet."""
+    """Old (:data:`RESCORED_FROM`: scorer and gold) and new headline of every published run, from its ``scores.json``,
+    with the reason it moved (:data:`PREVIOUS_HEADLINES`); [] when the runs are not re-scored yet."""
     runs_dir = gold_dir.parent / "results" / "runs"
     rows = []
     for run, (headline, results, tp, why) in PREVIOUS_HEADLINES.items():
@@ -871,8 +878,8 @@ def _tuning_stratified_lines(
     lines += ["", f"Remaining disagreements ({len(left)}), each with its kind:", ""]
     for x in sorted(left, key=lambda x: (x["stratum"], x["field"], x["paper_id"], x["pair_id"])):
         lines.append(
-            f"- {disagreement_kind(x)}, {x['stratum']}: {x['paper_id']} `{x['field']}` {_shown(x['prediction'])} vs gold "
-            f"{_shown(x['gold'])}. Judge: {x.get('note', '')} Scorer: {x['reason']}."
+            f"- {disagreement_kind(x)}, {x['stratum']}: {x['paper_id']} `{x['field']}` {_shown(x['prediction'])} vs "
+            f"gold {_shown(x['gold'])}. Judge: {x.get('note', '')} Scorer: {x['reason']}."
         )
     return lines + [""]
 
@@ -913,7 +920,8 @@ def _validity_section(
     if stratified:
         stratified += DISCLOSURES + _rescored_lines(folder)
     lines += stratified or [
-        "No held-out judged pairs (`gold/scorer_stratified_judgments.jsonl`): the figures below are on tuning pairs only.",
+        "No held-out judged pairs (`gold/scorer_stratified_judgments.jsonl`)"
+        ": the figures below are on tuning pairs only.",
         "",
     ]
     history = []
@@ -921,17 +929,18 @@ def _validity_section(
         k, n, version = FRESH_FIGURE
         low, high = _proportion_ci(k, n)
         history.append(
-            f"`gold/{FRESH_SET}`: {n} (prediction, nearest gold) pairs judged blind before scorer {version}'s rules were "
-            f"written; scorer {version} agreed on {k} of {n}: {k / n:.3f} [{low:.3f}, {high:.3f}], the held-out figure "
-            "quoted until the stratified set above. Published, its disagreements were then used to choose scorer "
-            f"{SCORER_VERSION}'s rules, so it is a tuning set now."
+            f"`gold/{FRESH_SET}`: {n} (prediction, nearest gold) pairs judged blind before scorer {version}'s rules "
+            f"were written; scorer {version} agreed on {k} of {n}: {k / n:.3f} [{low:.3f}, {high:.3f}], the held-out "
+            "figure quoted until the stratified set above. Published, its disagreements were then used to choose "
+            f"scorer {SCORER_VERSION}'s rules, so it is a tuning set now."
         )
     if (folder / EARLIER_HELDOUT_SET).is_file():
         k, n, version = EARLIER_HELDOUT_FIGURE
         low, high = _proportion_ci(k, n)
         history.append(
-            f"`gold/{EARLIER_HELDOUT_SET}`: {n} pairs judged blind after the scorer {version} rules were frozen; scorer "
-            f"{version} agreed on {k} of {n}: {k / n:.3f} [{low:.3f}, {high:.3f}]; a tuning set since scorer 3.2."
+            f"`gold/{EARLIER_HELDOUT_SET}`: {n} pairs judged blind after the scorer {version} rules "
+            f"were frozen; scorer {version} agreed on {k} of {n}: {k / n:.3f} "
+            f"[{low:.3f}, {high:.3f}]; a tuning set since scorer 3.2."
         )
     for number, (held, figure, title, seed, drawn_with, level) in enumerate(_tuning_stratified(folder)):
         cells = []

@@ -5,7 +5,8 @@
 one plain row per run; :meth:`Board.markdown`, :meth:`Board.csv`, :meth:`Board.json` and
 :meth:`Board.terminal` render those rows, and the plots (:mod:`paperfields.plots`) and the web page
 (:mod:`paperfields.web`) draw from the same board. The tables' columns (:data:`MAIN_COLUMNS`,
-:data:`DETAIL_TABLES`) are declared once here, for the Markdown and the web page alike. An undefined number is printed one way everywhere: :data:`UNDEFINED`.
+:data:`DETAIL_TABLES`) are declared once here, for the Markdown and the web page
+alike. An undefined number is printed one way everywhere: :data:`UNDEFINED`.
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ CALIBRATION_METRICS = (
     "aurc",
     "errors_caught_20",
 )  # Calibration's numbers on the board, per confidence source
-UNDEFINED = "–"  # an undefined number (nothing predicted, nothing in gold, no CI) on every board, report and table, never 1.0 or 0.0
+# an undefined number (nothing predicted, nothing in gold, no CI) on every board, report and table, never 1.0 or 0.0
+UNDEFINED = "–"
 
 
 class MixedVersionsError(InputError):
@@ -83,7 +85,8 @@ def papers_cell(s: RunScores) -> str:
         return f"{s.papers_done}/{s.papers} (unfinished)"
     if not s.partial:
         return str(s.papers)
-    return f"{s.papers} of {s.papers_in_split} ({'sample' if s.comparable else 'partial'})"  # a second labeling covers a sample
+    # a second labeling covers a sample
+    return f"{s.papers} of {s.papers_in_split} ({'sample' if s.comparable else 'partial'})"
 
 
 def check_versions(scores: list[RunScores], gold_path: Path | None = None) -> None:
@@ -95,8 +98,8 @@ def check_versions(scores: list[RunScores], gold_path: Path | None = None) -> No
     if len(splits) > 1:
         main = splits.most_common(1)[0][0]
         raise MixedVersionsError(
-            f"runs score different splits {dict(splits)}; one board compares one split: move these out of the runs folder "
-            f"(or use --runs-dir): {' '.join(s.run_id for s in scores if s.split != main)}"
+            f"runs score different splits {dict(splits)}; one board compares one split: move these out of the runs "
+            f"folder (or use --runs-dir): {' '.join(s.run_id for s in scores if s.split != main)}"
         )
     versions = Counter((s.schema_version, s.scorer_version, s.gold_version) for s in scores)
     current_gold = gold_fingerprint(gold_path) if gold_path is not None else versions.most_common(1)[0][0][2]
@@ -104,8 +107,8 @@ def check_versions(scores: list[RunScores], gold_path: Path | None = None) -> No
     stale = [s.run_id for s in scores if (s.schema_version, s.scorer_version, s.gold_version) != current]
     if stale and (len(versions) > 1 or gold_path is not None):
         raise MixedVersionsError(
-            f"runs were scored with (schema, scorer, gold) versions {sorted(versions)}, and the current ones are {current}; "
-            f"re-score these with `paperfields score`: {' '.join(stale)}"
+            f"runs were scored with (schema, scorer, gold) versions {sorted(versions)}, and the current ones are "
+            f"{current}; re-score these with `paperfields score`: {' '.join(stale)}"
         )
 
 
@@ -129,7 +132,8 @@ def fmt_ci(value: Optional[float], ci: Optional[tuple[float, float]], digits: in
 
 
 def _pooled_grounding_rate(s: RunScores) -> Optional[float]:
-    """Share of the predicted strings and numbers of the grounded fields found in the abstract; None with nothing predicted."""
+    """Share of the predicted strings and numbers of the grounded
+    fields found in the abstract; None with nothing predicted."""
     predicted = sum((s.grounding.get(f) or {}).get("predicted") or 0 for f in GROUNDED_FIELDS)
     if not predicted:
         return None
@@ -309,7 +313,8 @@ class Board:
 
 
 def board_rows(scores: list[RunScores], gold_path: Path | None = None) -> list[dict[str, Any]]:
-    """The rows of :meth:`Board.of` as a list (see :class:`Board`). Raises MixedVersionsError as :func:`check_versions`."""
+    """The rows of :meth:`Board.of` as a list (see :class:`Board`).
+    Raises MixedVersionsError as :func:`check_versions`."""
     return list(Board.of(scores, gold_path).rows)
 
 
@@ -376,9 +381,9 @@ def submitted_markdown(board: Board) -> list[str]:
         "## Submitted runs",
         "",
         f"A run marked `{SUBMITTED_MARK.strip()}` was scored here, by the same scorer, from predictions sent by others "
-        "(`submissions/<name>/`, checked by `paperfields submission check`): scored here, not reproduced here. Every other "
-        'run was reproduced here by the project\'s own commands. A submission of `role = "reference"` is shown among the '
-        "references, never ranked, with the reason it gave.",
+        "(`submissions/<name>/`, checked by `paperfields submission check`): scored here, not reproduced here. Every "
+        f'other run was reproduced here by the project\'s own commands. A submission of `role = "reference"` is shown '
+        "among the references, never ranked, with the reason it gave.",
         "",
         "| run | folder | model | provider | date run | strategy | submitted by | model cutoff | role |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -414,7 +419,8 @@ SECTIONS = (
     ("contender", "Contenders (ranked by headline)"),
     (
         "reference",
-        "References (not ranked): model-free floors and a blind second labeling by a separate AI agent session (not a human ceiling), for scale",
+        "References (not ranked): model-free floors and a blind second labeling by a "
+        "separate AI agent session (not a human ceiling), for scale",
     ),
     ("partial", "Partial and unfinished runs (not ranked, no CI): fewer papers than the split, not comparable"),
 )
@@ -591,48 +597,49 @@ DETAIL_TABLES: tuple[tuple[str, tuple[Column, ...], tuple[str, ...], str], ...] 
         "Per-field scores",
         FIELD_COLUMNS,
         ("contender", "reference"),
-        "Micro F1 per field (accuracy for `research_area` and `training_free`; higher is better), `–` where undefined; "
-        "`results` is scored at the value+metric level, `results: value` on the value alone and `results: full` on the whole "
-        "tuple, `name (soft)` under the looser name rule. The 95% CI of every field is in the csv "
-        "(`<field>_ci95_low`, `_high`) and on the web page: Wilson for the two accuracy fields, percentile bootstrap over papers "
-        "for micro F1 between 0 and 1, and at exactly 0 or 1 the Wilson interval of the matched share over the papers the field "
-        "counts on, carried to F1 (see the end). `per-paper F1` is the secondary score with abstention credit.",
+        "Micro F1 per field (accuracy for `research_area` and `training_free`; higher is better), `–` where "
+        "undefined; `results` is scored at the value+metric level, `results: value` on the value alone and "
+        "`results: full` on the whole tuple, `name (soft)` under the looser name rule. The 95% CI of every field "
+        "is in the csv (`<field>_ci95_low`, `_high`) and on the web page: Wilson for the two accuracy fields, "
+        "percentile bootstrap over papers for micro F1 between 0 and 1, and at exactly 0 or 1 the Wilson "
+        "interval of the matched share over the papers the field counts on, carried to F1 (see the end). "
+        "`per-paper F1` is the secondary score with abstention credit.",
     ),
     (
         "Cost",
         COST_COLUMNS,
         ("contender", "reference", "partial"),
-        f"`correct items` are the true positives pooled over the {HEADLINE_COUNT} fields; `s/correct` is model seconds and "
-        "`$/correct` "
-        "dollars per correct item, every attempt, retry and re-ask included and answers served from the response cache "
-        "excluded. `$/run` from `paperfields/core/tables/prices.toml` (`?` when the price is unknown; `paperfields run --price IN,OUT` "
-        "gives one). Lower is better in every column.",
+        f"`correct items` are the true positives pooled over the {HEADLINE_COUNT} fields; `s/correct` is model seconds "
+        "and `$/correct` dollars per correct item, every attempt, retry and re-ask included and answers served from "
+        "the response cache excluded. `$/run` from `paperfields/core/tables/prices.toml` (`?` when the price is "
+        "unknown; `paperfields run --price IN,OUT` gives one). Lower is better in every column.",
     ),
     (
         "Calibration",
         CALIBRATION_COLUMNS,
         ("contender", "reference", "partial"),
-        "`Brier` and `ECE` (lower is better) check per-field confidences against whether the field is exactly right on the "
-        "paper: `asked` where the model stated a confidence per field (the `confidence` strategy), `logprob` where it was "
-        "derived from the tokens' log-probabilities (local models); ECE over 10 equal-width bins; `–` without confidences. "
-        "Reliability diagrams: `results/reliability_<run>.png`. Calibrated is not the same as useful for finding errors, so "
-        "beside them is selective prediction (Geifman & El-Yaniv 2017): keep only the most confident (paper, field) answers "
-        "and measure the error rate of those kept. `AURC` is the area under that risk–coverage curve (lower is better; a "
-        "confidence that ranks nothing scores the error rate), `caught@20%` the share of wrong fields among the least "
-        "confident 20% (higher is better; 0.2 at random); tied confidences count in expected value over their orders. "
-        "Risk–coverage curves: `results/risk_coverage_<run>.png`.",
+        "`Brier` and `ECE` (lower is better) check per-field confidences against whether the field is exactly right on "
+        "the paper: `asked` where the model stated a confidence per field (the `confidence` strategy), `logprob` where "
+        "it was derived from the tokens' log-probabilities (local models); ECE over 10 equal-width bins; `–` without "
+        "confidences. Reliability diagrams: `results/reliability_<run>.png`. Calibrated is not the same as useful for "
+        "finding errors, so beside them is selective prediction (Geifman & El-Yaniv 2017): keep only the most "
+        "confident (paper, field) answers and measure the error rate of those kept. `AURC` is the area under that "
+        "risk–coverage curve (lower is better; a confidence that ranks nothing scores the error rate), `caught@20%` "
+        "the share of wrong fields among the least confident 20% (higher is better; 0.2 at random); tied confidences "
+        "count in expected value over their orders. Risk–coverage curves: `results/risk_coverage_<run>.png`.",
     ),
     (
         "Mode, failures, grounding and contamination",
         MODE_COLUMNS,
         ("contender", "reference", "partial"),
-        "`mode` is how the record was asked for: the instructor mode of an `openai/` run (`md_json` puts the schema in the "
-        "prompt, `json_schema` and `tools` send it in the request), `+grammar` when a grammar built from the schema "
-        "constrained the output (`grammar` alone: a `local/` model in-process); `prompt tokens/paper` is what the model was "
-        "sent per paper, so rows that differ in mode are not like-for-like. `grounded` is the share of predicted strings and "
-        "numbers found in the abstract. `contamination` compares the model's training-data cutoff with the corpus's first "
-        "public date (`paperfields/core/tables/cutoffs.toml`, with the source of each date): `after cutoff` (the model cannot have "
-        "seen the abstracts), `possible overlap`, `unknown` (no published cutoff in the table), `n/a` for references.",
+        "`mode` is how the record was asked for: the instructor mode of an `openai/` run (`md_json` puts the schema "
+        "in the prompt, `json_schema` and `tools` send it in the request), `+grammar` when a grammar built from the "
+        "schema constrained the output (`grammar` alone: a `local/` model in-process); `prompt tokens/paper` is what "
+        "the model was sent per paper, so rows that differ in mode are not like-for-like. `grounded` is the share of "
+        "predicted strings and numbers found in the abstract. `contamination` compares the model's training-data "
+        "cutoff with the corpus's first public date (`paperfields/core/tables/cutoffs.toml`, with the source of each "
+        "date): `after cutoff` (the model cannot have seen the abstracts), `possible overlap`, `unknown` (no "
+        "published cutoff in the table), `n/a` for references.",
     ),
 )
 
@@ -644,7 +651,8 @@ What models get wrong (the most-missed gold items, the hardest papers, each run'
 [difficulty.md](difficulty.md)."""
 
 COLUMNS_TEXT = f"""\
-**headline**: pooled (micro) F1 per field, macro-averaged over the {HEADLINE_COUNT} fields, with its 95% bootstrap CI over papers
+**headline**: pooled (micro) F1 per field, macro-averaged over the {HEADLINE_COUNT} fields, with its 95% bootstrap CI \
+over papers
 (higher is better; how it is made is at the end). `P`, `R`: micro precision and recall over all fields' items.
 `valid`: share of papers with a schema-valid record. `invented`: mean over fields of the share of papers with empty
 gold where something was predicted (lower is better). `cost / correct`: model seconds (`s`, a local model) or dollars

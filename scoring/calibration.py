@@ -7,7 +7,8 @@ in the scored record:
   per field next to the record (``notes["confidence"]``).
 - ``logprob``: derived without asking, where the backend exposes token log-probabilities (the
   in-process llama.cpp backend does): the geometric mean probability of the tokens that write the
-  field's value, ``exp(mean log p)`` (``notes["logprob_confidence"]``, :func:`paperfields.core.confidence.value_confidences`).
+  field's value, ``exp(mean log p)`` (``notes["logprob_confidence"]``,
+  :func:`paperfields.core.confidence.value_confidences`).
 
 The outcome a confidence is checked against is whether the field is exactly right on that paper: no
 false positive and no false negative in the scorer's per-paper counts (for a list field every gold

@@ -70,8 +70,9 @@ def compare(run_a: Path, run_b: Path, top: int = 5, gold_path: Path | None = Non
     (sa, pa), (sb, pb) = load_scored_run(run_a, gold_path), load_scored_run(run_b, gold_path)
     if (sa.scorer_version, sa.gold_version) != (sb.scorer_version, sb.gold_version):
         raise RunError(
-            f"{run_a.name} was scored with scorer {sa.scorer_version} and gold {sa.gold_version}, {run_b.name} with "
-            f"scorer {sb.scorer_version} and gold {sb.gold_version}: re-score both with `paperfields score` to compare them"
+            f"{run_a.name} was scored with scorer {sa.scorer_version} and gold "
+            f"{sa.gold_version}, {run_b.name} with scorer {sb.scorer_version} and gold "
+            f"{sb.gold_version}: re-score both with `paperfields score` to compare them"
         )
     shared = sorted(set(pa) & set(pb))
     if not shared:

@@ -477,7 +477,8 @@ def difficulty(runs: Sequence[RunPredictions], gold: Sequence[GoldRecord], abstr
 def _check(run: RunPredictions, paper_id: str, judgment: PaperJudgment, stored: Optional[dict[str, list[int]]]) -> None:
     if stored is None:
         raise RunError(
-            f"{run.run_id}: paper {paper_id} has no row in paper_scores.jsonl; re-score the run with `paperfields score`"
+            f"{run.run_id}: paper {paper_id} has no row in "
+            "paper_scores.jsonl; re-score the run with `paperfields score`"
         )
     unscored = [f for f in judgment.errors if f not in stored]
     if unscored:  # scored before the field was in the schema: its paper_scores.jsonl is older than scores.json
@@ -556,21 +557,22 @@ def taxonomy_rows(taxonomy: dict[str, dict[str, int]]) -> tuple[list[str], list[
 
 
 TAXONOMY_TEXT = (
-    "Each error of a run on a field is one kind: `missed` (a gold item nothing stands for; every item of a failed paper), "
-    "`invented` (a predicted item that stands for no gold item), `wrong value` (a prediction in the place of a gold item "
-    "but another one: another name; a result with the right number on another metric, or the right metric with another "
-    "number), `near miss` (close to a gold item, token-set ratio at least "
-    f"{NEAR_MISS:.0%}, yet refused by the field's matching rule), `wrong unit/qualifier` (a result right on value and metric "
-    "whose unit or qualifier is wrong: an error of the `results: full` level only), `wrong class` (a label field given "
-    "another class). Per field, missed + near miss + wrong value + wrong class is the scorer's false negatives and "
-    "invented + near miss + wrong value + wrong class its false positives, so these counts add up to the stored scores."
+    "Each error of a run on a field is one kind: `missed` (a gold item nothing stands for; every item of a failed "
+    "paper), `invented` (a predicted item that stands for no gold item), `wrong value` (a prediction in the place of "
+    "a gold item but another one: another name; a result with the right number on another metric, or the right metric "
+    f"with another number), `near miss` (close to a gold item, token-set ratio at least {NEAR_MISS:.0%}, yet refused "
+    "by the field's matching rule), `wrong unit/qualifier` (a result right on value and metric whose unit or "
+    "qualifier is wrong: an error of the `results: full` level only), `wrong class` (a label field given another "
+    "class). Per field, missed + near miss + wrong value + wrong class is the scorer's false negatives and invented + "
+    "near miss + wrong value + wrong class its false positives, so these counts add up to the stored scores."
 )
 
 DIFFICULTY_TEXT = (
-    "A gold item is what a run can get right on a paper: each string of a list field, each result, each label of "
-    "`contribution_types`, a non-null name or URL, the label of `research_area` and of `training_free`. Its difficulty is "
-    "the share of the complete contenders (the ranked runs of the board: finished, whole split, not references) that "
-    "get it right under the scorer's matching rules; a paper's is the share of its (contender, item) pairs that are right."
+    "A gold item is what a run can get right on a paper: each string of a list field, each result, each "
+    "label of `contribution_types`, a non-null name or URL, the label of `research_area` and of "
+    "`training_free`. Its difficulty is the share of the complete contenders (the ranked runs of the board: "
+    "finished, whole split, not references) that get it right under the scorer's matching rules; a paper's "
+    "is the share of its (contender, item) pairs that are right."
 )
 
 
@@ -600,7 +602,8 @@ def difficulty_markdown(view: Difficulty, n: int = MOST_MISSED) -> str:
     ]
     for i in view.most_missed(n):
         lines.append(
-            f"| {_cell(i.paper_id)} | {i.field} | {_cell(i.text)} | {i.right}/{i.contenders} ({_pct(i.share)}) | {_cell(i.sentence or UNDEFINED)} |"
+            f"| {_cell(i.paper_id)} | {i.field} | {_cell(i.text)} | {i.right}/{i.contenders} "
+            f"({_pct(i.share)}) | {_cell(i.sentence or UNDEFINED)} |"
         )
     lines += [
         "",

@@ -98,7 +98,8 @@ def parse_row(where: str, row: dict[str, Any], known_ids: set[str]) -> Predictio
     unknown = sorted(set(record or {}) - set(PaperRecord.model_fields))
     if unknown:
         raise RunError(
-            f"{where}: field 'record.{unknown[0]}': not a field of the record (fields: {', '.join(PaperRecord.model_fields)})"
+            f"{where}: field 'record.{unknown[0]}': not a field of the "
+            f"record (fields: {', '.join(PaperRecord.model_fields)})"
         )
     failure = row.get("failure")
     if record is None:

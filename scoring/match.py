@@ -1,5 +1,5 @@
-"""Matching rules, by the name each field's facts give (``MATCH_RULES``). Every rule is a pure function of prediction, gold
-and the abstract, and symmetric: swapping the two swaps precision and recall (gold ``alternates``,
+"""Matching rules, by the name each field's facts give (``MATCH_RULES``). Every rule is a pure function of prediction,
+gold and the abstract, and symmetric: swapping the two swaps precision and recall (gold ``alternates``,
 written by hand for gold strings, are the one exception).
 
 Lists are aligned one to one with the Hungarian algorithm (Kuhn 1955; scipy

@@ -204,13 +204,15 @@ def validity_text(figures: dict[str, Any] | None, short: bool = False) -> str:
             if figures["scorer_version"] in ("3.3", "3.4")
             else "claim level (value, unit, kind, metric and no contradicting context) "
         )
-        + f"(targets {figures['target']['overall']:.2f} overall and {figures['target']['contested']:.2f} contested: {met})."
+        + f"(targets {figures['target']['overall']:.2f} overall and "
+        f"{figures['target']['contested']:.2f} contested: {met})."
     )
     semantic = figures.get("semantic") or {}
     if semantic:
         text += (
-            f" The semantic tier (an embedding model deciding the contested band, shown beside the headline and never "
-            f"ranked) agrees on {_figure(semantic['overall'])}, and on {_figure(semantic['contested'])} of the contested pairs."
+            " The semantic tier (an embedding model deciding the contested band, shown beside the headline "
+            f"and never ranked) agrees on {_figure(semantic['overall'])}, and on "
+            f"{_figure(semantic['contested'])} of the contested pairs."
         )
     return text + " Every disagreement is listed in `gold/AGREEMENT.md`."
 

@@ -180,7 +180,8 @@ def add_cost_and_contamination(scores: RunScores, manifest: Manifest, every_line
     scores.correct_items = sum(scores.fields[f].tp for f in HEADLINE_FIELDS)
     scores.model_seconds = round(sum(line.latency_s for line in every_line if not line.cached), 3)
     if scores.correct_items:
-        # stored unrounded: every view rounds once, to its own digits (rounding here first turned 16.48504 into 16.485, shown as 16.48)
+        # stored unrounded: every view rounds once, to its own digits
+        # (rounding here first turned 16.48504 into 16.485, shown as 16.48)
         scores.seconds_per_correct = scores.model_seconds / scores.correct_items
         scores.dollars_per_correct = (
             None if scores.dollars_total is None else scores.dollars_total / scores.correct_items
@@ -247,8 +248,8 @@ def load_scored_run(run_dir: Path, gold_path: Path | None = None) -> tuple[RunSc
             ) from None
     if len(rows) != scores.papers:
         raise RunError(
-            f"{path}: {plural(len(rows), 'paper row')}, but {run_dir / 'scores.json'} counts {plural(scores.papers, 'paper')}; "
-            f"re-score the run with `paperfields score {run_dir}`"
+            f"{path}: {plural(len(rows), 'paper row')}, but {run_dir / 'scores.json'} counts "
+            f"{plural(scores.papers, 'paper')}; re-score the run with `paperfields score {run_dir}`"
         )
     return scores, rows
 
@@ -263,7 +264,8 @@ def collect_scores(runs_dir: Path) -> list[RunScores]:
         stale = stale_reason(path.parent, found[-1])
         if stale:
             warnings.warn(
-                f"the scores of {path.parent.name} are stale: {stale}; re-score it with `paperfields score {path.parent}`",
+                f"the scores of {path.parent.name} are stale: {stale}; "
+                f"re-score it with `paperfields score {path.parent}`",
                 stacklevel=2,
             )
     return board_order(found)

@@ -95,11 +95,11 @@ from paperfields.scoring.metrics.wilson import f1_edge_ci, wilson_ci
 # written in the abstract, is the name at the strict level. 3.6 (issue 38, round three): the matcher is symmetric (the
 # invented-modifier rule reads the abstract whichever side is longer); at the claim level a percent-scale score's
 # points are percent, a metric slot without a word, holding a placeholder for a measure that is not a score, naming
-# a model or compared method of the paper's results, or plain words unlike a named gold metric names another quantity, the model's name again as the baseline is
-# redundant, a filler in the dataset and another slot contradicts, an average tied to one named benchmark
-# contradicts, a class ("large reasoning models") never contradicts; strings: neutral words on both sides leave one
-# measure, "X family of ..." is X; at the strict level a plural last word is its singular and "Long (SHORT)" takes
-# repeated parts and a description after it.
+# a model or compared method of the paper's results, or plain words unlike a named gold metric names another quantity,
+# the model's name again as the baseline is redundant, a filler in the dataset and another slot contradicts, an average
+# tied to one named benchmark contradicts, a class ("large reasoning models") never contradicts; strings: neutral words
+# on both sides leave one measure, "X family of ..." is X; at the strict level a plural last word is its singular and
+# "Long (SHORT)" takes repeated parts and a description after it.
 SCORER_VERSION = "3.6"
 SOFT_THRESHOLD = PHRASE.threshold  # the soft name score: the phrase rule on a name
 
@@ -590,7 +590,8 @@ class RunScores(BaseModel):
     strategy: str = ""
     predictions_sha256: Optional[str] = Field(
         default=None,
-        description="sha256 of the predictions.jsonl bytes that were scored; when the file changes, these scores are stale",
+        description="sha256 of the predictions.jsonl bytes that were "
+        "scored; when the file changes, these scores are stale",
     )
     higher_is_better: dict[str, bool] = Field(default_factory=lambda: dict(HIGHER_IS_BETTER))
     semantic: Optional[SemanticScores] = Field(
@@ -600,8 +601,9 @@ class RunScores(BaseModel):
     )
     submitted: Optional[dict[str, Any]] = Field(
         default=None,
-        description="a run submitted from outside (submissions/<name>/, scoring/submissions.py): its submission.toml "
-        "(model, provider, date run, strategy, who submits, model cutoff): scored here, not reproduced here. Absent for reproduced runs",
+        description="a run submitted from outside (submissions/<name>/, scoring/submissions.py): its "
+        "submission.toml (model, provider, date run, strategy, who submits, model cutoff): scored "
+        "here, not reproduced here. Absent for reproduced runs",
     )
 
     @model_serializer(mode="wrap")
@@ -685,7 +687,8 @@ def headline_fields(model: type[BaseModel] = PaperRecord) -> tuple[str, ...]:
 def paper_overall(
     counts: dict[str, tuple[int, int, int]], answered: bool = True, model: type[BaseModel] = PaperRecord
 ) -> float:
-    """One paper's per-paper F1: mean of :func:`paper_f1` over the headline fields of ``model`` (0.0 without an answer)."""
+    """One paper's per-paper F1: mean of :func:`paper_f1` over
+    the headline fields of ``model`` (0.0 without an answer)."""
     return float(np.mean([paper_f1(counts[f], answered) for f in headline_fields(model)]))
 
 
@@ -755,9 +758,9 @@ def aggregate(
     model: type[BaseModel] = PaperRecord,
 ) -> dict[str, FieldAggregate]:
     """Pool per-paper counts into per-field aggregates, one per score of ``model`` (REPORTED_FIELDS):
-    the field score (micro F1, or accuracy where the field's facts say so) with its 95% interval (:func:`field_interval`),
-    micro P/R/F1, the secondary per-paper F1, and the invented-value rate when diagnostics are given.
-    ``answered[i]`` False marks paper i as a failure (per-paper F1 0, see :func:`paper_f1`); all
+    the field score (micro F1, or accuracy where the field's facts say so) with its 95% interval
+    (:func:`field_interval`), micro P/R/F1, the secondary per-paper F1, and the invented-value rate when diagnostics are
+    given. ``answered[i]`` False marks paper i as a failure (per-paper F1 0, see :func:`paper_f1`); all
     answered by default."""
     answered = answered if answered is not None else [True] * len(per_paper)
     n = len(per_paper)
@@ -854,12 +857,14 @@ def validate_predictions(
             continue
         if not isinstance(record, dict):
             raise ValueError(
-                f"paper {paper_id}: the record must be a dict (a PaperRecord's fields) or None, got {type(record).__name__}"
+                f"paper {paper_id}: the record must be a dict (a "
+                f"PaperRecord's fields) or None, got {type(record).__name__}"
             )
         unknown = sorted(set(record) - set(model.model_fields))
         if unknown:
             raise ValueError(
-                f"paper {paper_id}: field '{unknown[0]}': not a field of the record (fields: {', '.join(model.model_fields)})"
+                f"paper {paper_id}: field '{unknown[0]}': not a field of the "
+                f"record (fields: {', '.join(model.model_fields)})"
             )
         try:
             checked[paper_id] = model.model_validate(record).model_dump(mode="json")

@@ -405,7 +405,10 @@ def _strict_problem(where: str, row: Any) -> Optional[str]:
     while stack:
         node, path, depth = stack.pop()
         if depth > MAX_DEPTH:
-            return f"{where}: nested more than {MAX_DEPTH} levels deep (at '{path}'); a line is one record, a few levels deep"
+            return (
+                f"{where}: nested more than {MAX_DEPTH} levels deep (at "
+                f"'{path}'); a line is one record, a few levels deep"
+            )
         if isinstance(node, _NonFinite):
             return (
                 f"{where}: field '{path.lstrip('.') or '(line)'}': {str(node)[:40]} is not a finite JSON number "
@@ -443,14 +446,16 @@ def _check_predictions(folder: Path, check: SubmissionCheck, gold_path: Path, co
         where = f"{path}:{number}"
         if len(raw.encode("utf-8")) > MAX_LINE_BYTES:
             check.problems.append(
-                f"{where}: line of {len(raw.encode('utf-8'))} bytes, more than {MAX_LINE_BYTES}: one paper's record per line"
+                f"{where}: line of {len(raw.encode('utf-8'))} bytes, more "
+                f"than {MAX_LINE_BYTES}: one paper's record per line"
             )
             continue
         try:
             row = json.loads(raw, parse_constant=_NonFinite, parse_float=_finite_float)
         except RecursionError:
             check.problems.append(
-                f"{where}: nested too deep to read (more than {MAX_DEPTH} levels); a line is one record, a few levels deep"
+                f"{where}: nested too deep to read (more than {MAX_DEPTH} "
+                "levels); a line is one record, a few levels deep"
             )
             continue
         except ValueError as exc:
@@ -473,7 +478,8 @@ def _check_predictions(folder: Path, check: SubmissionCheck, gold_path: Path, co
             continue
         if line.paper_id in seen:
             check.problems.append(
-                f"{where}: field 'paper_id': {line.paper_id} already on line {seen[line.paper_id]}; give each test paper once"
+                f"{where}: field 'paper_id': {line.paper_id} already on line "
+                f"{seen[line.paper_id]}; give each test paper once"
             )
             continue
         seen[line.paper_id] = number
@@ -578,7 +584,8 @@ def check_submission(
         return check
     if stat.S_ISLNK(info.st_mode):
         check.problems.append(
-            f"{folder}: a symbolic link; a submission is a real folder directly under submissions/ (nothing is read through a link)"
+            f"{folder}: a symbolic link; a submission is a real folder directly "
+            "under submissions/ (nothing is read through a link)"
         )
         return check
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
@@ -601,9 +608,10 @@ def check_submission(
             if check.meta.role == "reference" and source == "gold" and near < REFERENCE_COPY_AGREEMENT:
                 continue
             check.problems.append(
-                f"{folder / PREDICTIONS_FILE}: the records agree with {'gold' if source == 'gold' else 'the published run ' + source} "
-                f"on {near:.1%} of the (paper, field) pairs of the {SPLIT} papers (a copy: {COPY_AGREEMENT:.0%} or more); "
-                "a copy of gold or of a published run is not a submission"
+                f"{folder / PREDICTIONS_FILE}: the records agree with "
+                f"{'gold' if source == 'gold' else 'the published run ' + source} on {near:.1%} of the "
+                f"(paper, field) pairs of the {SPLIT} papers (a copy: {COPY_AGREEMENT:.0%} or more); a copy "
+                "of gold or of a published run is not a submission"
             )
     if len(check.problems) > MAX_PROBLEMS:
         check.problems = check.problems[:MAX_PROBLEMS] + [

@@ -90,7 +90,8 @@ KNOWN_DISAGREEMENTS = {
         "metrics",
         "success rate",
         "attack success rate",
-    ): "containment accepts one dropped modifier, and the abstract never says 'success rate' alone, so nothing marks 'attack' as contrastive",
+    ): "containment accepts one dropped modifier, and the abstract never says 'success "
+    "rate' alone, so nothing marks 'attack' as contrastive",
     (
         "tasks",
         "synthesizing algorithms from input-output examples",
@@ -102,7 +103,8 @@ KNOWN_DISAGREEMENTS = {
         "tasks",
         "factual knowledge acquisition",
         "cFKA",
-    ): "containment accepts one dropped modifier ('continual', from the acronym's expansion); the abstract never uses the phrase without it",
+    ): "containment accepts one dropped modifier ('continual', from the acronym's "
+    "expansion); the abstract never uses the phrase without it",
     (
         "metrics",
         "retention--accuracy trade-off",
@@ -122,13 +124,15 @@ KNOWN_DISAGREEMENTS = {
         "tasks",
         "tool_use",
         "multi-turn tool-use",
-    ): "the tokens of 'tool use' plus one modifier; the judges split on this wording ('tool-use benchmarks' vs the same gold was judged the same)",
+    ): "the tokens of 'tool use' plus one modifier; the judges split on this wording "
+    "('tool-use benchmarks' vs the same gold was judged the same)",
     # scorer_heldout_judgments.jsonl (tuning material for scorer 3.2)
     (
         "tasks",
         "medical adaptation",
         "domain adaptation",
-    ): "gold lists 'medical adaptation' as an alternate of 'domain adaptation' for this paper; the scorer follows gold's alternates",
+    ): "gold lists 'medical adaptation' as an alternate of 'domain adaptation' "
+    "for this paper; the scorer follows gold's alternates",
     (
         "tasks",
         "plan and manage a long, complex chain-of-thought (CoT)",
@@ -153,38 +157,45 @@ KNOWN_DISAGREEMENTS = {
         "metrics",
         "Pass@k efficiency",
         "Pass@k",
-    ): "a head word after a lone name makes another measure ('token efficiency' is not 'tokens'); only a change ('Pass@k improvement') keeps it",
+    ): "a head word after a lone name makes another measure ('token efficiency' is not "
+    "'tokens'); only a change ('Pass@k improvement') keeps it",
     # scorer_fresh_judgments.jsonl (tuning material for scorer 3.4, once scorer 3.3's figure on it was published)
     (
         "metrics",
         "loss",
         "old-task loss",
-    ): "a dropped modifier the abstract never contrasts: 'loss' is written only as 'old-task loss', as 'throughput' only as 'inference throughput' (judged the same)",
+    ): "a dropped modifier the abstract never contrasts: 'loss' is written only as 'old-task loss', as "
+    "'throughput' only as 'inference throughput' (judged the same)",
     (
         "tasks",
         "long-term reasoning over large numbers of reasoning tokens",
         "long-horizon CoT reasoning",
-    ): "a paraphrase with other words ('long-term' for 'long-horizon') and a setting phrase: no rule equates two different words",
+    ): "a paraphrase with other words ('long-term' for 'long-horizon') and "
+    "a setting phrase: no rule equates two different words",
     (
         "tasks",
         "cyberthreat_intelligence",
         "cyber threat intelligence knowledge",
-    ): "gold's item was removed by ruling 27 (a field is not a task); 'cyberthreat' glued and 'knowledge' dropped: two differences",
+    ): "gold's item was removed by ruling 27 (a field is not a task); "
+    "'cyberthreat' glued and 'knowledge' dropped: two differences",
     (
         "tasks",
         "dialogue",
         "Long-horizon dialogue",
-    ): "a dropped modifier the abstract never contrasts ('dialogue' is written only as 'long-horizon dialogue'), as 'program repair' for 'automated program repair' (judged the same)",
+    ): "a dropped modifier the abstract never contrasts ('dialogue' is written only as 'long-horizon dialogue'), as "
+    "'program repair' for 'automated program repair' (judged the same)",
     (
         "tasks",
         "long-term reasoning over large numbers of steps",
         "long-horizon CoT reasoning",
-    ): "a paraphrase with other words ('long-term' for 'long-horizon') and a setting phrase: no rule equates two different words",
+    ): "a paraphrase with other words ('long-term' for 'long-horizon') and "
+    "a setting phrase: no rule equates two different words",
     (
         "tasks",
         "long-term reasoning over large numbers of tokens",
         "long-horizon CoT reasoning",
-    ): "a paraphrase with other words ('long-term' for 'long-horizon') and a setting phrase: no rule equates two different words",
+    ): "a paraphrase with other words ('long-term' for 'long-horizon') and "
+    "a setting phrase: no rule equates two different words",
 }
 
 
@@ -615,8 +626,8 @@ def draw_stratified(
 ) -> tuple[list[dict[str, Any]], StratifiedDraw]:
     """:func:`stratified_pairs` from files: the gold, its corpus (default ``corpus.jsonl`` beside the
     gold) and the judged sets in ``excluded`` (read by :func:`judged_pairs`, string and result pairs;
-    their pairs are never drawn), with the draw's parameters. Returns the pairs and their :class:`StratifiedDraw`. Raises
-    GoldError (a bad gold or judgments line), CorpusError, RunError, ValueError."""
+    their pairs are never drawn), with the draw's parameters. Returns the pairs and their :class:`StratifiedDraw`.
+    Raises GoldError (a bad gold or judgments line), CorpusError, RunError, ValueError."""
     from paperfields.core.gold import gold_fingerprint, load_gold
 
     gold = load_gold(gold_path)

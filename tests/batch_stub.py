@@ -7,7 +7,8 @@ then "runs": each input line is answered from ``script`` (reply specs of :mod:`t
 popped in input order; ``default`` when empty), and the output and error files are written. A spec
 with a status other than 200 goes to the error file. ``drop`` lists custom ids answered in neither
 file, ``extra_output`` raw lines appended to the output file, ``final_status`` the status it ends in
-(``expired`` or ``failed`` write no files), ``held`` batch ids that stay in progress. Every request (method, path, headers) is recorded.
+(``expired`` or ``failed`` write no files), ``held`` batch ids that
+stay in progress. Every request (method, path, headers) is recorded.
 """
 
 from __future__ import annotations

@@ -128,8 +128,8 @@ def strict_schema_error(node: Any, path: tuple = ()) -> Optional[str]:
         missing = [k for k in node.get("properties", {}) if k not in node.get("required", [])]
         if missing:
             return (
-                where
-                + f"'required' is required to be supplied and to be an array including every key in properties. Missing '{missing[0]}'."
+                where + "'required' is required to be supplied and to be an array including "
+                f"every key in properties. Missing '{missing[0]}'."
             )
     for key, value in node.items():
         if key in _NAME_MAPS and isinstance(value, dict):
@@ -151,7 +151,8 @@ def _refusal(stub: StubServer, body: dict[str, Any]) -> Optional[dict[str, Any]]
     if _REASONING_MODELS.match(model):
         if "max_tokens" in body:
             return openai_error(
-                "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+                "Unsupported parameter: 'max_tokens' is not supported with "
+                "this model. Use 'max_completion_tokens' instead.",
                 "max_tokens",
                 "unsupported_parameter",
             )
@@ -195,15 +196,16 @@ def _refusal(stub: StubServer, body: dict[str, Any]) -> Optional[dict[str, Any]]
             if stub.context_style == "llama.cpp":
                 error = {
                     "code": 400,
-                    "message": f"request ({prompt} tokens) exceeds the available context size ({stub.context_window} tokens), try increasing it",
+                    "message": f"request ({prompt} tokens) exceeds the available context size "
+                    f"({stub.context_window} tokens), try increasing it",
                     "type": "exceed_context_size_error",
                     "n_prompt_tokens": prompt,
                     "n_ctx": stub.context_window,
                 }
                 return reply(status=400, body=json.dumps({"error": error}))
             return openai_error(
-                f"This model's maximum context length is {stub.context_window} tokens. However, your messages resulted in "
-                f"{prompt} tokens. Please reduce the length of the messages.",
+                f"This model's maximum context length is {stub.context_window} tokens. However, your messages resulted "
+                f"in {prompt} tokens. Please reduce the length of the messages.",
                 "messages",
                 "context_length_exceeded",
             )

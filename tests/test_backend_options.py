@@ -33,8 +33,9 @@ def test_cli_refuses_options_that_do_not_apply_before_any_work(tmp_path):
     )
     assert result.exit_code == 2, result.output
     assert (
-        "options that do not apply to rules/empty: --base-url (OpenAI-compatible providers only), --grammar (OpenAI-compatible providers only), "
-        "--mode (OpenAI-compatible providers only), --threads (local/ only); rules/ takes no options"
+        "options that do not apply to rules/empty: --base-url (OpenAI-compatible providers "
+        "only), --grammar (OpenAI-compatible providers only), --mode (OpenAI-compatible "
+        "providers only), --threads (local/ only); rules/ takes no options"
     ) in result.stderr
     assert not (tmp_path / "runs").exists() and not cache.exists()  # nothing recorded
 
@@ -152,7 +153,8 @@ def test_local_workers_default_to_one_one_thread_worker_per_core(monkeypatch):
         ),
         (
             ["-b", "gemini/g", "-o", "thinking_budget=lots"],
-            "error: gemini/g: -o thinking_budget: Input should be a valid integer, unable to parse string as an integer\n",
+            "error: gemini/g: -o thinking_budget: Input should be a "
+            "valid integer, unable to parse string as an integer\n",
         ),
     ],
 )

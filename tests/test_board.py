@@ -81,7 +81,8 @@ def made_up_submissions(runs: Path, count: int) -> list[str]:
 
 
 def board_with_submissions(tmp_path: Path, count: int) -> tuple[Path, list[str]]:
-    """A runs folder holding every published run (linked) and ``count`` made-up submissions; the folder and their ids."""
+    """A runs folder holding every published run (linked) and
+    ``count`` made-up submissions; the folder and their ids."""
     runs = tmp_path / "board-runs"
     runs.mkdir()
     for folder in sorted(PUBLISHED.iterdir()):
@@ -225,7 +226,8 @@ def test_the_readme_first_command_leaves_git_status_clean_on_a_fresh_clone(clone
 
 
 def test_the_field_heatmap_says_how_many_papers_a_row_covers(tmp_path, monkeypatch):
-    """Issue 28, item 9c: a reference over a sample, a --limit run and an unfinished one say their papers in the row label."""
+    """Issue 28, item 9c: a reference over a sample, a --limit run
+    and an unfinished one say their papers in the row label."""
     import matplotlib.pyplot as plt
 
     from paperfields import plots

@@ -134,8 +134,9 @@ def test_the_confidence_strategy_keeps_confidences_out_of_the_record():
 def test_a_confidence_run_is_scored_for_calibration(tmp_path):
     """The confidence strategy through the real openai client and instructor to a local server: the
     confidences land in the prediction line's notes, not in the record, and scores.json has the asked
-    calibration. Every confidence is 1.0, so Brier = ECE = 1 - accuracy over the 3 x 12 pairs; all tied, the confidence ranks
-    nothing: AURC = 1 - accuracy, and flagging ceil(0.2 * 36) = 8 pairs catches 8 / 36 of the errors in expectation."""
+    calibration. Every confidence is 1.0, so Brier = ECE = 1 - accuracy over the 3 x 12 pairs; all tied, the
+    confidence ranks nothing: AURC = 1 - accuracy, and flagging ceil(0.2 * 36) = 8 pairs catches 8 / 36 of the
+    errors in expectation."""
     answer = {
         "method_name": "StubNet",
         "research_area": "reasoning",

@@ -153,8 +153,9 @@ def test_publishing_a_run_without_gold_says_why_and_writes_nothing(tmp_path):
     refused = cli("publish", run_dir.name)
     assert refused.returncode == 1 and refused.stdout == ""
     assert refused.stderr.startswith(
-        f"error: cannot publish {run_dir.name}: none of its 2 papers has a gold record in {ROOT / 'gold' / 'gold.jsonl'} "
-        f"(its corpus: {(tmp_path / 'mine.jsonl').resolve()}), so the run has no scores and cannot be placed on the board, "
+        f"error: cannot publish {run_dir.name}: none of its 2 papers has a gold record in "
+        f"{ROOT / 'gold' / 'gold.jsonl'} (its corpus: {(tmp_path / 'mine.jsonl').resolve()}), so the "
+        "run has no scores and cannot be placed on the board, "
     )
     assert f"nothing was written to {tmp_path / 'results' / 'runs'}" in refused.stderr
     assert f"`paperfields report {run_dir.name}`" in refused.stderr and "benchmark's test split" in refused.stderr
@@ -241,8 +242,8 @@ def test_compare_says_on_how_many_papers_both_runs_scored_and_warns_when_a_run_s
     shown = _cli("compare", str(full), str(part))
     assert shown.exit_code == 0, shown.output
     assert (
-        f"B = {part} vs A = {full} (on 3 papers both runs scored; A has 3 of its 60, B 3 of its 3; paired bootstrap over papers;"
-        in " ".join(shown.stdout.split())
+        f"B = {part} vs A = {full} (on 3 papers both runs scored; A has 3 of "
+        "its 60, B 3 of its 3; paired bootstrap over papers;" in " ".join(shown.stdout.split())
     )
     assert shown.stderr == (
         f"warning: A's scores here are over 3 of the 60 papers {full} scored (the papers both runs scored), "
@@ -301,9 +302,9 @@ def test_advice_about_a_run_without_gold_or_a_limited_run_works_when_followed(tm
         api.publish(limited, published_dir=tmp_path / "published")
     except RunError as exc:
         assert str(exc) == (
-            "rules_baseline__zero_shot__test is partial (2/2 papers done, 2 of 60 in the split): run its `paperfields run` "
-            "command again without --limit (or with a larger one), which continues this run over the whole split, "
-            "or publish it apart with --allow-partial"
+            "rules_baseline__zero_shot__test is partial (2/2 papers done, 2 of 60 in the split): run its "
+            "`paperfields run` command again without --limit (or with a larger one), which continues this run over "
+            "the whole split, or publish it apart with --allow-partial"
         )
     else:
         raise AssertionError("a partial run was published")
@@ -354,7 +355,8 @@ def test_the_cli_prints_every_paperfields_error_as_one_line_and_exits_2(monkeypa
 
 
 def test_the_errors_module_draws_every_paperfields_error():
-    """paperfields/core/errors.py's tree named neither HubResultError, RegisterError nor SemanticUnavailable: each class is in it."""
+    """paperfields/core/errors.py's tree named neither HubResultError,
+    RegisterError nor SemanticUnavailable: each class is in it."""
     import paperfields.core.errors
 
     tree = paperfields.core.errors.__doc__

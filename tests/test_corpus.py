@@ -111,7 +111,8 @@ def test_short_first_abstract_without_header_is_kept_with_a_warning_naming_file_
     with pytest.warns(UserWarning) as caught:
         papers = parse_seed_text(path)
     assert [str(w.message) for w in caught] == [
-        f"{path}:1: line 1 is read as the first abstract, not as a header line (it ends with '.'); pass --header if it is a header"
+        f"{path}:1: line 1 is read as the first abstract, not as a header line "
+        "(it ends with '.'); pass --header if it is a header"
     ]
     assert [(p.text, p.line) for p in papers] == [("We propose FooNet.", 1), ("Second abstract.", 3)]
     assert [p.text for p in parse_seed_text(path, header=True)] == ["Second abstract."]
@@ -194,8 +195,8 @@ def test_glued_abstracts_warn_naming_file_and_line(tmp_path):
     with pytest.warns(UserWarning) as caught:
         parse_seed_text(one_line)
     assert [str(w.message) for w in caught] == [
-        f"{one_line}:3: abstract 1 is 3,610 characters, 90 sentences on 1 line: it may be several abstracts run together; "
-        "put a blank line between abstracts"
+        f"{one_line}:3: abstract 1 is 3,610 characters, 90 sentences on 1 line: it may be several "
+        "abstracts run together; put a blank line between abstracts"
     ]
 
 
@@ -236,7 +237,8 @@ def test_a_long_abstract_warns_alike_from_jsonl_and_text_naming_file_and_line(tm
 
 
 def test_only_newline_cr_and_crlf_break_lines(tmp_path):
-    # U+2028/U+2029, NEL, form feed, vertical tab and the separators are characters of the text: str.splitlines() would break at each.
+    # U+2028/U+2029, NEL, form feed, vertical tab and the separators
+    # are characters of the text: str.splitlines() would break at each.
     odd = "A\u2028Net uses\x85NEL, a\x0cfeed, a\x0btab and\u2029a\x1cseparator."
     path = _write(tmp_path, "odd.txt", f"Header\r\n\r\n{odd}\r\n\r\nSecond\rabstract.\n\nThird.".encode())
     papers = parse_seed_text(path)
@@ -551,14 +553,16 @@ def test_build_never_writes_over_the_benchmark_corpus_an_input_or_an_other_outpu
             refused = build(str(mine), "--out", out, *force, cwd=cwd)
             assert refused.returncode == 2, (out, force)
             assert refused.stderr.splitlines()[-1] == (
-                f"error: --out {out} is the benchmark corpus {tmp_path / 'gold' / 'corpus.jsonl'} (gold labels refer to its ids); "
-                "write a corpus of your own to another path, or rebuild the benchmark corpus from the seed files without --out"
+                f"error: --out {out} is the benchmark corpus {tmp_path / 'gold' / 'corpus.jsonl'} (gold "
+                "labels refer to its ids); write a corpus of your own to another path, or rebuild the "
+                "benchmark corpus from the seed files without --out"
             )
     assert (tmp_path / "gold" / "corpus.jsonl").read_bytes() == benchmark
     for out, cwd in [("m2.txt", tmp_path), ("./m2.txt", tmp_path), ("../m2.txt", elsewhere)]:
         refused = build(str(mine), str(other), "--out", out, "--force", cwd=cwd)
         assert refused.returncode == 2 and refused.stderr.splitlines()[-1] == (
-            f"error: --out {Path(out)} is the input file {other}: writing it would replace the abstracts being read; give another --out path"
+            f"error: --out {Path(out)} is the input file {other}: writing it would replace "
+            "the abstracts being read; give another --out path"
         )
     assert other.read_bytes() == b"Header\n\nWe study BarNet, a model of baz.\n"
     out = tmp_path / "mine.jsonl"
@@ -671,8 +675,8 @@ def test_the_header_warning_fires_only_when_line_1_may_be_a_header_all_the_same(
     assert [p.text for p in papers] == [line, "Second abstract. We propose C."]
     assert [str(w.message) for w in caught] == (
         [
-            f"{path}:1: line 1 is read as the first abstract, not as a header line ({header_looks_like_abstract([line])}); "
-            "pass --header if it is a header"
+            f"{path}:1: line 1 is read as the first abstract, not as a header line "
+            f"({header_looks_like_abstract([line])}); pass --header if it is a header"
         ]
         if warns
         else []

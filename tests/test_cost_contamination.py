@@ -136,7 +136,8 @@ def test_the_committed_table_covers_the_published_models_with_sources():
 
 
 def test_seconds_per_correct_item_is_rounded_once_on_every_view(tmp_path, capsys):
-    """A cost just above x.xx5 s per correct item shows rounded up (16.48504 as 16.49), not first stored as 16.485 and then shown as 16.48."""
+    """A cost just above x.xx5 s per correct item shows rounded up (16.48504
+    as 16.49), not first stored as 16.485 and then shown as 16.48."""
 
     from rich.console import Console
 
@@ -154,7 +155,8 @@ def test_seconds_per_correct_item_is_rounded_once_on_every_view(tmp_path, capsys
 
     correct = score_run(_run(tmp_path / "a", lines(1.0)), GOLD, write=False).correct_items
     assert correct > 20
-    # model seconds are kept to the millisecond: find k ms with k / correct in (t, t + 0.00005) for some t = x.xx5, exactly
+    # model seconds are kept to the millisecond: find k ms with
+    # k / correct in (t, t + 0.00005) for some t = x.xx5, exactly
     for cents in range(1000, 5000):
         t = Fraction(cents * 10 + 5, 1000)
         millis = math.floor(t * 1000 * correct) + 1

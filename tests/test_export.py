@@ -243,7 +243,8 @@ def test_the_old_agreement_and_board_files_give_well_formed_tables_too(tmp_path)
         "| rank | run |\n|---|---|\n| 1 | a |\n\n## Per-field F1\n\n| field | a |\n|---|---|\n| tasks | 0.5 |\n"
     )
     agreement = (
-        "# Gold agreement\n\nOverall agreement: **0.9**\nresearch_area: raw 1.0\n| field | F1 |\n|---|---|\n| tasks | 0.9 |\n\n"
+        "# Gold agreement\n\nOverall agreement: **0.9**\nresearch_area: raw "
+        "1.0\n| field | F1 |\n|---|---|\n| tasks | 0.9 |\n\n"
         "## Scorer validity\n\nScorer-judge agreement: **0.947**\n\n| field | pairs |\n|---|---|\n| tasks | 65 |\n\n"
         "Remaining disagreements:\n\n- a\n- b\n\n## Not agreement: a note\n\nProse only.\n\n"
         "## Disagreements\n\nPer paper.\n\n### p1\n\n- `tasks`: x vs y\n"
@@ -440,7 +441,8 @@ def test_card_shows_cost_per_correct_item_and_contamination_per_run_with_referen
 
 
 def test_card_says_what_models_get_wrong(exported, results):
-    """The card carries results/difficulty.md's tables: the most-missed gold items with their sentence and each run's errors by kind."""
+    """The card carries results/difficulty.md's tables: the most-missed
+    gold items with their sentence and each run's errors by kind."""
     card = (exported / "README.md").read_text(encoding="utf-8")
     section = card.split("## What models get wrong", 1)[1].split("\n## ", 1)[0]
     assert "From `results/difficulty.md`:" in section

@@ -94,7 +94,8 @@ def test_a_toy_field_is_scored_end_to_end_from_its_facts_alone(in_headline):
     assert ("toy_items" in headline_names) is in_headline
     expected = sum(defined[n] for n in headline_names if n in defined) / sum(n in defined for n in headline_names)
     assert scores.headline == pytest.approx(expected, abs=1e-4)
-    # defined: research_area and training_free (accuracy 1.0: both the default), and the toy field (F1 2/3) when in the headline
+    # defined: research_area and training_free (accuracy 1.0: both
+    # the default), and the toy field (F1 2/3) when in the headline
     assert scores.headline == (pytest.approx((1.0 + 1.0 + 2 / 3) / 3, abs=1e-4) if in_headline else 1.0)
     assert ("toy_items" in scores.undefined_fields) is False and "tasks" in scores.undefined_fields
     assert (

@@ -285,10 +285,13 @@ def test_agreement_refuses_an_empty_or_unknown_second_labeling_and_says_when_val
 
 # Compared labelings are never edited after the comparison; the frozen first labelings neither.
 FROZEN_FILES = {
-    "second_annotation_blind_2026.jsonl": "ef208a278bc3139e3bd5f54d518f2da037316e5c95b93eff6f7cda41e3489f3c",  # commit 665db69
-    "first_labeling_v1.1_sample1.jsonl": "dd1e367ba81cbd017b4ba7ce119de196ef944ae0f385c42ee4739ae276aea53a",  # gold.jsonl lines at 665db69
+    # commit 665db69
+    "second_annotation_blind_2026.jsonl": "ef208a278bc3139e3bd5f54d518f2da037316e5c95b93eff6f7cda41e3489f3c",
+    # gold.jsonl lines at 665db69
+    "first_labeling_v1.1_sample1.jsonl": "dd1e367ba81cbd017b4ba7ce119de196ef944ae0f385c42ee4739ae276aea53a",
     "second_annotation_2.jsonl": "f2eb7c645a3dc098c06497de98db0242345e0d71ed74319877ff9b5143b97581",  # commit 3ea23ac
-    "first_labeling_v1.3_sample2.jsonl": "b9d111decea38a9c0827854f62ecda4138e3f8e486b0f0796db8c7c80ace4b1a",  # gold v1.3 (8f5e453) lines
+    # gold v1.3 (8f5e453) lines
+    "first_labeling_v1.3_sample2.jsonl": "b9d111decea38a9c0827854f62ecda4138e3f8e486b0f0796db8c7c80ace4b1a",
 }
 
 
@@ -367,8 +370,8 @@ def test_current_agreement_is_reported_from_a_fresh_blind_sample(root, tmp_path,
     differing = sum(today[g.id] != g.record for g in labeled)
     assert differing >= 1
     assert (
-        f"Secondary: the same blind labeling against today's gold (which differs from the frozen first labeling on {differing} of these papers"
-        in moved
+        "Secondary: the same blind labeling against today's gold (which differs from the "
+        f"frozen first labeling on {differing} of these papers" in moved
     )
     # A fresh sample reuses no first-sample paper and holds test papers only.
     path = folder / "second_annotation_2.jsonl"
@@ -400,8 +403,8 @@ def test_first_sample_headline_is_the_blind_labeling_against_the_first_labeling_
     )
     # Disagreements the edited copy hid are back: the blind annotator's own tasks.
     assert (
-        "#### p8fe892f47d\n\n- `tasks`: ['KV caching', 'retrieval-augmented generation', 'in-context learning'] vs ['KV reuse']"
-        in section
+        "#### p8fe892f47d\n\n- `tasks`: ['KV caching', 'retrieval-augmented "
+        "generation', 'in-context learning'] vs ['KV reuse']" in section
     )
     assert next(line for line in section.splitlines() if line.startswith("| tasks |")).endswith("| yes |")
     # 14 records (16 values) edited under the v1.2 rulings, and p5840fb4073's tasks under ruling 27 of v1.4.

@@ -36,7 +36,10 @@ def test_a_bare_id_of_a_user_run_and_a_published_run_is_refused_naming_both(herm
     mine = pf.run(backend="rules/baseline", limit=3).run_dir  # the getting-started snippet
     published = hermetic / "results" / "runs" / RUN_ID
     assert mine == hermetic / "runs" / RUN_ID and published.is_dir()
-    message = f"run id '{RUN_ID}' names two runs: yours, {mine}, and the published one, {published}; give the folder of the one you mean instead of the id"
+    message = (
+        f"run id '{RUN_ID}' names two runs: yours, {mine}, and the published one, {published}; "
+        "give the folder of the one you mean instead of the id"
+    )
     with pytest.raises(RunError) as err:
         pf.find_run(RUN_ID)
     assert str(err.value) == message
@@ -134,7 +137,8 @@ def test_a_path_that_is_not_a_run_says_so(tmp_path):
     lines.write_text("{}\n")
     with pytest.raises(
         RunError,
-        match=r"mine\.jsonl is a file, not a run folder; to score a file of predictions: paperfields score --predictions FILE --name NAME",
+        match=r"mine\.jsonl is a file, not a run folder; to score a file of "
+        r"predictions: paperfields score --predictions FILE --name NAME",
     ):
         pf.find_run(lines)
     with pytest.raises(RunError, match=r"^no run folder .*nowhere/at_all$"):

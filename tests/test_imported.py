@@ -229,8 +229,8 @@ def test_the_cli_warns_when_a_result_item_was_left_out(tmp_path):
     proc = run_cli("score", "--predictions", str(path), "--name", "dropped", "--runs-dir", str(tmp_path / "runs"))
     assert proc.returncode == 0, proc.stderr
     assert (
-        "warning: outside_dropped__imported__test: a result item that did not validate was left out on 2 papers (result_dropped); "
-        "each paper's line in predictions.jsonl lists its repairs"
+        "warning: outside_dropped__imported__test: a result item that did not validate was left out on 2 papers "
+        "(result_dropped); each paper's line in predictions.jsonl lists its repairs"
     ) in proc.stderr.replace("\n", " ")
     clean = run_cli(
         "score",

@@ -86,7 +86,8 @@ def _metrics(log) -> dict[str, float]:
     return {name: m.value for name, m in scores.metrics.items()}
 
 
-# Six test papers: two right, one with a field wrong and an item invented, one malformed, one truncated, one fenced with prose.
+# Six test papers: two right, one with a field wrong and an item
+# invented, one malformed, one truncated, one fenced with prose.
 SCRIPT_IDS = TEST_IDS[:6]
 
 
@@ -487,7 +488,8 @@ def test_an_unknown_structured_value_is_refused():
 
 
 def test_inspect_eval_and_import_inspect_from_the_command_line(stub, tmp_path):
-    """The three commands of docs/inspect.md, the last two: the task found through inspect's entry point, its log imported and scored."""
+    """The three commands of docs/inspect.md, the last two: the task
+    found through inspect's entry point, its log imported and scored."""
     bin_dir = Path(sys.executable).parent
     env = dict(os.environ, STUB_BASE_URL=stub.url, STUB_API_KEY="sk-test-not-a-real-key")
     proc = subprocess.run(

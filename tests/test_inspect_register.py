@@ -127,7 +127,8 @@ def test_the_entry_s_texts_are_read_from_the_code_never_typed():
 
 def test_the_committed_entry_is_the_one_its_kept_logs_make(tmp_path):
     """register/paperfields/eval.yaml was written by `paperfields inspect-register` from eval logs whose headers are
-    kept beside it: made again from them, it is the same file byte for byte, and its commit is one of this repository."""
+    kept beside it: made again from them, it is the same file
+    byte for byte, and its commit is one of this repository."""
     folder = ROOT / "register" / "paperfields"
     entry = yaml.safe_load((folder / "eval.yaml").read_text(encoding="utf-8"))
     assert register_problems(entry) == []

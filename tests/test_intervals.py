@@ -67,7 +67,8 @@ def test_a_field_every_paper_gets_right_or_wrong_has_an_interval_with_width():
     n = 10
     per_paper = _papers(
         {
-            # 6 papers with a URL, all right, 4 with a correct null (counting nothing): F1 1 over the 6 papers it counts on
+            # 6 papers with a URL, all right, 4 with a correct null
+            # (counting nothing): F1 1 over the 6 papers it counts on
             "code_url": [(1, 0, 0)] * 6 + [(0, 0, 0)] * 4,
             # every paper's datasets missed or wrong: F1 0 over all 10
             "datasets": [(0, 0, 2)] * 5 + [(0, 1, 1)] * 5,

@@ -54,11 +54,12 @@ def test_a_written_modifier_is_one_word_more_both_ways():
 # --- Results at the claim level -----------------------------------------------------------------------------
 
 TEXT = (
-    "It gains 16.32% in cross-domain generalization over 264.6 performance workloads per task. RDCO reaches 63.26 Acc. on classification and 60.26 EM on generation, a 4.59 PersonaGym score, a 0.910 success "
-    "rate on ALFWorld with Qwen3-4B, and 9.8% accuracy on LongCoT with GPT 5.2; it cuts TTFT by 1.37x over "
-    "Block-Attention with under 5% overhead, trains 1.82x faster than EP, improves accuracy by 8.15% on average "
-    "across MMLU-Pro, GPQA, AIME and MedMCQA, and +2.4 points over PPO; the 1.28x training efficiency is over GRPO; "
-    "against Qwen2.5-32B-Instruct it gains 8.0 Character Fidelity points."
+    "It gains 16.32% in cross-domain generalization over 264.6 performance workloads per task. RDCO reaches 63.26 "
+    "Acc. on classification and 60.26 EM on generation, a 4.59 PersonaGym score, a 0.910 success rate on ALFWorld "
+    "with Qwen3-4B, and 9.8% accuracy on LongCoT with GPT 5.2; it cuts TTFT by 1.37x over Block-Attention with "
+    "under 5% overhead, trains 1.82x faster than EP, improves accuracy by 8.15% on average across MMLU-Pro, GPQA, "
+    "AIME and MedMCQA, and +2.4 points over PPO; the 1.28x training efficiency is over GRPO; against "
+    "Qwen2.5-32B-Instruct it gains 8.0 Character Fidelity points."
 )
 
 

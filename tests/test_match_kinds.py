@@ -460,9 +460,9 @@ def test_acronym_package_leaves_logging_alone():
     # abbreviations calls logging.basicConfig(level=INFO) on import; match.py must keep it from
     # switching on INFO logs for the whole program.
     code = (
-        "import logging; from paperfields.scoring.match import abstract_aliases; "
-        "assert abstract_aliases('the mean token cost (MTC)') == {'MTC': ['mean token cost'], 'mean token cost': ['MTC']}; "
-        "root = logging.getLogger(); assert not root.handlers and root.level == logging.WARNING, (root.handlers, root.level)"
+        "import logging; from paperfields.scoring.match import abstract_aliases; assert abstract_aliases('the mean "
+        "token cost (MTC)') == {'MTC': ['mean token cost'], 'mean token cost': ['MTC']}; root = logging.getLogger(); "
+        "assert not root.handlers and root.level == logging.WARNING, (root.handlers, root.level)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

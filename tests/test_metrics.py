@@ -68,7 +68,8 @@ def test_the_pooled_f1_is_the_f1_of_each_triple():
 
 
 def _old_pooled_ci(counts, statistic):
-    """The scorer's CI before scoring/metrics: scipy.stats.bootstrap over paper indices, counts gathered per resample."""
+    """The scorer's CI before scoring/metrics: scipy.stats.bootstrap
+    over paper indices, counts gathered per resample."""
     n = counts.shape[0]
 
     def pooled(index, axis=-1):

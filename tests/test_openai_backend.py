@@ -67,7 +67,10 @@ def test_reply_kinds(stub, name, script, failure, attempts, method_name):
 
 
 MODES = ["md_json", "json", "json_schema", "tools"]
-CONRAD = '{"method_name": "ConRAD", "tasks": ["fault localization"]}\n\nNote: a field with nothing to report is left empty, e.g. {}.'
+CONRAD = (
+    '{"method_name": "ConRAD", "tasks": ["fault localization"]}\n\nNote: a '
+    "field with nothing to report is left empty, e.g. {}."
+)
 LATEX = "$\\tanh$ \\tfrac \\rangle \\binom \\bm \\ne \\frac \\times"
 
 
@@ -93,7 +96,8 @@ EVERY_MODE = [
     ),
     (
         "1 LaTeX braces in a metric",
-        '{"method_name": "X", "results": [{"metric": "see \\url{x}", "value": 3, "unit": "count", "kind": "absolute"}]}',
+        '{"method_name": "X", "results": [{"metric": "see \\url{x}", '
+        '"value": 3, "unit": "count", "kind": "absolute"}]}',
         None,
         1,
         {"results.0.metric": "see \\url{x}"},
@@ -590,9 +594,11 @@ _USER_SCRIPT = """
 import logging, sys
 import paperfields as pf
 url, runs = sys.argv[1], sys.argv[2]
-failure = pf.extract_record("We propose StubNet, reaching 41.5% on GSM8K.", backend="openai/stub-model", base_url=url, cache=False)
+failure = pf.extract_record("We propose StubNet, reaching 41.5% on GSM8K.", backend="openai/stub-model", base_url=url, \
+cache=False)
 print("extract_record:", failure.failure)
-result = pf.run(["We propose StubNet, reaching 41.5% on GSM8K."], backend="openai/stub-model", base_url=url, split="all",
+result = pf.run(["We propose StubNet, reaching 41.5% on GSM8K."], backend="openai/stub-model", base_url=url, \
+split="all",
                 runs_dir=runs, cache=False)
 print("run:", result.manifest.failures_by_class)
 print("instructor level:", logging.getLogger("instructor").level, "root handlers:", logging.getLogger().handlers)

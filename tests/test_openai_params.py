@@ -331,7 +331,8 @@ REFUSED = [
                         "type": "exceed_context_size_error",
                         "n_prompt_tokens": 9412,
                         "n_ctx": 8192,
-                        "message": "request (9412 tokens) exceeds the available context size (8192 tokens), try increasing it",
+                        "message": "request (9412 tokens) exceeds the available "
+                        "context size (8192 tokens), try increasing it",
                     }
                 }
             ),

@@ -94,13 +94,15 @@ from paperfields.extract.backends import GenerationRequest, get_backend
 from paperfields.core.runlog import GenerationParams
 from paperfields.extract.backends.base import BackendError
 backend = get_backend("openai/stub-model", base_url={stub.url!r})
-gen = asyncio.run(backend.generate(GenerationRequest(messages=[{{"role": "user", "content": "x"}}], params=GenerationParams(max_tokens=64))))
+gen = asyncio.run(backend.generate(GenerationRequest(messages=[{{"role": "user", "content": "x"}}], \
+params=GenerationParams(max_tokens=64))))
 try:
     get_backend("openai/stub-model", base_url={stub.url!r}, transport="aiohttp")
     error = None
 except BackendError as exc:
     error = str(exc)
-print(json.dumps({{"transport": backend.transport, "method_name": gen.record and gen.record["method_name"], "error": error}}))
+print(json.dumps({{"transport": backend.transport, "method_name": gen.record and gen.record["method_name"], \
+"error": error}}))
 """
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])

@@ -79,7 +79,10 @@ def test_reply_classification(text, finish, failure, repairs):
 
 # 1. A record comes only from the reply's own top-level object.
 
-CONRAD = '{"method_name": "ConRAD", "tasks": ["fault localization"]}\n\nNote: a field with nothing to report is left empty, e.g. {}.'
+CONRAD = (
+    '{"method_name": "ConRAD", "tasks": ["fault localization"]}\n\nNote: a '
+    "field with nothing to report is left empty, e.g. {}."
+)
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
-"""The field guide (prompts/field_guide.jinja) of the zero-shot (version 4) and few-shot (version 3) prompts: nothing in it that the
-0.5B model copied into records (issue 15): example strings, every enum value in a row."""
+"""The field guide (prompts/field_guide.jinja) of the zero-shot (version 4) and few-shot (version 3) prompts: nothing in
+it that the 0.5B model copied into records (issue 15): example strings, every enum value in a row."""
 
 from __future__ import annotations
 
@@ -47,7 +47,8 @@ def test_zero_shot_names_no_contribution_type_but_method():
 
 
 def test_few_shot_describes_each_type_with_method_first():
-    """The few-shot prompt (version 3) keeps its own contribution-types line: its worked examples show real contribution types."""
+    """The few-shot prompt (version 3) keeps its own contribution-types
+    line: its worked examples show real contribution types."""
     line = _contribution_line(Strategy("few_shot").messages(PAPER)[0]["content"])
     assert "usually just method" in line and all(t.value in line for t in ContributionType)
     assert line.index("method") < min(line.index(t.value) for t in ContributionType if t.value != "method")

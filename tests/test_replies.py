@@ -428,7 +428,8 @@ def test_10_timeout_and_retries(stub, tmp_path):
         pf.run(["x"], backend="rules/empty", split="all", runs_dir=tmp_path, timeout=5)
 
 
-# 11. A server that admits fewer requests than sent: adapt, finish in one run, count the 429s; transport errors exit non-zero.
+# 11. A server that admits fewer requests than sent: adapt, finish
+# in one run, count the 429s; transport errors exit non-zero.
 
 
 def test_11_concurrency_adapts_to_429s(tmp_path):
@@ -589,8 +590,8 @@ def test_14_disk_full(stub, tmp_path):
     stub.default = reply(VALID + " " * 40_000)  # lines of 40 kB: the next one cannot fit where the last one ended
     env = dict(os.environ, PAPERFIELDS_RESPONSE_CACHE=str(tmp_path / "cache.sqlite"))
     run = (
-        f"{sys.executable} -m paperfields.cli run -b openai/m --base-url {stub.url} --runs-dir {disk}/runs --run-id r --no-score "
-        "--no-cache --limit"
+        f"{sys.executable} -m paperfields.cli run -b openai/m --base-url {stub.url} --runs-dir "
+        f"{disk}/runs --run-id r --no-score --no-cache --limit"
     )
     script = f"""set -e
 mount -t tmpfs -o size=256k tmpfs {disk}

@@ -286,8 +286,9 @@ SURROGATE = "\\ud83d"  # a JSON escape of a lone high surrogate, as the HTTP bod
 
 def _raw_body(message: str, finish: str = "stop") -> str:
     return (
-        '{"id": "c", "object": "chat.completion", "created": 0, "model": "m", "choices": [{"index": 0, '
-        f'"finish_reason": "{finish}", "message": {message}}}], "usage": {{"prompt_tokens": 1, "completion_tokens": 1}}}}'
+        '{"id": "c", "object": "chat.completion", "created": 0, "model": "m", '
+        f'"choices": [{{"index": 0, "finish_reason": "{finish}", "message": {message}}}], '
+        '"usage": {"prompt_tokens": 1, "completion_tokens": 1}}'
     )
 
 
@@ -559,7 +560,10 @@ def _run_command(stub, runs: Path, run_id: str, limit: int, *more: str) -> str:
 
 def _checkpoint(cache: Path) -> str:
     """sh that folds the cache's WAL into its file, so the file alone holds every answer."""
-    code = f"import sqlite3; db = sqlite3.connect({str(cache)!r}); db.execute('PRAGMA wal_checkpoint(TRUNCATE)'); db.close()"
+    code = (
+        f"import sqlite3; db = sqlite3.connect({str(cache)!r}); "
+        "db.execute('PRAGMA wal_checkpoint(TRUNCATE)'); db.close()"
+    )
     return f'{sys.executable} -c "{code}"\nrm -f {cache}-wal {cache}-shm'
 
 

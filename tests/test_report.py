@@ -639,17 +639,18 @@ def test_one_more_run_column_appears_in_the_report_and_the_card(monkeypatch):
 # --- a report on a corpus of one's own, and the per-run table's width (issue 28, items 4 and 9a) -----------------
 
 OWN_ABSTRACTS = [
-    "We introduce LatticeFormer, a sparse attention transformer for long-document question answering. On NarrativeQA and "
-    "QuALITY, LatticeFormer improves exact match by 3.1 points over Longformer while using 40% less memory.",
-    "We propose RouteLoRA, which routes tokens between low-rank adapters for low-resource machine translation. On FLORES-200, "
-    "RouteLoRA reaches 27.4 BLEU, outperforming LoRA, without any additional training data.",
+    "We introduce LatticeFormer, a sparse attention transformer for long-document question answering. On NarrativeQA "
+    "and QuALITY, LatticeFormer improves exact match by 3.1 points over Longformer while using 40% less memory.",
+    "We propose RouteLoRA, which routes tokens between low-rank adapters for low-resource machine translation. On "
+    "FLORES-200, RouteLoRA reaches 27.4 BLEU, outperforming LoRA, without any additional training data.",
 ]
 
 # Runs in the page after layout: what the tests read back from the dumped DOM (the report's own policy
 # forbids scripts, so the measured copy allows this one inline script and nothing else).
 _MEASURE = """<script>
 const tables = [...document.querySelectorAll('table.run')];
-const table = tables.reduce((a, b) => (b.scrollWidth - b.parentElement.clientWidth > a.scrollWidth - a.parentElement.clientWidth ? b : a)), box = table.parentElement;
+const table = tables.reduce((a, b) => (b.scrollWidth - b.parentElement.clientWidth > a.scrollWidth - \
+a.parentElement.clientWidth ? b : a)), box = table.parentElement;
 const style = m => getComputedStyle(m).backgroundColor;
 const legend = document.querySelector('p.legend');
 document.body.setAttribute('data-measured', JSON.stringify({
@@ -791,5 +792,6 @@ def test_the_cost_and_contamination_table_fits_a_1400_px_window(tmp_path, run):
     assert seen["table"] <= seen["box"], seen  # the table fits the box it is in: nothing to scroll sideways
     assert seen["page"] <= seen["window"], seen  # nor does the page
     narrow = _measured_in_chromium(html, tmp_path, "700,900")
-    # narrower than the table can go: it scrolls inside its box, which stays in the window (whatever else on the page does)
+    # narrower than the table can go: it scrolls inside its box,
+    # which stays in the window (whatever else on the page does)
     assert narrow["table"] > narrow["box"] and narrow["boxRight"] <= narrow["window"], narrow

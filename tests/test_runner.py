@@ -323,7 +323,8 @@ def test_transport_errors_are_asked_again_on_resume_and_the_later_line_counts(tm
 def test_run_on_a_corpus_of_ones_own(tmp_path):
     seeds = tmp_path / "mine.txt"
     seeds.write_text(
-        "My abstracts\n\nWe propose FooNet for bar, reaching 91.2% accuracy on ImageNet.\n\nWe introduce BazBench, a benchmark.\n"
+        "My abstracts\n\nWe propose FooNet for bar, reaching 91.2% accuracy on "
+        "ImageNet.\n\nWe introduce BazBench, a benchmark.\n"
     )
     corpus = tmp_path / "big.jsonl"
     assert run_cli("corpus", "build", str(seeds), "--out", str(corpus)).returncode == 0

@@ -126,9 +126,10 @@ def test_committed_stratified_set_is_redrawn_whole_with_the_agent_run():
     if missing:
         pytest.skip(
             f"{', '.join(missing)} not in results/runs: the two AI-agent reference answer files that both stratified "
-            "draws read (annotator_agent-zero-shot and -few-shot, their sha256 in gold/scorer_stratified*_pairs.draw.json) "
-            "were lost with an earlier machine, so neither draw can be redrawn whole; the draw over the other runs is "
-            "checked by test_committed_stratified_set_is_redrawn_over_the_published_runs (and its second-set twin)"
+            "draws read (annotator_agent-zero-shot and -few-shot, their sha256 in "
+            "gold/scorer_stratified*_pairs.draw.json) were lost with an earlier machine, so neither draw can be "
+            "redrawn whole; the draw over the other runs is checked by "
+            "test_committed_stratified_set_is_redrawn_over_the_published_runs (and its second-set twin)"
         )
     assert stratified_lines(_redraw(draw, list(draw.runs))) == COMMITTED.read_text(encoding="utf-8")
 

@@ -114,7 +114,8 @@ def test_a_valid_submission_lands_on_the_board_marked_submitted(tmp_path):
     assert f"| 1 | acme-tiny__submitted__test (submitted) {link} | acme/tiny-model-1 |" in text
     assert (
         "## Submitted runs" in text
-        and f"| acme-tiny__submitted__test | {link} | tiny-model-1 | acme | 2026-11-30 | own pipeline | a test | 2023-10 | contender |"
+        and f"| acme-tiny__submitted__test | {link} | tiny-model-1 | acme | "
+        "2026-11-30 | own pipeline | a test | 2023-10 | contender |"
         in text
     )
     from rich.console import Console
@@ -213,7 +214,8 @@ def test_an_oversize_file_is_refused_before_it_is_read(tmp_path, monkeypatch):
     folder = _folder(tmp_path, "big", _rows())
     size = (folder / "predictions.jsonl").stat().st_size
     assert check_submission(folder, GOLD, CORPUS).problems == [
-        f"{folder / 'predictions.jsonl'}: more than the 1000 bytes a submission's predictions.jsonl may hold ({size} bytes)"
+        f"{folder / 'predictions.jsonl'}: more than the 1000 bytes a "
+        f"submission's predictions.jsonl may hold ({size} bytes)"
     ]
 
 
@@ -283,9 +285,10 @@ def test_a_paper_on_a_refused_line_is_named_once_not_also_missing(tmp_path):
 
 
 def test_a_run_becomes_a_submission_in_one_step_and_lands_with_its_own_scores(tmp_path):
-    """Issue 33 item 1, through the CLI: `paperfields run` against the OpenAI-compatible stub (the real openai client and
-    instructor over HTTP, one paper's reply cut off) -> `submission from-run` -> `check` refuses the FILL IN placeholder,
-    then passes once it is filled -> `add` into a runs folder of its own -> the board row's scores are the run's own."""
+    """Issue 33 item 1, through the CLI: `paperfields run` against the OpenAI-compatible stub (the real openai client
+    and instructor over HTTP, one paper's reply cut off) -> `submission from-run` -> `check` refuses the FILL IN
+    placeholder, then passes once it is filled -> `add` into a runs
+    folder of its own -> the board row's scores are the run's own."""
     from tests.cli_in_process import run_cli
     from tests.openai_stub import StubServer, reply
 
@@ -571,7 +574,8 @@ def test_symlinked_submissions_and_files_are_refused_and_nothing_is_read_through
 
 
 def _result_row(row: dict, value: str) -> str:
-    """``row`` as a JSON line whose record holds one result with ``value`` written verbatim (a token json.dumps never writes)."""
+    """``row`` as a JSON line whose record holds one result with
+    ``value`` written verbatim (a token json.dumps never writes)."""
     result = {"metric": "accuracy", "value": 0.0, "unit": "percent", "kind": "absolute"}
     text = json.dumps({**row, "record": {**row["record"], "results": [result]}})
     return text.replace('"value": 0.0', f'"value": {value}')

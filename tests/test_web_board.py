@@ -127,8 +127,8 @@ def test_the_first_table_of_the_committed_board_has_at_most_12_columns_and_refer
     cells = [c.strip() for c in line.strip("|").split("|")]
     top = rows[cells[1]]
     assert (
-        cells[6]
-        == f"{float(top['headline']):.3f} [{float(top['headline_ci95_low']):.3f}, {float(top['headline_ci95_high']):.3f}]"
+        cells[6] == f"{float(top['headline']):.3f} [{float(top['headline_ci95_low']):.3f}"
+        f", {float(top['headline_ci95_high']):.3f}]"
     )
     assert {
         "method_name_ci95_low",
@@ -285,12 +285,14 @@ def test_page_sorts_a_column_and_keeps_sections_apart(site, tmp_path):
     )
 
 
-HARNESS = """<!doctype html><html><body><iframe id="f" src="PAGE" width="1200" height="800"></iframe><pre id="out"></pre>
+HARNESS = """<!doctype html><html><body><iframe id="f" src="PAGE" width="1200" height="800"></iframe><pre id="out">\
+</pre>
 <script>
 document.getElementById("f").addEventListener("load", function () {
   var d = this.contentDocument, result = {};
   var order = function () { return Array.prototype.map.call(d.querySelectorAll("#main tr[data-run]"),
-                                                            function (tr) { return [tr.getAttribute("data-run"), tr.hidden]; }); };
+                                                            function (tr) { return [tr.getAttribute("data-run"), \
+tr.hidden]; }); };
   var header = d.querySelector('#main th[data-key="p"] button');
   result.before = order();
   header.click();
@@ -471,8 +473,8 @@ def test_a_removed_run_loses_its_report_and_a_stale_one_its_link(site, tmp_path)
     assert not (out / "reports" / "tiny.html").exists() and 'href="reports/tiny.html"' not in page
     # the stale run keeps its row, unlinked, and the warning says why; its old report is gone, not left to contradict it
     assert (
-        "warning: no report for rules_baseline__zero_shot__test on the web board: rules_baseline__zero_shot__test: its scores are stale"
-        in proc.stderr
+        "warning: no report for rules_baseline__zero_shot__test on the web board: "
+        "rules_baseline__zero_shot__test: its scores are stale" in proc.stderr
     )
     assert (
         'data-run="rules_baseline__zero_shot__test"' in page

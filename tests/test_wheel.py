@@ -125,8 +125,8 @@ def test_the_wheel_ships_the_inspect_task_and_its_entry_point(wheel):
 def test_the_installed_package_reads_its_own_gold_and_prompts(fresh, tmp_path):
     probe = (
         "import json, paperfields, paperfields.core.paths as p; print(json.dumps({'module': paperfields.__file__, "
-        "'checkout': str(p.checkout_root()), 'gold': str(p.gold_dir()), 'prompts': str(p.prompts_dir()), 'runs': str(p.user_runs_dir()), "
-        "'results': str(p.results_dir())}))"
+        "'checkout': str(p.checkout_root()), 'gold': str(p.gold_dir()), 'prompts': str(p.prompts_dir()), 'runs': "
+        "str(p.user_runs_dir()), 'results': str(p.results_dir())}))"
     )
     proc = subprocess.run(
         [str(fresh / "python"), "-c", probe], capture_output=True, text=True, cwd=tmp_path, env=_clean_env()
@@ -195,7 +195,8 @@ def test_paths_in_a_checkout_root_override_and_fallback(tmp_path, monkeypatch):
     assert paths.shipped_dir("gold") is None  # an editable install reads the checkout's own folders
     (tmp_path / "gold").mkdir()
     monkeypatch.setenv("PAPERFIELDS_ROOT", str(tmp_path))
-    # A root of one's own: its gold/ is used; prompts/ it lacks come from the checkout; runs/ and results/ are written there.
+    # A root of one's own: its gold/ is used; prompts/ it lacks
+    # come from the checkout; runs/ and results/ are written there.
     assert paths.gold_dir() == tmp_path / "gold" and paths.prompts_dir() == ROOT / "prompts"
     assert paths.user_runs_dir() == tmp_path / "runs" and paths.published_runs_dir() == tmp_path / "results" / "runs"
     with pytest.raises(ValueError, match="'results' is not shipped"):

@@ -371,7 +371,10 @@ def _second_object(text: str) -> Optional[str]:
                 except (json.JSONDecodeError, RecursionError):
                     pass
                 if budget < 0:
-                    return "too much bracketed text after the JSON object to tell whether it holds another (answer with one object only)"
+                    return (
+                        "too much bracketed text after the JSON object to tell whether it "
+                        "holds another (answer with one object only)"
+                    )
         out.append(part)
     return None
 

@@ -50,8 +50,9 @@ PROBABILITIES = [round(i / 100, 2) for i in range(101)]
 # The constraint's identity. compact-v1: the GBNF grammar of :func:`schema_gbnf` under llama.cpp's
 # grammar sampler, one decode step per token. compact-v2: the same language (no optional whitespace,
 # one space after a colon; lists capped at 8 items, results at 8, contribution types at 3; strings at
-# 120 characters; numbers of at most 16 digits, 6 decimals) compiled by llguidance (:func:`llguidance_grammar`), whose forced tokens (keys,
-# punctuation, the rest of an enum value) are evaluated in one batch with the token before them.
+# 120 characters; numbers of at most 16 digits, 6 decimals) compiled by llguidance (:func:`llguidance_grammar`),
+# whose forced tokens (keys, punctuation, the rest of an enum value) are evaluated in one batch with the token
+# before them.
 GRAMMAR_ID = "compact-v2"
 GBNF_GRAMMAR_ID = "compact-v1"
 
@@ -63,8 +64,8 @@ def capped_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """A copy of a JSON schema with ``maxItems`` on every array property that has none: the field's
     entry in the caps (``results``: :data:`MAX_RESULTS`, ``contribution_types``:
     :data:`MAX_CONTRIBUTION_TYPES`), else :data:`MAX_ITEMS`; ``maxLength`` :data:`MAX_CHARS` on
-    every string without an enum; a number bounded to [0, 1] becomes an enum of :data:`PROBABILITIES`. Recurses through ``properties``, ``$defs``, ``items`` and ``anyOf``;
-    the input is not changed."""
+    every string without an enum; a number bounded to [0, 1] becomes an enum of :data:`PROBABILITIES`. Recurses through
+    ``properties``, ``$defs``, ``items`` and ``anyOf``; the input is not changed."""
 
     def visit(node: Any, name: str = "") -> Any:
         if isinstance(node, list):

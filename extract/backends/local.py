@@ -491,7 +491,8 @@ class LocalBackend:
     ``notes["logprob_confidence"]`` holds, per top-level field of the reply, the geometric mean
     probability, under the grammar, of the tokens that write its value (greedy decoding only; :class:`TokenLogprobs`,
     :func:`paperfields.core.confidence.value_confidences`), and every reply's (a completion that ran, valid or
-    not) ``notes["decode_steps"]`` the tokens sampled, one forward pass each (the rest of ``usage.output_tokens`` were forced).
+    not) ``notes["decode_steps"]`` the tokens sampled, one forward
+    pass each (the rest of ``usage.output_tokens`` were forced).
     """
 
     capture_logprobs = True  # bench/bench_confidence.py turns it off to measure what it costs

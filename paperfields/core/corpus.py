@@ -3,8 +3,8 @@
 A corpus input file is either text (an optional header line, then one abstract per
 blank-line-separated paragraph, or one per line with ``one_per_line``) or JSONL with at least
 ``id`` and ``text``. The format is read from the file name (``*.jsonl``, ``*.ndjson``, ``*.json``:
-JSONL; ``*.txt``, ``*.md``: text), else from the content (:func:`sniff_format`). ``gold/corpus.jsonl`` is built from the seed files by
-``paperfields corpus build``.
+JSONL; ``*.txt``, ``*.md``: text), else from the content (:func:`sniff_format`). ``gold/corpus.jsonl`` is built from the
+seed files by ``paperfields corpus build``.
 
 Only ``\\n``, ``\\r\\n`` and ``\\r`` end a line (:func:`split_lines`): U+2028, U+2029, NEL, form
 feed and vertical tab are characters of the text, so they neither split an abstract nor shift
@@ -119,7 +119,8 @@ def split_lines(text: str) -> list[str]:
 
 
 def _read_utf8(path: Path) -> str:
-    """The file's text with a leading UTF-8 byte order mark removed; CorpusError for a folder, a missing file or bad bytes."""
+    """The file's text with a leading UTF-8 byte order mark removed;
+    CorpusError for a folder, a missing file or bad bytes."""
     if path.is_dir():
         raise CorpusError(f"{path}: is a directory, not a file; pass the files in it, e.g. {path / '*.txt'}")
     if not path.is_file():
@@ -366,9 +367,10 @@ def parse_text(path: Path, text: str, header: bool | None = None, one_per_line: 
         whole = sum(abstract_like(line) for line in block)
         if whole >= 3 and not one_per_line:
             raise CorpusError(
-                f"{path}:{start}: one paragraph of {len(block)} lines, {whole} of them each a whole abstract "
-                f"({ABSTRACT_LINE_CHARS}+ characters, {ABSTRACT_LINE_SENTENCES}+ sentences): this looks like one abstract per line; "
-                "pass --one-per-line to read each line as an abstract, or put a blank line between abstracts"
+                f"{path}:{start}: one paragraph of {len(block)} lines, {whole} of them each a whole "
+                f"abstract ({ABSTRACT_LINE_CHARS}+ characters, {ABSTRACT_LINE_SENTENCES}+ sentences): "
+                "this looks like one abstract per line; pass --one-per-line to read each line as an "
+                "abstract, or put a blank line between abstracts"
             )
         position = len(papers) + 1
         if whole >= 2 or len(body) > LONG_ABSTRACT_CHARS:
@@ -464,8 +466,8 @@ def read_source(path: Path, header: bool | None = None, one_per_line: bool = Fal
         if source.ignored:
             keys = ", ".join(f"'{key}' (first on line {line})" for key, line in source.ignored.items())
             warnings.warn(
-                f"{path}: {plural(len(source.ignored), 'key')} ignored, not part of a corpus record: {keys}; a record keeps "
-                f"{', '.join(CORPUS_KEYS)}",
+                f"{path}: {plural(len(source.ignored), 'key')} ignored, not part of a corpus record: "
+                f"{keys}; a record keeps {', '.join(CORPUS_KEYS)}",
                 UserWarning,
                 stacklevel=2,
             )
@@ -588,7 +590,8 @@ def check_output(
         abstracts = plural(content.count(b"\n"), "abstract")
         if out_given:
             raise CorpusError(
-                f"--out {target} exists and holds something else; pass --force to replace it, or give another --out path"
+                f"--out {target} exists and holds something else; pass "
+                "--force to replace it, or give another --out path"
             )
         raise CorpusError(
             f"{target} is the benchmark corpus (gold labels refer to its ids) and what these files hold "

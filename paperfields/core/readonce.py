@@ -24,7 +24,8 @@ _SCOPE: ContextVar[Optional[dict[tuple[Any, ...], Any]]] = ContextVar("paperfiel
 
 @contextmanager
 def read_once() -> Iterator[None]:
-    """Within this block, :func:`file_bytes` and :func:`parsed` read each file once (nested blocks share the outer one)."""
+    """Within this block, :func:`file_bytes` and :func:`parsed`
+    read each file once (nested blocks share the outer one)."""
     if _SCOPE.get() is not None:
         yield
         return

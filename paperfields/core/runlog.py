@@ -262,8 +262,9 @@ class Generation(BaseModel):
     """One backend answer: ``record`` (validated, as a dict) or ``failure``, never both.
 
     ``latency_s`` is wall seconds for all attempts; ``attempts`` counts model replies
-    (validation re-asks included; 0 for a model-free backend, ``rules/``); ``transport_retries`` counts HTTP requests repeated after a 429,
-    a 5xx or a timeout; ``repairs`` names every tolerated deviation of the reply (listed in :func:`parse_reply`).
+    (validation re-asks included; 0 for a model-free backend, ``rules/``); ``transport_retries`` counts HTTP requests
+    repeated after a 429, a 5xx or a timeout; ``repairs`` names every
+    tolerated deviation of the reply (listed in :func:`parse_reply`).
     """
 
     record: Optional[dict[str, Any]] = None
@@ -350,8 +351,9 @@ class RunConfig(BaseModel):
     )
     corpus: Optional[str] = Field(
         default=None,
-        description="a corpus other than the benchmark's gold/corpus.jsonl (--corpus): its file name and a fingerprint of "
-        "its papers, '<name> papers:<12 hex of sha256 of the (id, text) pairs>', so two corpora never share a run folder",
+        description="a corpus other than the benchmark's gold/corpus.jsonl (--corpus): its file "
+        "name and a fingerprint of its papers, '<name> papers:<12 hex of sha256 of the (id, "
+        "text) pairs>', so two corpora never share a run folder",
     )
     provider_options: dict[str, Any] = Field(
         default_factory=dict,
@@ -393,8 +395,8 @@ class PredictionLine(Generation):
     dollars: Optional[float] = None
     grounding: Optional[Grounding] = Field(
         default=None,
-        description="where each predicted item (and evidence quote) is written in the abstract "
-        "(scoring/locate.py), computed when the line is written; None for a failed paper and for lines written before it existed",
+        description="where each predicted item (and evidence quote) is written in the abstract (scoring/locate.py), "
+        "computed when the line is written; None for a failed paper and for lines written before it existed",
     )
 
     def located(self, abstract: str) -> Grounding:
@@ -460,8 +462,8 @@ class Manifest(BaseModel):
     failures_by_class: dict[str, int] = Field(default_factory=dict)
     usage: Usage = Field(
         default=Usage(),
-        description="tokens the model processed for this run (what dollars_total prices); "
-        "answers served from the response cache are in cached_usage. Runs written before cached_usage existed count both here",
+        description="tokens the model processed for this run (what dollars_total prices); answers served from the "
+        "response cache are in cached_usage. Runs written before cached_usage existed count both here",
     )
     cached_usage: Usage = Field(
         default=Usage(),
@@ -490,8 +492,8 @@ class Manifest(BaseModel):
     )
     request_options: dict[str, Any] = Field(
         default_factory=dict,
-        description="how the last part of the run sent each request (openai/: timeout_s, seconds per HTTP "
-        "request, --timeout; transport_retries, HTTP retries after a 429, a 5xx or a timeout, --retries); they change no reply, "
+        description="how the last part of the run sent each request (openai/: timeout_s, seconds per HTTP request, "
+        "--timeout; transport_retries, HTTP retries after a 429, a 5xx or a timeout, --retries); they change no reply, "
         "so they are not part of the config and a resume may change them",
     )
     rate_limited: int = Field(

@@ -490,20 +490,24 @@ class Result(BaseModel):
     metric: Text = Field(description="What the number measures, as written in the abstract.")
     value: Number = Field(
         allow_inf_nan=False,
-        description="The number as written in the abstract, without its unit (56.61 for '56.61%', 3 for '3x'); for a range, the lower end.",
+        description="The number as written in the abstract, without its unit (56.61 for "
+        "'56.61%', 3 for '3x'); for a range, the lower end.",
     )
     value_upper: OptionalNumber = Field(
         default=None, allow_inf_nan=False, description="Upper end of a range ('58-63%' gives 63), else null."
     )
     unit: Annotated[Unit, _enum(Unit)] = Field(
-        description="percent for '%', percentage_points for 'points'/'pp' of a percentage, times for 'x'/'fold', points for other score points, seconds, count for plain counts, other."
+        description="percent for '%', percentage_points for 'points'/'pp' of a percentage, times for 'x'/'fold', "
+        "points for other score points, seconds, count for plain counts, other."
     )
     kind: Annotated[ResultKind, _enum(ResultKind)] = Field(
-        description="absolute for a score or amount, improvement for a gain over something, reduction for a cut (cost, latency, error, tokens)."
+        description="absolute for a score or amount, improvement for a gain over something, "
+        "reduction for a cut (cost, latency, error, tokens)."
     )
     qualifier: Annotated[Qualifier, _enum(Qualifier, "exact")] = Field(
         default="exact",
-        description="exact, up_to ('up to'), over ('over', 'more than'), under ('less than'), average ('on average'), about ('about', '~').",
+        description="exact, up_to ('up to'), over ('over', 'more than'), under ('less "
+        "than'), average ('on average'), about ('about', '~').",
     )
     dataset: OptionalText = Field(
         default=None, description="Named dataset or benchmark the number is on, as written, else null."
@@ -560,7 +564,8 @@ class PaperRecord(BaseModel):
         ),
     ] = Field(
         default=None,
-        description="Name the paper gives its main contribution (a coined name or acronym), as written; null when the contribution is unnamed.",
+        description="Name the paper gives its main contribution (a coined name or acronym), "
+        "as written; null when the contribution is unnamed.",
     )
     method_full_name: Annotated[
         OptionalText,
@@ -575,7 +580,8 @@ class PaperRecord(BaseModel):
         list[ContributionType], _enum_items(ContributionType), FieldFacts(match="label_set", short="contrib")
     ] = Field(
         default_factory=list,
-        description="The kinds of contribution the abstract claims (usually one or two): method, model, benchmark, dataset, system, theory, analysis.",
+        description="The kinds of contribution the abstract claims (usually one or two): method, "
+        "model, benchmark, dataset, system, theory, analysis.",
     )
     research_area: Annotated[
         ResearchArea, _enum(ResearchArea, "other"), FieldFacts(match="label", short="area (acc)", metric="accuracy")
@@ -619,7 +625,8 @@ class PaperRecord(BaseModel):
         Optional[bool], BeforeValidator(_bool), FieldFacts(match="label", short="train-free (acc)", metric="accuracy")
     ] = Field(
         default=None,
-        description="true if the abstract says the method needs no training, false if it trains or fine-tunes a model, null when not applicable.",
+        description="true if the abstract says the method needs no training, false if it "
+        "trains or fine-tunes a model, null when not applicable.",
     )
 
 

@@ -118,7 +118,8 @@ def import_inspect_log(log_path: Path, runs_dir: Optional[Path] = None, run_id: 
         )
     if (spec.config.epochs or 1) > 1:
         raise RunError(
-            f"{log_path}: the eval ran {spec.config.epochs} epochs; a run has one answer per paper (run it with one epoch)"
+            f"{log_path}: the eval ran {spec.config.epochs} epochs; a run "
+            "has one answer per paper (run it with one epoch)"
         )
     corpus_path = Path(meta["corpus_path"]) if meta.get("corpus_path") else paths.gold_dir() / "corpus.jsonl"
     papers = {p.id: p for p in load_corpus(corpus_path)}
@@ -153,7 +154,8 @@ def import_inspect_log(log_path: Path, runs_dir: Optional[Path] = None, run_id: 
         lines.append(line)
     asked = [str(i) for i in (spec.dataset.sample_ids or [s.id for s in log.samples])]
     asked.sort(key=lambda pid: order.get(pid, len(order)))
-    # the config the eval ran with: the task's (log.plan.config) under what the command line gave (model_generate_config)
+    # the config the eval ran with: the task's (log.plan.config)
+    # under what the command line gave (model_generate_config)
     generate = log.plan.config.merge(spec.model_generate_config)
     params = GenerationParams(
         temperature=generate.temperature if generate.temperature is not None else 0.0,

@@ -279,8 +279,8 @@ def register_entry(
                 "paperfields/<backend> models are PaperFields' own backends run as inspect models: rules/baseline "
                 "(patterns written from the dev split) and rules/empty (an empty record) are the references every "
                 "model must beat; local/ models run offline in-process under the record's JSON grammar",
-                "no published result to compare with: the benchmark is new; `paperfields run` with the same backend and "
-                "prompt gives the same headline (the board in results/leaderboard.md)",
+                "no published result to compare with: the benchmark is new; `paperfields run` with the same backend "
+                "and prompt gives the same headline (the board in results/leaderboard.md)",
             ],
         },
     }

@@ -3,8 +3,8 @@
 ``inspect eval paperfields/paperfields --model <any inspect model>`` (registered through the
 ``inspect_ai`` entry point of ``pyproject.toml``) asks the model for one record per paper of the
 split, with task options ``-T split=test|dev|all``, ``-T strategy=zero_shot|few_shot|...`` (a
-``prompts/<name>.toml``), ``-T corpus=FILE`` (a corpus JSONL of one's own, with ``-T split=all``) and ``-T structured=...``
-(how the schema goes into the request, see below).
+``prompts/<name>.toml``), ``-T corpus=FILE`` (a corpus JSONL of one's own, with ``-T split=all``) and
+``-T structured=...`` (how the schema goes into the request, see below).
 
 - **Samples**: one per paper, id the paper id, input the chat messages of
   :meth:`paperfields.extract.strategies.Strategy.messages` (the ones ``paperfields run`` sends), target
@@ -115,7 +115,8 @@ offline_mock_tokens()
 from paperfields.integrations import inspect_model  # noqa: E402, F401
 
 TASK_NAME = "paperfields"  # registered as paperfields/paperfields (inspect prefixes the package name)
-# The shape of the task's metadata and scores, in the task's metadata: what paperfields import-inspect recognizes a log by.
+# The shape of the task's metadata and scores, in the task's
+# metadata: what paperfields import-inspect recognizes a log by.
 TASK_FORMAT = 1
 REPLIES = "paperfields_replies"  # the sample store's list of replies, one per request
 # -T structured=...: how the record's schema goes into the request (inspect parses true/false as booleans)
@@ -170,7 +171,8 @@ class TaskSetup:
             "prompt_sha256": self.strategy.sha256,
             "example_ids": self.strategy.example_ids(),
             "split": split,
-            # a corpus of one's own: its fingerprint (a run folder per corpus) and file (where show and report read the abstracts)
+            # a corpus of one's own: its fingerprint (a run folder per
+            # corpus) and file (where show and report read the abstracts)
             "corpus": corpus_identity(corpus_file, self.papers) if own and corpus_file else None,
             "corpus_path": str(corpus_file.resolve()) if corpus_file else None,
             "schema_version": SCHEMA_VERSION,

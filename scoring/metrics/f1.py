@@ -32,7 +32,8 @@ def f1_pooled(totals: np.ndarray) -> np.ndarray:
 
 @metric("precision", higher_is_better=True, source="van Rijsbergen 1979")
 def precision(tp: int, fp: int, fn: int = 0) -> Optional[float]:
-    """tp / (tp + fp); None when nothing was predicted (tp + fp = 0). ``fn`` is ignored (one signature for the three)."""
+    """tp / (tp + fp); None when nothing was predicted (tp + fp = 0).
+    ``fn`` is ignored (one signature for the three)."""
     return tp / (tp + fp) if tp + fp else None
 
 
