@@ -678,7 +678,7 @@ def _reference_backends(folder: Path, runs_dir: Optional[Path]) -> dict[str, str
         try:
             manifest = json.loads(run.read_text(encoding="utf-8"))
             backend = manifest["config"]["backend"]
-            role = (manifest.get("submission") or {}).get("role")
+            role = ((manifest.get("import") or {}).get("submission") or {}).get("role")
         except (OSError, ValueError, KeyError, TypeError):
             continue
         if isinstance(backend, str) and (is_reference_backend(backend) or role == "reference"):

@@ -798,7 +798,7 @@ def test_a_bom_on_the_first_predictions_line_is_refused_like_on_any_other(tmp_pa
     checked = run_cli("submission", "check", "bommed", "--dir", str(subs))
     assert checked.returncode == 1 and bom in checked.stderr
     scored = run_cli("score", "--predictions", str(path), "--name", "bommed", "--runs-dir", str(tmp_path / "runs"))
-    assert scored.returncode == 1 and bom in scored.stderr and "Traceback" not in scored.output
+    assert scored.returncode == 2 and scored.stderr.startswith(f"error: {bom}") and "Traceback" not in scored.output
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
 
 
