@@ -687,8 +687,10 @@ def _reference_backends(folder: Path, runs_dir: Optional[Path]) -> dict[str, str
         if other.parent.name == folder.name or other.parent.is_symlink() or other.is_symlink():
             continue
         try:
+            if other.stat().st_size > MAX_TOML_BYTES:
+                continue
             meta = tomllib.loads(other.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # a sibling's own check names it (a 20,000-deep TOML)
             continue
         if meta.get("role") == "reference" and isinstance(meta.get("provider"), str):
             backend = f"{meta['provider']}/{meta.get('model')}"
