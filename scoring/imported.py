@@ -25,6 +25,16 @@ from paperfields.core.runlog import FailureClass, Manifest, PredictionLine, RunC
 from paperfields.core.schema import PaperRecord
 
 IMPORTED_STRATEGY = "imported"
+BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark, which some editors put first; JSON (RFC 8259) forbids it
+
+
+def bom_problem(path: Path) -> str:
+    """The problem line for a predictions file starting with a byte order mark (refused, like a submission.toml's:
+    decoding it away silently would let the same bytes pass on line 1 and fail as "not JSON" on any other line)."""
+    return (
+        f"{path}:1: starts with a byte order mark (BOM, bytes EF BB BF), which JSON Lines does not allow; "
+        "save the file as UTF-8 without BOM"
+    )
 
 
 def read_outside_predictions(path: Path, known_ids: set[str]) -> list[PredictionLine]:
@@ -50,8 +60,10 @@ def _read_numbered(path: Path, known_ids: set[str]) -> list[tuple[int, Predictio
     lines: list[tuple[int, PredictionLine]] = []
     seen: dict[str, int] = {}
     data = path.read_bytes()
+    if data.startswith(BOM):
+        raise RunError(bom_problem(path))
     try:
-        text = data.decode("utf-8-sig")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise RunError(f"{path}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x}); save the file as UTF-8") from None

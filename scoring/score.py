@@ -647,18 +647,26 @@ REFERENCE_WORDS = frozenset(
 )
 
 
+# Letters a name can pass off as others in most fonts: ``ruIes`` (capital I), ``ru1es``, ``g0ld`` read as rules and
+# gold. A small explicit fold (no confusables library is installed); tried besides the name as written, so a real
+# capital I still splits camelCase (``HumanInput``).
+_LOOKALIKES = str.maketrans({"I": "l", "1": "l", "|": "l", "0": "o"})
+
+
 def reference_spelling(name: str) -> Optional[str]:
     """The reference word (:data:`REFERENCE_WORDS`) that ``name`` (a provider) spells, or None. Case,
     compatibility forms (NFKC: full-width letters), punctuation and separators do not matter: the name's
     words (split at anything not a letter or digit and at camelCase humps) and the name with its separators
-    removed are each compared (``Rules``, ``rules.``, ``human_``, ``h-u-m-a-n``, ``HumanLabels``, ``my-gold``)."""
+    removed are each compared (``Rules``, ``rules.``, ``human_``, ``h-u-m-a-n``, ``HumanLabels``, ``my-gold``), as
+    written and with look-alikes folded (:data:`_LOOKALIKES`: ``ruIes``, ``ru1es``, ``g0ld``)."""
     import unicodedata
 
     text = unicodedata.normalize("NFKC", name)
-    words = [w.casefold() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[^\W\d_]+", text)]
-    for candidate in ("".join(words), *words):
-        if candidate in REFERENCE_WORDS:
-            return candidate
+    for form in (text, text.translate(_LOOKALIKES)):
+        words = [w.casefold() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[^\W\d_]+", form)]
+        for candidate in ("".join(words), *words):
+            if candidate in REFERENCE_WORDS:
+                return candidate
     return None
 
 

@@ -42,7 +42,7 @@ from paperfields.core.gold import load_gold
 from paperfields.core.paths import SUBMISSION_NAME
 from paperfields.core.runlog import FailureClass, RunError
 from paperfields.core.schema import PaperRecord
-from paperfields.scoring.imported import parse_row
+from paperfields.scoring.imported import BOM, bom_problem, parse_row
 
 META_FILE = "submission.toml"
 PREDICTIONS_FILE = "predictions.jsonl"
@@ -55,6 +55,7 @@ MAX_TOML_BYTES = 64 * 1024  # submission.toml, capped before it is parsed (a lon
 MAX_PROBLEMS = 50  # listed per submission; a file that is wrong throughout says so once
 NAME = SUBMISSION_NAME
 OWN_PIPELINE = "own pipeline"
+MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:+-]*")  # gpt-4o-2024-08-06, Qwen2.5-Coder-7B-Instruct, llama3:8b
 PLACEHOLDER = "FILL IN"  # what from-run writes where only the submitter can answer; check refuses it until replaced
 
 
@@ -98,7 +99,8 @@ class SubmissionMeta(BaseModel):
     submitted_by: str = Field(min_length=1, max_length=200)
     model_cutoff: Optional[str] = None
     reference_reason: Optional[str] = Field(default=None, min_length=10, max_length=1000, validate_default=True)
-    mode: Optional[str] = Field(default=None, max_length=50, pattern=r"^[a-z_]+$")
+    # the run's own mode id: instructor's (md_json, tools) or the local grammar's (compact-v2, compact-v2+canonical)
+    mode: Optional[str] = Field(default=None, max_length=50, pattern=r"^[a-z][a-z0-9_.+-]*$")
     prompt_sha256: Optional[str] = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     notes: Optional[str] = Field(default=None, max_length=5000)
 
@@ -116,6 +118,29 @@ class SubmissionMeta(BaseModel):
     def _not_a_reference(cls, value: str, info: ValidationInfo) -> str:
         from paperfields.scoring.score import reference_spelling
 
+        word = reference_spelling(value)
+        if word and info.data.get("role", "contender") == "contender":
+            raise ValueError(
+                f"'{value}' names a reference ({word}: rules/, annotator/, human/, gold), not a submitted model; "
+                'a submission that is a reference says role = "reference" with its reference_reason'
+            )
+        return value
+
+    @field_validator("model")
+    @classmethod
+    def _a_plain_model_id(cls, value: str, info: ValidationInfo) -> str:
+        from paperfields.scoring.score import reference_spelling
+
+        if "/" in value:
+            raise ValueError(
+                f"'{value}' holds '/', which separates provider from model in the board's backend "
+                "(provider/model); name the model without it (write an organization's prefix with '-')"
+            )
+        if not MODEL_ID.fullmatch(value):
+            raise ValueError(
+                f"'{value}' is not a plain model id: letters, digits and '.', '_', ':', '+', '-' only, starting with a "
+                "letter or digit (no spaces or brackets: the board's own marks such as '(reference)' are not names)"
+            )
         word = reference_spelling(value)
         if word and info.data.get("role", "contender") == "contender":
             raise ValueError(
@@ -281,7 +306,7 @@ def _check_meta(folder: Path, check: SubmissionCheck) -> None:
     data = _read_regular(path, MAX_TOML_BYTES, check, "see submissions/README.md for its fields")
     if data is None:
         return
-    if data.startswith(b"\xef\xbb\xbf"):
+    if data.startswith(BOM):
         check.problems.append(
             f"{path}:1: starts with a byte order mark (BOM, bytes EF BB BF), which TOML does not allow; "
             "save the file as UTF-8 without BOM"
@@ -430,8 +455,11 @@ def _check_predictions(folder: Path, check: SubmissionCheck, gold_path: Path, co
     )
     if data is None:
         return
+    if data.startswith(BOM):
+        check.problems.append(bom_problem(path))
+        return
     try:
-        text = data.decode("utf-8-sig")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         check.problems.append(f"{path}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x}); save the file as UTF-8")
@@ -600,7 +628,11 @@ def check_submission(
             f"{folder}: the folder name must be lower-case letters, digits, '.', '_' or '-' (at most 64), "
             "as it becomes the run id"
         )
+    elif posing := name_problem(folder.name):
+        check.problems.append(f"{folder}: the folder name {posing}")
     _check_meta(folder, check)
+    if check.meta is not None and check.meta.role == "contender":
+        _check_not_a_reference_backend(folder, check, runs_dir)
     _check_predictions(folder, check, gold_path, corpus_path)
     _check_other_files(folder, check)
     if check.records and not check.problems and check.meta is not None:
@@ -618,6 +650,75 @@ def check_submission(
             f"{folder}: ... and {len(check.problems) - MAX_PROBLEMS} more problems"
         ]
     return check
+
+
+def name_problem(name: str) -> Optional[str]:
+    """What is wrong with a submission name (a folder name, ``from-run --name``) of the plain :data:`NAME` shape that
+    poses as something else, or None: starting with a reference's spelling (``rules-baseline``, ``Annotator2``:
+    :func:`~paperfields.scoring.score.reference_spelling` of its first word) or holding ``__``, the run id's
+    separator (``rules_baseline__zero_shot__test`` would read as a published run's id)."""
+    from paperfields.scoring.score import reference_spelling
+
+    if "__" in name:
+        return (
+            f"'{name}' holds '__', which separates the parts of a run id (<name>__submitted__test): "
+            "a submission name is one part"
+        )
+    first = re.match(r"[^._-]+", name)
+    word = reference_spelling(first.group(0)) if first else None
+    if word:
+        return (
+            f"'{name}' starts with '{word}', which names a reference of the board (rules, annotator, human, gold), "
+            "not a submission; choose a name of your own"
+        )
+    return None
+
+
+def _reference_backends(folder: Path, runs_dir: Optional[Path]) -> dict[str, str]:
+    """Backend (``provider/model``, case-folded) -> where it is a reference: every published run under ``runs_dir``
+    that the board shows among the references (a ``rules/``-like backend or a submission declared a reference) and
+    every submission beside ``folder`` declared ``role = "reference"``. Unreadable files are skipped (their own
+    checks name them)."""
+    from paperfields.scoring.score import is_reference_backend
+
+    found: dict[str, str] = {}
+    for run in sorted(runs_dir.glob("*/manifest.json")) if runs_dir is not None and runs_dir.is_dir() else []:
+        try:
+            manifest = json.loads(run.read_text(encoding="utf-8"))
+            backend = manifest["config"]["backend"]
+            role = ((manifest.get("import") or {}).get("submission") or {}).get("role")
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if isinstance(backend, str) and (is_reference_backend(backend) or role == "reference"):
+            found.setdefault(backend.casefold(), f"the published reference run {run.parent.name}")
+    for other in sorted(folder.parent.glob(f"*/{META_FILE}")):
+        if other.parent.name == folder.name or other.parent.is_symlink() or other.is_symlink():
+            continue
+        try:
+            if other.stat().st_size > MAX_TOML_BYTES:
+                continue
+            meta = tomllib.loads(other.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):  # a sibling's own check names it (a 20,000-deep TOML)
+            continue
+        if meta.get("role") == "reference" and isinstance(meta.get("provider"), str):
+            backend = f"{meta['provider']}/{meta.get('model')}"
+            found.setdefault(backend.casefold(), f"the reference submission {other.parent.name}")
+    return found
+
+
+def _check_not_a_reference_backend(folder: Path, check: SubmissionCheck, runs_dir: Optional[Path]) -> None:
+    """A contender whose ``provider/model`` is a reference's backend on the board would read as that reference
+    ranked: refused on the model's line."""
+    assert check.meta is not None
+    backend = f"{check.meta.provider}/{check.meta.model}"
+    where = _reference_backends(folder, runs_dir).get(backend.casefold())
+    if where:
+        path = folder / META_FILE
+        line = _toml_line(path.read_text(encoding="utf-8"), "model")
+        check.problems.append(
+            f"{path}{f':{line}' if line else ''}: field 'model': '{backend}' is the backend of {where} on the board; "
+            'a contender names its own model (or says role = "reference" with its reference_reason)'
+        )
 
 
 def run_id_of(name: str) -> str:
@@ -694,6 +795,8 @@ def submission_from_run(run_dir: Path, name: str, submissions_dir: Path, gold_pa
             f"--name {name!r}: a submission name is lower-case letters, digits, '.', '_' or '-' (at most 64), "
             "starting with a letter or digit, as it becomes the folder submissions/<name>/ and the run id"
         )
+    if posing := name_problem(name):
+        raise SubmissionError(f"--name {posing}")
     target = submissions_dir / name
     if target.exists() or target.is_symlink():
         raise SubmissionError(f"{target} exists; choose another --name or remove it first")

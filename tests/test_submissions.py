@@ -701,3 +701,122 @@ def test_add_regenerates_results_and_the_readme_board_block_on_a_clone(tmp_path)
     changed = {line[3:].split("/")[0] for line in status}
     assert changed == {"README.md", "results", "submissions"}, status
     assert " M results/leaderboard.md" in status and "?? results/runs/acme-tiny__submitted__test/" in status
+
+
+@pytest.mark.parametrize(
+    "toml, expected",
+    [
+        (
+            TOML.replace('"tiny-model-1"', '"frontier-llm-agent-session (reference)"'),
+            r"submission.toml:1: field 'model': 'frontier-llm-agent-session \(reference\)' is not a plain model id",
+        ),
+        (
+            TOML.replace('"tiny-model-1"', '"annotator/second-blind"'),
+            r"submission.toml:1: field 'model': 'annotator/second-blind' holds '/'",
+        ),
+        (
+            TOML.replace('"tiny-model-1"', '"rules/baseline"'),
+            r"submission.toml:1: field 'model': 'rules/baseline' holds",
+        ),
+        (TOML.replace('"tiny-model-1"', '"ruIes"'), r"submission.toml:1: field 'model': 'ruIes' names a reference"),
+        (TOML.replace('"tiny-model-1"', '"g0ld-labels"'), r"field 'model': 'g0ld-labels' names a reference \(gold"),
+        (TOML.replace('"acme"', '"ruIes"'), r"submission.toml:2: field 'provider': 'ruIes' names a reference \(rules"),
+        (TOML.replace('"acme"', '"ru1es"'), r"submission.toml:2: field 'provider': 'ru1es' names a reference \(rules"),
+    ],
+)
+def test_a_model_posing_as_a_reference_or_a_board_mark_is_refused_naming_line_and_field(tmp_path, toml, expected):
+    """Walkthrough bug 1: the model field was not checked ("(reference)" reached the board's label; a slash made
+    annotator/second-blind a reference's backend) and a capital I or a 1 passed for the l of rules."""
+    folder = _folder(tmp_path, "poser", _rows(), toml)
+    problems = check_submission(folder, GOLD, CORPUS).problems
+    assert len(problems) == 1 and re.search(expected, problems[0]), problems
+
+
+@pytest.mark.parametrize("model", ["gpt-4o-2024-08-06", "Qwen2.5-Coder-7B-Instruct", "llama3:8b", "OpenAI-o1"])
+def test_real_model_ids_and_a_grammar_mode_pass(tmp_path, model):
+    """The model check refuses marks, not real ids (a capital I of OpenAI is no reference); the local grammar's mode
+    ids (compact-v2, compact-v2+canonical) are modes."""
+    toml = TOML.replace('"tiny-model-1"', f'"{model}"') + 'mode = "compact-v2+canonical"\n'
+    assert check_submission(_folder(tmp_path, "real", _rows(), toml), GOLD, CORPUS).problems == []
+
+
+def test_a_contender_may_not_reuse_a_references_backend(tmp_path):
+    """Walkthrough bug 1: provider/model agent-session/frontier-llm-agent-session (the published AI agent session
+    references' backend) as a contender would be ranked under a reference's name; refused, against the published
+    runs and against a reference submission beside it. Declared a reference, the same backend passes."""
+    agent = 'model = "frontier-llm-agent-session"\nprovider = "agent-session"\n'
+    toml = agent + TOML.split("\n", 2)[2]
+    published = check_submission(_folder(tmp_path, "agentish", _rows(), toml), GOLD, CORPUS, ROOT / "results" / "runs")
+    assert len(published.problems) == 1 and re.search(
+        r"agentish/submission.toml:1: field 'model': 'agent-session/frontier-llm-agent-session' is the backend of "
+        r"the published reference run agent-[a-z-]+__submitted__test on the board",
+        published.problems[0],
+    ), published.problems
+    subs = tmp_path / "subs"
+    _folder(subs, "the-ref", _rows(), REFERENCE_TOML)
+    mine = _folder(subs, "mine", _rows(), TOML.replace('"acme"', '"agent-lab"'))
+    assert [
+        re.sub(r".*submission.toml", "submission.toml", p) for p in check_submission(mine, GOLD, CORPUS).problems
+    ] == [
+        "submission.toml:1: field 'model': 'agent-lab/tiny-model-1' is the backend of the reference submission the-ref "
+        'on the board; a contender names its own model (or says role = "reference" with its reference_reason)'
+    ]
+    declared = _folder(subs, "also-ref", _rows(), REFERENCE_TOML)
+    assert check_submission(declared, GOLD, CORPUS).problems == []
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("rules-baseline", "'rules-baseline' starts with 'rules', which names a reference of the board"),
+        ("annotator", "'annotator' starts with 'annotator', which names a reference"),
+        ("gold.v2", "'gold.v2' starts with 'gold', which names a reference"),
+        ("ru1es-x", "'ru1es-x' starts with 'rules', which names a reference"),
+        ("rules_baseline__zero_shot__test", "'rules_baseline__zero_shot__test' holds '__', which separates"),
+        ("mine__x", "'mine__x' holds '__', which separates the parts of a run id"),
+    ],
+)
+def test_a_folder_name_posing_as_a_reference_or_a_run_id_is_refused(tmp_path, name, expected):
+    """Walkthrough bug 2: rules-baseline and rules_baseline__zero_shot__test passed `submission check`; refused by the
+    command, and from-run refuses the same --name."""
+    from tests.cli_in_process import run_cli
+
+    subs = tmp_path / "submissions"
+    folder = _folder(subs, name, _rows())
+    proc = run_cli("submission", "check", name, "--dir", str(subs))
+    assert proc.returncode == 1 and f"{folder}: the folder name {expected}" in proc.stderr, proc.stderr
+    assert submissions.name_problem("my-rules") is None and submissions.name_problem("goldfish") is None
+
+
+def test_a_bom_on_the_first_predictions_line_is_refused_like_on_any_other(tmp_path):
+    """Walkthrough bug 3: a BOM at the start of predictions.jsonl was decoded away (the same bytes on line 10 are "not
+    JSON"); refused like submission.toml's, by `submission check` and by `score --predictions`."""
+    from tests.cli_in_process import run_cli
+
+    subs = tmp_path / "submissions"
+    folder = _folder(subs, "bommed", _rows())
+    path = folder / "predictions.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    bom = f"{path}:1: starts with a byte order mark (BOM, bytes EF BB BF), which JSON Lines does not allow"
+    assert check_submission(folder, GOLD, CORPUS).problems == [bom + "; save the file as UTF-8 without BOM"]
+    checked = run_cli("submission", "check", "bommed", "--dir", str(subs))
+    assert checked.returncode == 1 and bom in checked.stderr
+    scored = run_cli("score", "--predictions", str(path), "--name", "bommed", "--runs-dir", str(tmp_path / "runs"))
+    assert scored.returncode == 2 and scored.stderr.startswith(f"error: {bom}") and "Traceback" not in scored.output
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+def test_from_run_of_a_local_grammar_run_writes_a_toml_whose_only_problem_is_the_placeholder(tmp_path):
+    """Walkthrough bug 4: from-run copied mode = "compact-v2" (the local run's real mode) and its own check refused it
+    ("String should match pattern '^[a-z_]+$'"); the pattern now admits the grammar's mode ids."""
+    run = ROOT / "results" / "runs" / "local_qwen2.5-coder-0.5b__zero_shot__test"
+    subs = tmp_path / "submissions"
+    folder = submissions.submission_from_run(run, "my-qwen", subs, GOLD, CORPUS)
+    toml = (folder / "submission.toml").read_text()
+    assert 'mode = "compact-v2"' in toml and 'provider = "local"' in toml
+    problems = check_submission(folder, GOLD, CORPUS).problems
+    assert len(problems) == 1 and re.search(r"submission.toml:\d+: field 'submitted_by': still 'FILL IN'", problems[0])
+    (folder / "submission.toml").write_text(re.sub(r'submitted_by = ".*"', 'submitted_by = "a tester"', toml))
+    assert check_submission(folder, GOLD, CORPUS).problems == []
+    with pytest.raises(SubmissionError, match="--name 'rules-qwen' starts with 'rules'"):
+        submissions.submission_from_run(run, "rules-qwen", subs, GOLD, CORPUS)
