@@ -55,7 +55,10 @@ MAX_TOML_BYTES = 64 * 1024  # submission.toml, capped before it is parsed (a lon
 MAX_PROBLEMS = 50  # listed per submission; a file that is wrong throughout says so once
 NAME = SUBMISSION_NAME
 OWN_PIPELINE = "own pipeline"
-MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:+-]*")  # gpt-4o-2024-08-06, Qwen2.5-Coder-7B-Instruct, llama3:8b
+# gpt-4o-2024-08-06, Qwen2.5-Coder-7B-Instruct, llama3:8b, and an organization's prefix as the model's own server or
+# hub names it (Qwen/Qwen2.5-7B-Instruct, meta-llama/llama-3.1-8b-instruct): every part plain, no empty part
+_MODEL_PART = r"[A-Za-z0-9][A-Za-z0-9_.:+-]*"
+MODEL_ID = re.compile(rf"{_MODEL_PART}(?:/{_MODEL_PART})*")
 PLACEHOLDER = "FILL IN"  # what from-run writes where only the submitter can answer; check refuses it until replaced
 
 
@@ -131,15 +134,12 @@ class SubmissionMeta(BaseModel):
     def _a_plain_model_id(cls, value: str, info: ValidationInfo) -> str:
         from paperfields.scoring.score import reference_spelling
 
-        if "/" in value:
-            raise ValueError(
-                f"'{value}' holds '/', which separates provider from model in the board's backend "
-                "(provider/model); name the model without it (write an organization's prefix with '-')"
-            )
         if not MODEL_ID.fullmatch(value):
             raise ValueError(
-                f"'{value}' is not a plain model id: letters, digits and '.', '_', ':', '+', '-' only, starting with a "
-                "letter or digit (no spaces or brackets: the board's own marks such as '(reference)' are not names)"
+                f"'{value}' is not a plain model id: letters, digits and '.', '_', ':', '+', '-' only, each part "
+                "starting with a letter or digit, parts split by single '/' (an organization's prefix: "
+                "Qwen/Qwen2.5-7B-Instruct); no spaces or brackets: the board's own marks such as '(reference)' "
+                "are not names"
             )
         word = reference_spelling(value)
         if word and info.data.get("role", "contender") == "contender":

@@ -712,11 +712,15 @@ def test_add_regenerates_results_and_the_readme_board_block_on_a_clone(tmp_path)
         ),
         (
             TOML.replace('"tiny-model-1"', '"annotator/second-blind"'),
-            r"submission.toml:1: field 'model': 'annotator/second-blind' holds '/'",
+            r"submission.toml:1: field 'model': 'annotator/second-blind' names a reference \(annotator",
         ),
         (
             TOML.replace('"tiny-model-1"', '"rules/baseline"'),
-            r"submission.toml:1: field 'model': 'rules/baseline' holds",
+            r"submission.toml:1: field 'model': 'rules/baseline' names a reference \(rules",
+        ),
+        (
+            TOML.replace('"tiny-model-1"', '"Qwen//x"'),
+            r"submission.toml:1: field 'model': 'Qwen//x' is not a plain model id",
         ),
         (TOML.replace('"tiny-model-1"', '"ruIes"'), r"submission.toml:1: field 'model': 'ruIes' names a reference"),
         (TOML.replace('"tiny-model-1"', '"g0ld-labels"'), r"field 'model': 'g0ld-labels' names a reference \(gold"),
@@ -732,7 +736,17 @@ def test_a_model_posing_as_a_reference_or_a_board_mark_is_refused_naming_line_an
     assert len(problems) == 1 and re.search(expected, problems[0]), problems
 
 
-@pytest.mark.parametrize("model", ["gpt-4o-2024-08-06", "Qwen2.5-Coder-7B-Instruct", "llama3:8b", "OpenAI-o1"])
+@pytest.mark.parametrize(
+    "model",
+    [
+        "gpt-4o-2024-08-06",
+        "Qwen2.5-Coder-7B-Instruct",
+        "llama3:8b",
+        "OpenAI-o1",
+        "Qwen/Qwen2.5-7B-Instruct",  # a hub id: what from-run writes for vllm/Qwen/Qwen2.5-7B-Instruct
+        "meta-llama/llama-3.1-8b-instruct",  # OpenRouter's, from openrouter/meta-llama/llama-3.1-8b-instruct
+    ],
+)
 def test_real_model_ids_and_a_grammar_mode_pass(tmp_path, model):
     """The model check refuses marks, not real ids (a capital I of OpenAI is no reference); the local grammar's mode
     ids (compact-v2, compact-v2+canonical) are modes."""
