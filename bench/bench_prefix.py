@@ -55,8 +55,10 @@ def main() -> None:
             whole = last_logits(tokens, shared)
             top = np.sort(fresh)
             print(
-                f"{threads} thread(s) {pid}: max |logit difference| to fresh: whole batches {np.abs(fresh - batches).max():.3g}, "
-                f"whole prefix {np.abs(fresh - whole).max():.3g}; greedy token same {int(fresh.argmax()) == int(whole.argmax())}, "
+                f"{threads} thread(s) {pid}: max |logit difference| to fresh: "
+                f"whole batches {np.abs(fresh - batches).max():.3g}, "
+                f"whole prefix {np.abs(fresh - whole).max():.3g}; "
+                f"greedy token same {int(fresh.argmax()) == int(whole.argmax())}, "
                 f"top-2 gap {top[-1] - top[-2]:.3f}; load {os.getloadavg()[0]:.2f}",
                 flush=True,
             )
