@@ -66,6 +66,20 @@ class SubmissionError(RunError):
     """A submission that cannot go on the board: the message lists every problem, one per line."""
 
 
+def _not_posing_as_a_reference(value: str, info: ValidationInfo) -> str:
+    """``value`` (submission.toml's provider or model) unless it spells a reference word while the submission is
+    a contender: then ValueError, saying how a reference declares itself."""
+    from paperfields.scoring.score import reference_spelling
+
+    word = reference_spelling(value)
+    if word and info.data.get("role", "contender") == "contender":
+        raise ValueError(
+            f"'{value}' names a reference ({word}: rules/, annotator/, human/, gold), not a submitted model; "
+            'a submission that is a reference says role = "reference" with its reference_reason'
+        )
+    return value
+
+
 class SubmissionMeta(BaseModel):
     """``submission.toml``: where the predictions come from. Unknown keys are refused.
 
@@ -119,21 +133,11 @@ class SubmissionMeta(BaseModel):
     @field_validator("provider")
     @classmethod
     def _not_a_reference(cls, value: str, info: ValidationInfo) -> str:
-        from paperfields.scoring.score import reference_spelling
-
-        word = reference_spelling(value)
-        if word and info.data.get("role", "contender") == "contender":
-            raise ValueError(
-                f"'{value}' names a reference ({word}: rules/, annotator/, human/, gold), not a submitted model; "
-                'a submission that is a reference says role = "reference" with its reference_reason'
-            )
-        return value
+        return _not_posing_as_a_reference(value, info)
 
     @field_validator("model")
     @classmethod
     def _a_plain_model_id(cls, value: str, info: ValidationInfo) -> str:
-        from paperfields.scoring.score import reference_spelling
-
         if not MODEL_ID.fullmatch(value):
             raise ValueError(
                 f"'{value}' is not a plain model id: letters, digits and '.', '_', ':', '+', '-' only, each part "
@@ -141,13 +145,7 @@ class SubmissionMeta(BaseModel):
                 "Qwen/Qwen2.5-7B-Instruct); no spaces or brackets: the board's own marks such as '(reference)' "
                 "are not names"
             )
-        word = reference_spelling(value)
-        if word and info.data.get("role", "contender") == "contender":
-            raise ValueError(
-                f"'{value}' names a reference ({word}: rules/, annotator/, human/, gold), not a submitted model; "
-                'a submission that is a reference says role = "reference" with its reference_reason'
-            )
-        return value
+        return _not_posing_as_a_reference(value, info)
 
     @field_validator("reference_reason")
     @classmethod
