@@ -290,6 +290,7 @@ class StubServer:
                         stub.peak = max(stub.peak, stub.busy)
                         stub.held += 1
                     stub._lock.notify_all()
+                counted = not full
                 try:
                     if not full:
                         stub._open.wait()
@@ -297,9 +298,15 @@ class StubServer:
                             stub.held -= 1
                     if spec["delay"]:
                         time.sleep(spec["delay"])
+                    # no longer busy once its answer is decided: decremented after the reply was written, a
+                    # keep-alive client's next request could arrive first and count as a second one at once
+                    with stub._lock:
+                        stub.busy -= counted
+                        counted = False
+                        stub._lock.notify_all()
                     self._answer(spec, body)
                 finally:
-                    if not full:
+                    if counted:
                         with stub._lock:
                             stub.busy -= 1
                             stub._lock.notify_all()
