@@ -383,9 +383,14 @@ FIELD_RULES = {f.name: MATCH_RULES[f.facts.match] for f in record_fields(PaperRe
 
 
 def describe_rule(rule: MatchRule) -> dict[str, Any]:
-    """A rule's settings as plain JSON data (sets as sorted lists), for ``scores.json``'s rule table."""
+    """A rule's settings as plain JSON data (sets as sorted lists, inside a tuple too: a set's order changes with
+    the process's hash seed, and ``scores.json`` must come out byte for byte), for ``scores.json``'s rule table."""
+
+    def plain(value: Any) -> Any:
+        return sorted(value) if isinstance(value, frozenset) else list(value)
+
     return {
-        k: sorted(v) if isinstance(v, frozenset) else [list(p) for p in v] if isinstance(v, tuple) else v
+        k: sorted(v) if isinstance(v, frozenset) else [plain(p) for p in v] if isinstance(v, tuple) else v
         for k, v in asdict(rule).items()
     }
 

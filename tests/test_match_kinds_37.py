@@ -57,6 +57,14 @@ def test_a_head_that_names_the_one_activity(pred, gold, alternates, text, same):
         assert "names the one activity" in explain(pred, forms, TASKS, text)
 
 
+def test_the_rule_table_lists_the_activity_groups_in_one_order():
+    """scores.json's rule table must not depend on the hash seed: each group of heads is a sorted list."""
+    from paperfields.scoring.match import describe_rule
+
+    assert describe_rule(TASKS)["activities"] == [["inference", "reasoning"], ["alignment", "optimization"]]
+    assert describe_rule(BASELINES)["activities"] == [] and describe_rule(BASELINES)["applied"] is True
+
+
 def test_the_activity_rule_is_not_a_metric_rule():
     """A measure's head is not an activity: 'memory efficiency' and 'memory consumption' stay two measures even
     where the abstract writes both."""
