@@ -188,6 +188,12 @@ TASK_WRAPPERS = frozenset(
 # A metric the sentence does not name (gold/GUIDELINES.md, ruling 10 writes `score`) and the vague words the
 # metrics rule keeps out of the list ("performance", "effectiveness", "quality"): one placeholder, the same item.
 PLACEHOLDER_METRICS = frozenset({"score", "scores", "performance", "effectiveness", "quality"})
+# Head words that name one activity at the generic level the field writes it (scorer 3.7): "ToT-style inference"
+# and "ToT-style reasoning" are the one tree search, "preference optimization" and "preference alignment" the one
+# fitting of a model to preferences. Two task phrases the same but for one of these heads are one task only where
+# the abstract writes both (see ``MatchRule.activities``); any other head is another activity ("agentic testing" is
+# not "agentic coding", "factual learning" not "factual recall").
+ACTIVITY_SYNONYMS = (frozenset({"reasoning", "inference"}), frozenset({"alignment", "optimization"}))
 # Endings of a leading compound that says how a task is approached ("LLM-based", "retrieval-augmented").
 APPROACH_SUFFIXES = ("based", "driven", "powered", "augmented", "assisted")
 GENERIC_NAME_WORDS = frozenset(
@@ -287,6 +293,12 @@ class MatchRule:
     Scorer 3.6: on a rule with ``modifiers``, two phrases equal once each drops its neutral words are one item
     ("KV memory reduction" ~ "peak KV-memory": :func:`_core`); a group head of the field followed by "of" cuts
     the description after it ("Mamba family of SSM models" -> "Mamba": :data:`GROUP_HEADS`).
+
+    Scorer 3.7: ``activities`` (tasks) holds groups of head words that name one activity (:data:`ACTIVITY_SYNONYMS`):
+    two phrases the same but for their head, the two heads of one group, are one task where the abstract writes both
+    ("ToT-style inference" ~ "ToT-style reasoning" when it writes the two; never "agentic testing" ~ "agentic coding",
+    whose heads name two activities). ``applied`` (baselines): "BASE with METHOD", written so in the abstract with
+    both defined as acronyms, is METHOD ("MoE with EP" ~ "EP"; never ~ "MoE": METHOD is what is compared).
     """
 
     threshold: float
@@ -309,6 +321,8 @@ class MatchRule:
     typos: bool = False
     leading: frozenset[str] = frozenset()
     gerunds: bool = False
+    activities: tuple[frozenset[str], ...] = ()
+    applied: bool = False
 
 
 NAME = MatchRule(0.9)  # names: models, and the base of datasets and baselines; versions must agree
@@ -327,6 +341,7 @@ TASKS = replace(
     modifiers=TASK_WRAPPERS,
     abbreviations=TASK_ABBREVIATIONS,
     gerunds=True,
+    activities=ACTIVITY_SYNONYMS,
 )
 METRIC_NAMES = replace(
     PHRASE,
@@ -344,6 +359,7 @@ BASELINES = replace(
     _LIST_NAME,
     heads=frozenset({"baseline", "baselines", "variant", "variants", "method", "methods", "approach", "approaches"}),
     leading=COMPARATOR_MODIFIERS,
+    applied=True,
 )
 MODELS = replace(_LIST_NAME, heads=frozenset({"model", "models", "variant", "variants", "series", "family"}))
 SOFT_NAME = replace(
@@ -367,9 +383,14 @@ FIELD_RULES = {f.name: MATCH_RULES[f.facts.match] for f in record_fields(PaperRe
 
 
 def describe_rule(rule: MatchRule) -> dict[str, Any]:
-    """A rule's settings as plain JSON data (sets as sorted lists), for ``scores.json``'s rule table."""
+    """A rule's settings as plain JSON data (sets as sorted lists, inside a tuple too: a set's order changes with
+    the process's hash seed, and ``scores.json`` must come out byte for byte), for ``scores.json``'s rule table."""
+
+    def plain(value: Any) -> Any:
+        return sorted(value) if isinstance(value, frozenset) else list(value)
+
     return {
-        k: sorted(v) if isinstance(v, frozenset) else [list(p) for p in v] if isinstance(v, tuple) else v
+        k: sorted(v) if isinstance(v, frozenset) else [plain(p) for p in v] if isinstance(v, tuple) else v
         for k, v in asdict(rule).items()
     }
 
@@ -695,6 +716,16 @@ def _judged_similarity(
     whole = _similarity_of(predicted, accepted, rule, text)
     if whole[0] >= 1.0:
         return whole
+    if rule.applied and text:  # "MoE with EP" is EP, read from either side (scorer 3.7)
+        method = _applied_method(predicted, text)
+        readings = [(method, list(accepted))] if method else []
+        readings += [(predicted, [m]) for m in (_applied_method(form, text) for form in accepted) if m]
+        for one, others in readings:
+            found = _similarity_of(one, others, rule, text)
+            if found[0] >= 1.0:
+                return APPLIED_SIMILARITY, (
+                    f"a method written with what it is applied to, both defined in the abstract: {found[1]}"
+                )
     parts = _acronym_parts(predicted)
     forms = [part for form in accepted for part in _acronym_parts(form)]
     if len(parts) == 1 and len(forms) == len(accepted):
@@ -703,6 +734,27 @@ def _judged_similarity(
     if best[0] > whole[0]:
         return best[0], f"written with its acronym in parentheses: {best[1]}"
     return whole
+
+
+# The similarity of "BASE with METHOD" to METHOD: the same item, a reading rather than the name as written, so a list
+# that writes both ("Expert Parallel (EP)" and "MoE with EP") aligns the name as written with gold's.
+APPLIED_SIMILARITY = 0.99
+_APPLIED = re.compile(r"^(?P<base>\S+)\s+with\s+(?P<method>\S+)$")
+
+
+def _applied_method(text: str, abstract: str) -> Optional[str]:
+    """For a name written "BASE with METHOD" (``MatchRule.applied``, scorer 3.7), where the abstract writes that
+    phrase and defines both BASE and METHOD as acronyms (:func:`abstract_aliases`: "Sparse Mixture of Experts
+    (MoE)", "Expert Parallel (EP)", then "Compared to MoE with EP"): METHOD, the compared method, BASE being what it
+    is applied to. None otherwise: a description after "with" ("GRPO with a KL penalty") adds a component."""
+    written = _APPLIED.match(strip_markup(text).strip())
+    if not written:
+        return None
+    defined = abstract_aliases(abstract)
+    if written["base"] not in defined or written["method"] not in defined:
+        return None
+    tokens = [t for word in _written_words(written.group(0)) for t in word.split()]
+    return written["method"] if _occurs(tokens, _abstract_sequence(abstract, False)) else None
 
 
 def _abbreviates(short: str, long_: str) -> bool:
@@ -762,6 +814,11 @@ def _similarity_of(predicted: str, accepted: Sequence[str], rule: MatchRule, tex
         if verdict is False:
             best, why = (best, why) if best else (0.0, reason)
             continue
+        if rule.activities and text and _one_activity(p.words, form.words, rule, text, accepted):
+            return 1.0, (
+                f"{p.key!r} and {form.key!r} differ only in a head that names the one activity, and the abstract "
+                "writes both"
+            )
         ratio = fuzz.ratio(p.key, form.key) / 100.0
         if ratio < rule.threshold and rule.typos and text and _misspelt(p, form, text):
             return 1.0, f"{p.key!r} is never written in the abstract and one letter from {form.key!r}: misspelt"
@@ -771,6 +828,26 @@ def _similarity_of(predicted: str, accepted: Sequence[str], rule: MatchRule, tex
                 f"character similarity {ratio:.2f} of {p.key!r} and {form.key!r} (threshold {rule.threshold:.2f})",
             )
     return best, why
+
+
+def _written_phrase(text: str, abstract: str) -> bool:
+    """``text``'s tokens, on Snowball stems, are written one after another in the abstract."""
+    tokens = [_stem(t) for word in _written_words(text) for t in word.split()]
+    return bool(tokens) and _occurs(tokens, _abstract_sequence(abstract, True))
+
+
+def _one_activity(a: Words, b: Words, rule: MatchRule, text: str, accepted: Sequence[str]) -> bool:
+    """Two task phrases of two words or more, the same but for their head (the last word), the two heads one
+    activity by ``rule.activities`` (:data:`ACTIVITY_SYNONYMS`), and the abstract writes both: the first as it is,
+    the second as it is or as another of gold's accepted forms (``accepted``: "aligning large language models with
+    human preferences" for "preference alignment") (scorer 3.7)."""
+    if len(a) < 2 or len(a) != len(b) or a[:-1] != b[:-1] or a[-1] == b[-1]:
+        return False
+    heads = {_stem(" ".join(a[-1])), _stem(" ".join(b[-1]))}
+    if not any(heads <= _word_set(group, True) for group in rule.activities):
+        return False
+    p_key = " ".join(t for w in a for t in w)
+    return _written_phrase(p_key, text) and any(_written_phrase(form, text) for form in accepted)
 
 
 def _misspelt(p: _Phrase, form: _Phrase, text: str) -> bool:
@@ -1298,7 +1375,13 @@ def metric_verdict(
     such as "score", which a reader's fuller wording may replace: "cross-domain generalization"), is ``"unnamed"``
     only when it shares a content word with gold's, its last content word is a setting (:data:`SETTING_WORDS`:
     "few-shot transfer", "out-of-distribution tasks") or it holds a coined name (a benchmark's: "HealthBench");
-    otherwise it names something the number is not ("task-relevant signal" for EM) and is ``"other"``."""
+    otherwise it names something the number is not ("task-relevant signal" for EM) and is ``"other"``.
+
+    Scorer 3.7: where gold's metric names no quantity (a placeholder: "performance", "score"), such a slot of plain
+    words is ``"other"`` when the abstract writes every one of its words, none in a sentence that writes gold's
+    number (:func:`_written_away_from_number`: "activation subspace bottlenecks", what the method targets, for an
+    8.27% performance gain written in another sentence); a reader's wording of the number's own sentence stays
+    ``"unnamed"`` ("cross-domain generalization" where that sentence writes it)."""
     predicted, wanted = pred.get("metric"), gold.get("metric")
     if same_name(predicted, wanted, alternates, METRIC_NAMES, text):
         return "same"
@@ -1324,15 +1407,47 @@ def metric_verdict(
     if not p_words and set(p_all) & PLACEHOLDER_METRICS and g_families and g_families <= NOT_SCORE_FAMILIES:
         return "other"
     content = [w for w in p_words if not w.isdigit()]
-    if (
-        g_words
-        and content
-        and not set(content) & set(g_words)
-        and content[-1] not in SETTING_WORDS
-        and not _COINED_WORD.search(strip_markup(predicted or ""))
-    ):
+    plain = (
+        bool(content) and content[-1] not in SETTING_WORDS and not _COINED_WORD.search(strip_markup(predicted or ""))
+    )
+    if plain and g_words and not set(content) & set(g_words):
+        return "other"
+    if plain and not g_words and _written_away_from_number(content, gold, text):
         return "other"
     return "unnamed"
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_WRITTEN_NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
+
+
+@lru_cache(maxsize=1 << 10)
+def _sentences(text: str) -> tuple[tuple[frozenset[str], frozenset[float]], ...]:
+    """Each sentence of the abstract (split after ``.``, ``!`` or ``?`` and a space): the Snowball stems of its
+    tokens and the numbers it writes."""
+    out = []
+    for sentence in _SENTENCE_END.split(strip_markup(text)):
+        stems = frozenset(_stem(t) for word in _written_words(sentence) for t in word.split())
+        numbers = frozenset(float(n.replace(",", "")) for n in _WRITTEN_NUMBER.findall(sentence))
+        out.append((stems, numbers))
+    return tuple(out)
+
+
+def _written_away_from_number(words: Sequence[str], gold: dict, text: Optional[str]) -> bool:
+    """Every one of ``words`` (a metric slot's content words) is written in the abstract, and none in a sentence
+    that writes gold's number (scorer 3.7): the slot holds what the paper says elsewhere (what its method targets,
+    "activation subspace bottlenecks"; what a finding is about, "lower-layer updates"), not what the number
+    measures. False without the abstract, or when no sentence writes the number."""
+    value = gold.get("value")
+    if not text or value is None:
+        return False
+    sentences = _sentences(text)
+    at_number = [stems for stems, numbers in sentences if any(abs(n - abs(float(value))) < 1e-9 for n in numbers)]
+    if not at_number:
+        return False
+    stems = {_stem(w) for w in words}
+    written = frozenset().union(*(s for s, _ in sentences))
+    return stems <= written and not any(stems & s for s in at_number)
 
 
 CONTEXT_SLOTS = ("dataset", "model", "baseline")

@@ -99,8 +99,11 @@ from paperfields.scoring.metrics.wilson import f1_edge_ci, wilson_ci
 # the model's name again as the baseline is redundant, a filler in the dataset and another slot contradicts, an average
 # tied to one named benchmark contradicts, a class ("large reasoning models") never contradicts; strings: neutral words
 # on both sides leave one measure, "X family of ..." is X; at the strict level a plural last word is its singular and
-# "Long (SHORT)" takes repeated parts and a description after it.
-SCORER_VERSION = "3.6"
+# "Long (SHORT)" takes repeated parts and a description after it. 3.7 (issue 38, round four): a task head that names
+# the one activity ("inference" for "reasoning") where the abstract writes both phrases, a baseline "BASE with METHOD"
+# with both defined in the abstract is METHOD; at the claim level a model in the dataset slot contradicts, and plain
+# words the abstract writes only away from the number, for a placeholder gold metric, name another quantity.
+SCORER_VERSION = "3.7"
 SOFT_THRESHOLD = PHRASE.threshold  # the soft name score: the phrase rule on a name
 
 # Derived from the schema's field facts (paperfields.core.fields); each names the fields in schema order.

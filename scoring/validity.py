@@ -97,7 +97,6 @@ KNOWN_DISAGREEMENTS = {
         "synthesizing algorithms from input-output examples",
         "Programming-by-Example",
     ): "a paraphrase of the definition, not a name",
-    ("baselines", "MoE with EP", "EP"): "names must match; 'with' adds a component, it does not restrict a setting",
     # scorer_validation_judgments.jsonl
     (
         "tasks",

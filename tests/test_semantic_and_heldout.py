@@ -287,13 +287,12 @@ def test_before_the_rules_are_frozen_the_held_out_judgments_are_never_opened(tmp
     assert not (folder / "validity.json").exists()
 
 
-def test_without_the_commit_of_its_judgments_the_third_set_is_never_opened(tmp_path, monkeypatch):
+def test_without_the_commit_of_its_judgments_a_frozen_set_is_never_opened(tmp_path, monkeypatch):
     """A set whose rules are frozen but whose unedited commit is not entered (how set #3 stood until the lead entered
     7cab0a5 to read it): the command must not open the judgments."""
     from paperfields.scoring import agreement
 
     third = agreement.THIRD_STRATIFIED
-    assert agreement.HELD_OUT is third and third.rules_frozen_at == agreement.RULES_FROZEN_AT is not None
     folder = tmp_path / "gold"
     folder.mkdir()
     (folder / third.pairs).write_text("not even JSON\n")
@@ -301,7 +300,27 @@ def test_without_the_commit_of_its_judgments_the_third_set_is_never_opened(tmp_p
     monkeypatch.setattr(agreement, "HELD_OUT", replace(third, committed_at=None))
     text = "\n".join(agreement._stratified_section(folder, [], {}))
     assert "is held out: it is read once, after the rules are frozen" in text
-    assert agreement.RULES_FROZEN_AT in text and not (folder / "validity.json").exists()
+    assert third.rules_frozen_at in text and not (folder / "validity.json").exists()
+
+
+def test_the_fourth_set_is_held_out_and_never_opened_before_the_freeze(tmp_path):
+    """Scorer 3.7's held-out set is the fourth; the third is a tuning set with its scorer 3.6 read kept as history.
+    Until the rules are frozen and the judgments' commit entered, the fourth set's files are never read (here they
+    hold no JSON at all), and without them the section says the set is not drawn yet."""
+    from paperfields.scoring import agreement
+
+    fourth = agreement.HELD_OUT
+    assert fourth is agreement.FOURTH_STRATIFIED and fourth.committed_at is None
+    assert fourth.rules_frozen_at == agreement.RULES_FROZEN_AT
+    assert agreement.THIRD_STRATIFIED in [t[0] for t in agreement.TUNING_STRATIFIED]
+    folder = tmp_path / "gold"
+    folder.mkdir()
+    assert agreement._stratified_section(folder, [], {}) == []  # not drawn: nothing to say, nothing opened
+    (folder / fourth.pairs).write_text("not even JSON\n")
+    (folder / fourth.judgments).write_text("not even JSON\n")  # would fail if it were read
+    text = "\n".join(agreement._stratified_section(folder, [], {}))
+    assert "is held out: it is read once, after the rules are frozen" in text
+    assert not (folder / "validity.json").exists()
 
 
 def test_the_board_and_the_readme_state_the_held_out_figures_and_who_judged():
@@ -313,7 +332,7 @@ def test_the_board_and_the_readme_state_the_held_out_figures_and_who_judged():
     assert figures["rules_frozen_at"] == read.rules_frozen_at is not None
     assert figures["judgments_sha256"].startswith(read.sha256_prefix or "")
     # set #3 read once at scorer 3.6 (7cab0a5's unedited judgments): 120 pairs, 43 contested + 77 results
-    assert agreement.HELD_OUT.committed_at == "7cab0a5"
+    assert agreement.THIRD_STRATIFIED.committed_at == "7cab0a5"
     assert figures["set"] == "scorer_stratified3_pairs.jsonl" and figures["scorer_version"] == "3.6"
     assert figures["overall"]["pairs"] == 120 and (figures["contested"]["pairs"], figures["results"]["pairs"]) == (
         43,
