@@ -481,12 +481,12 @@ THIRD_STRATIFIED = HeldOutSet(
 THIRD_STRATIFIED_FIGURE = {"overall": (115, 120), "contested": (40, 43), "results": (75, 77), "version": "3.6"}
 # The commit at which scorer 3.7's rules are frozen (issue 38, round four), before the fourth set is read; None until
 # the lead freezes them.
-RULES_FROZEN_AT: Optional[str] = None
+RULES_FROZEN_AT: Optional[str] = "88c37e0"
 # The fourth stratified set, drawn and judged blind after the third was read; it checks scorer 3.7. Its commits are None
 # until the rules are frozen and the lead enters the commit that added the judgments unedited (and the start of their
 # sha256): until then `paperfields gold agreement` never opens its files.
 FOURTH_STRATIFIED = HeldOutSet(
-    "scorer_stratified4_pairs.jsonl", "scorer_stratified4_judgments.jsonl", None, None, RULES_FROZEN_AT
+    "scorer_stratified4_pairs.jsonl", "scorer_stratified4_judgments.jsonl", "8198002", "429da9bb", RULES_FROZEN_AT
 )
 HELD_OUT = FOURTH_STRATIFIED  # the set `paperfields gold agreement` reads by default
 HELDOUT_SETS = {s.judgments: s for s in (FIRST_STRATIFIED, SECOND_STRATIFIED, THIRD_STRATIFIED, FOURTH_STRATIFIED)}
@@ -768,9 +768,17 @@ PREVIOUS_HEADLINES: dict[str, tuple[float, float, int, str]] = {
         "tasks +1 ('ToT-style inference' ~ 'ToT-style reasoning': a head naming the one activity, the abstract writes "
         "both) and baselines +1 ('MoE with EP' is EP, both defined in the abstract)",
     ),
+    "agent-confidence__submitted__test": (0.9008, 0.9172, 72, "no change"),
+    "agent-evidence__submitted__test": (
+        0.8822,
+        0.9542,
+        73,
+        "baselines +1 ('MoE with EP' is EP, both defined in the abstract)",
+    ),
     "agent-reasoning-first__submitted__test": (0.8814, 0.9125, 73, "no change"),
     "agent-zero-shot__submitted__test": (0.8684, 0.9103, 71, "no change"),
     "annotator_second-blind__imported__test": (0.9821, 1.0, 34, "no change"),
+    "local_gemma3-270m__few_shot__test": (0.169, 0.0074, 1, "no change"),
     "local_gemma3-270m__zero_shot__test": (0.1586, 0.0, 0, "no change"),
     "local_qwen2.5-coder-0.5b__confidence__test": (0.3661, 0.0533, 4, "no change"),
     "local_qwen2.5-coder-0.5b__evidence__test": (
