@@ -588,6 +588,10 @@ def _stratified_section(
     draw_path = pairs_path.with_name(pairs_path.stem + ".draw.json")
     draw = StratifiedDraw.model_validate_json(draw_path.read_text(encoding="utf-8")) if draw_path.is_file() else None
     seed, drawn_with = (draw.seed, draw.scorer_version) if draw else ("?", "?")
+    # A pool smaller than the quotas is said: the set is every candidate pair left, not a sample of them.
+    short = draw is not None and all(draw.counts.get(k, 0) < q for k, q in draw.quotas.items())
+    quotas = ", ".join(str(q) for q in draw.quotas.values()) if draw else ""
+    pool = f" (every candidate pair left after the exclusions: the quotas were {quotas})" if short else ""
     sha_prefix = held_out.sha256_prefix
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     report = stratified_report(load_stratified_judgments(path, pairs_path, {g.id for g in gold}), gold, abstracts)
@@ -602,7 +606,7 @@ def _stratified_section(
     lines = [
         "### Held-out stratified pairs (the figure to quote)",
         "",
-        f"{o['pairs']} pairs drawn with seed {seed} by `paperfields gold stratified-pairs` (scoring/validity.py "
+        f"{o['pairs']} pairs{pool} drawn with seed {seed} by `paperfields gold stratified-pairs` (scoring/validity.py "
         f"`stratified_pairs`, at scorer {drawn_with}) from every published run and the agent reference runs, in three "
         "strata: string pairs the scorer "
         f"matched that are not identical ({strata['matched']['pairs']}), close near misses it left unmatched "
@@ -616,7 +620,8 @@ def _stratified_section(
             if not sha_prefix or digest.startswith(sha_prefix)
             else f", NOT the {sha_prefix}... it was committed with"
         )
-        + f"), before any rule of scorer {SCORER_VERSION} was written. The rules, gold alternates and semantic tier of "
+        + f"), before scorer {SCORER_VERSION}'s rules were frozen (a helper that never opened the set's files wrote "
+        "them). The rules, gold alternates and semantic tier of "
         f"scorer {SCORER_VERSION} were chosen on the tuning pairs and the dev split only and frozen at commit "
         f"{frozen_at}; these judgments were then read once, by this command, and no rule was changed after.",
         "",
