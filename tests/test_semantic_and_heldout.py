@@ -303,16 +303,19 @@ def test_without_the_commit_of_its_judgments_a_frozen_set_is_never_opened(tmp_pa
     assert third.rules_frozen_at in text and not (folder / "validity.json").exists()
 
 
-def test_the_fourth_set_is_held_out_and_never_opened_before_the_freeze(tmp_path):
+def test_the_fourth_set_is_held_out_and_was_never_opened_before_the_freeze(tmp_path, monkeypatch):
     """Scorer 3.7's held-out set is the fourth; the third is a tuning set with its scorer 3.6 read kept as history.
-    Until the rules are frozen and the judgments' commit entered, the fourth set's files are never read (here they
-    hold no JSON at all), and without them the section says the set is not drawn yet."""
+    The fourth set's judgments were entered (8198002, sha256 429da9bb...) after the rules were frozen at 88c37e0; as it
+    stood before that, with no commit entered, its files are never read (here they hold no JSON at all), and without
+    them the section says the set is not drawn yet."""
     from paperfields.scoring import agreement
 
     fourth = agreement.HELD_OUT
-    assert fourth is agreement.FOURTH_STRATIFIED and fourth.committed_at is None
+    assert fourth is agreement.FOURTH_STRATIFIED
+    assert (fourth.committed_at, fourth.sha256_prefix, fourth.rules_frozen_at) == ("8198002", "429da9bb", "88c37e0")
     assert fourth.rules_frozen_at == agreement.RULES_FROZEN_AT
     assert agreement.THIRD_STRATIFIED in [t[0] for t in agreement.TUNING_STRATIFIED]
+    monkeypatch.setattr(agreement, "HELD_OUT", replace(fourth, committed_at=None))
     folder = tmp_path / "gold"
     folder.mkdir()
     assert agreement._stratified_section(folder, [], {}) == []  # not drawn: nothing to say, nothing opened
@@ -323,6 +326,17 @@ def test_the_fourth_set_is_held_out_and_never_opened_before_the_freeze(tmp_path)
     assert not (folder / "validity.json").exists()
 
 
+def test_the_fourth_sets_committed_judgments_are_the_ones_read():
+    """The judgments read are the bytes committed unedited: their sha256 starts with what was entered."""
+    import hashlib
+
+    from paperfields.scoring import agreement
+
+    data = (ROOT / "gold" / agreement.FOURTH_STRATIFIED.judgments).read_bytes()
+    assert hashlib.sha256(data).hexdigest().startswith("429da9bb")
+    assert len(data.splitlines()) == 82
+
+
 def test_the_board_and_the_readme_state_the_held_out_figures_and_who_judged():
     from paperfields.scoring import agreement
     from paperfields.scoring.method import validity_figures, validity_text
@@ -331,14 +345,14 @@ def test_the_board_and_the_readme_state_the_held_out_figures_and_who_judged():
     read = {s.pairs: s for s in agreement.HELDOUT_SETS.values()}[figures["set"]]  # the newest set read so far
     assert figures["rules_frozen_at"] == read.rules_frozen_at is not None
     assert figures["judgments_sha256"].startswith(read.sha256_prefix or "")
-    # set #3 read once at scorer 3.6 (7cab0a5's unedited judgments): 120 pairs, 43 contested + 77 results
+    # set #4 read once at scorer 3.7 (8198002's unedited judgments): 82 pairs, 44 contested + 38 results
     assert agreement.THIRD_STRATIFIED.committed_at == "7cab0a5"
-    assert figures["set"] == "scorer_stratified3_pairs.jsonl" and figures["scorer_version"] == "3.6"
-    assert figures["overall"]["pairs"] == 120 and (figures["contested"]["pairs"], figures["results"]["pairs"]) == (
-        43,
-        77,
+    assert figures["set"] == "scorer_stratified4_pairs.jsonl" and figures["scorer_version"] == "3.7"
+    assert figures["overall"]["pairs"] == 82 and (figures["contested"]["pairs"], figures["results"]["pairs"]) == (
+        44,
+        38,
     )
-    assert (figures["overall"]["agree"], figures["contested"]["agree"], figures["results"]["agree"]) == (115, 40, 75)
+    assert (figures["overall"]["agree"], figures["contested"]["agree"], figures["results"]["agree"]) == (79, 41, 38)
     o = figures["overall"]
     stated = f"{o['agreement']:.3f} [{o['ci95'][0]:.3f}, {o['ci95'][1]:.3f}]"
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
