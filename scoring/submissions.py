@@ -66,16 +66,19 @@ class SubmissionError(RunError):
     """A submission that cannot go on the board: the message lists every problem, one per line."""
 
 
-def _not_posing_as_a_reference(value: str, info: ValidationInfo) -> str:
-    """``value`` (submission.toml's provider or model) unless it spells a reference word while the submission is
-    a contender: then ValueError, saying how a reference declares itself."""
+def _not_posing_as_a_reference(value: str) -> str:
+    """``value`` (submission.toml's provider or model) unless it spells a reference word (rules/, annotator/,
+    human/, gold: the rows made here), whatever the role: then ValueError. A submitted reference named
+    ``rules/baseline`` stood on the board beside the real one, told apart only by "(submitted)" (an outsider's
+    attempt, 2026-12-02)."""
     from paperfields.scoring.score import reference_spelling
 
     word = reference_spelling(value)
-    if word and info.data.get("role", "contender") == "contender":
+    if word:
         raise ValueError(
-            f"'{value}' names a reference ({word}: rules/, annotator/, human/, gold), not a submitted model; "
-            'a submission that is a reference says role = "reference" with its reference_reason'
+            f"'{value}' names a reference ({word}: rules/, annotator/, human/, gold: the rows made here), not a "
+            "submitted model; name who made the predictions (a submission that is a reference says "
+            'role = "reference" with its reference_reason)'
         )
     return value
 
@@ -132,12 +135,12 @@ class SubmissionMeta(BaseModel):
 
     @field_validator("provider")
     @classmethod
-    def _not_a_reference(cls, value: str, info: ValidationInfo) -> str:
-        return _not_posing_as_a_reference(value, info)
+    def _not_a_reference(cls, value: str) -> str:
+        return _not_posing_as_a_reference(value)
 
     @field_validator("model")
     @classmethod
-    def _a_plain_model_id(cls, value: str, info: ValidationInfo) -> str:
+    def _a_plain_model_id(cls, value: str) -> str:
         if not MODEL_ID.fullmatch(value):
             raise ValueError(
                 f"'{value}' is not a plain model id: letters, digits and '.', '_', ':', '+', '-' only, each part "
@@ -145,7 +148,7 @@ class SubmissionMeta(BaseModel):
                 "Qwen/Qwen2.5-7B-Instruct); no spaces or brackets: the board's own marks such as '(reference)' "
                 "are not names"
             )
-        return _not_posing_as_a_reference(value, info)
+        return _not_posing_as_a_reference(value)
 
     @field_validator("reference_reason")
     @classmethod

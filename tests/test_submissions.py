@@ -455,7 +455,8 @@ def test_a_submission_declared_a_reference_is_shown_among_the_references_marked_
 )
 def test_a_provider_spelling_a_reference_is_refused_as_a_contender_and_pointed_to_the_role(tmp_path, provider):
     """Issue 34 item 14: not a case-sensitive prefix test: any spelling of rules/annotator/human/gold is refused for a
-    contender (through the CLI), with the way to declare a reference; as role = "reference" the same name passes."""
+    contender (through the CLI), with the way to declare a reference; as role = "reference" the same name is refused
+    too (2026-12-02: a submitted reference named rules/baseline stood beside the real row)."""
     from tests.cli_in_process import run_cli
 
     subs = tmp_path / "submissions"
@@ -465,7 +466,10 @@ def test_a_provider_spelling_a_reference_is_refused_as_a_contender_and_pointed_t
     assert f"submission.toml:2: field 'provider': '{provider}' names a reference" in refused.stderr
     assert 'role = "reference"' in refused.stderr
     _folder(subs, "declared", _rows(), REFERENCE_TOML.replace('"agent-lab"', f'"{provider}"'))
-    assert run_cli("submission", "check", "declared", "--dir", str(subs)).returncode == 0
+    declared = run_cli("submission", "check", "declared", "--dir", str(subs))
+    assert declared.returncode == 1 and f"field 'provider': '{provider}' names a reference" in declared.stderr
+    _folder(subs, "named", _rows(), REFERENCE_TOML)
+    assert run_cli("submission", "check", "named", "--dir", str(subs)).returncode == 0
 
 
 @pytest.mark.parametrize(
@@ -834,3 +838,19 @@ def test_from_run_of_a_local_grammar_run_writes_a_toml_whose_only_problem_is_the
     assert check_submission(folder, GOLD, CORPUS).problems == []
     with pytest.raises(SubmissionError, match="--name 'rules-qwen' starts with 'rules'"):
         submissions.submission_from_run(run, "rules-qwen", subs, GOLD, CORPUS)
+
+
+@pytest.mark.parametrize(
+    "provider, model, field",
+    [("rules", "baseline", "provider"), ("annotator", "second-blind", "provider"), ("human", "x", "provider")],
+)
+def test_a_submitted_reference_may_not_take_the_name_of_a_row_made_here(tmp_path, provider, model, field):
+    """An outsider's attempt: with role = "reference", provider rules and model baseline passed the check and
+    stood on the board as a second 'rules/baseline (reference)' row beside the real one. The words that name the
+    rows made here are refused whatever the role; a reference that names who made it passes."""
+    reference = 'role = "reference"\nreference_reason = "a second labeling by a lab"\n'
+    toml = TOML.replace('"tiny-model-1"', f'"{model}"').replace('"acme"', f'"{provider}"') + reference
+    problems = check_submission(_folder(tmp_path, "poser", _rows(), toml), GOLD, CORPUS).problems
+    assert len(problems) == 1 and f"field '{field}': '{provider}' names a reference" in problems[0], problems
+    named = TOML.replace('"acme"', '"acme-lab"') + reference
+    assert check_submission(_folder(tmp_path, "named", _rows(), named), GOLD, CORPUS).ok
