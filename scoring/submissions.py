@@ -424,6 +424,26 @@ def _finite_float(token: str) -> Any:
     return value if math.isfinite(value) else _NonFinite(token)
 
 
+def _finite_int(token: str) -> Any:
+    """An integer token, or :class:`_NonFinite` when no float holds it (a 400-digit value passed the check and
+    was then dropped from the record when scored: refused here, never mended)."""
+    return int(token) if math.isfinite(float(token)) else _NonFinite(token)
+
+
+class _DuplicateKey(ValueError):
+    """A JSON object of a line with one key twice: JSON readers keep the last silently (a record followed by
+    ``"record": null`` passed the check as the null)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
 def _strict_problem(where: str, row: Any) -> Optional[str]:
     """``where: field 'record.results[0].value': NaN is not a JSON number ...`` for the first non-finite number
     of a parsed line, or a line nested deeper than :data:`MAX_DEPTH`; None for a line of plain JSON values."""
@@ -480,7 +500,19 @@ def _check_predictions(folder: Path, check: SubmissionCheck, gold_path: Path, co
             )
             continue
         try:
-            row = json.loads(raw, parse_constant=_NonFinite, parse_float=_finite_float)
+            row = json.loads(
+                raw,
+                parse_constant=_NonFinite,
+                parse_float=_finite_float,
+                parse_int=_finite_int,
+                object_pairs_hook=_unique_keys,
+            )
+        except _DuplicateKey as exc:
+            check.problems.append(
+                f"{where}: field '{exc}': the key appears twice in one object; give each key once (a JSON reader "
+                "keeps one of the two without a word)"
+            )
+            continue
         except RecursionError:
             check.problems.append(
                 f"{where}: nested too deep to read (more than {MAX_DEPTH} "

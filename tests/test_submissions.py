@@ -854,3 +854,24 @@ def test_a_submitted_reference_may_not_take_the_name_of_a_row_made_here(tmp_path
     assert len(problems) == 1 and f"field '{field}': '{provider}' names a reference" in problems[0], problems
     named = TOML.replace('"acme"', '"acme-lab"') + reference
     assert check_submission(_folder(tmp_path, "named", _rows(), named), GOLD, CORPUS).ok
+
+
+def test_a_duplicate_key_or_an_integer_beyond_a_float_is_refused_naming_line_and_field(tmp_path):
+    """An outsider's attempts: a line ending in `"record": null` after a full record passed as the null (the last
+    key won), and a 400-digit integer value passed the check and was then dropped from the record when scored."""
+    rows = _rows()
+    doubled = json.dumps(rows[0])[:-1] + ', "record": null}'
+    huge = json.loads(json.dumps(rows[1]))
+    huge["record"]["results"] = [{"metric": "accuracy", "value": 1, "unit": "percent", "kind": "absolute"}]
+    big = json.dumps(huge).replace('"value": 1,', '"value": ' + "9" * 400 + ",")
+    problems = check_submission(_folder(tmp_path, "tricks", [doubled, big, *rows[2:]], TOML), GOLD, CORPUS).problems
+    assert any(
+        p.endswith(
+            "predictions.jsonl:1: field 'record': the key appears twice in one object; give each key "
+            "once (a JSON reader keeps one of the two without a word)"
+        )
+        for p in problems
+    ), problems
+    assert any(
+        "predictions.jsonl:2: field 'record.results[0].value'" in p and "refused, not mended" in p for p in problems
+    ), problems
