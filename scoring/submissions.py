@@ -138,6 +138,17 @@ class SubmissionMeta(BaseModel):
     def _not_a_reference(cls, value: str) -> str:
         return _not_posing_as_a_reference(value)
 
+    @field_validator("date_run")
+    @classmethod
+    def _not_after_today(cls, value: dt.date) -> dt.date:
+        # a day ahead of UTC's today is any time zone's today somewhere; 2099-01-01 passed the check
+        latest = dt.datetime.now(dt.timezone.utc).date() + dt.timedelta(days=1)
+        if value > latest:
+            raise ValueError(
+                f"{value} is after today ({latest - dt.timedelta(days=1)} UTC): the day the predictions were made"
+            )
+        return value
+
     @field_validator("model")
     @classmethod
     def _a_plain_model_id(cls, value: str) -> str:

@@ -875,3 +875,10 @@ def test_a_duplicate_key_or_an_integer_beyond_a_float_is_refused_naming_line_and
     assert any(
         "predictions.jsonl:2: field 'record.results[0].value'" in p and "refused, not mended" in p for p in problems
     ), problems
+
+
+def test_a_run_date_after_today_is_refused(tmp_path):
+    """An outsider's attempt: date_run = 2099-01-01 passed the check."""
+    toml = TOML.replace("2026-11-30", "2099-01-01")
+    problems = check_submission(_folder(tmp_path, "future", _rows(), toml), GOLD, CORPUS).problems
+    assert len(problems) == 1 and "field 'date_run': 2099-01-01 is after today" in problems[0], problems
