@@ -125,21 +125,45 @@ def stub():
         yield server
 
 
+# The tests that load a model run in one group: under pytest-xdist (README command 2 runs `-n 2 --dist loadgroup`)
+# the whole group goes to one worker, so the suite holds one loaded model, not one per worker. A file is in the
+# group as a whole where its module fixtures hold a model, a server or a cluster (one Ray cluster, not one per
+# worker: both would take the machine's 2 CPUs).
+MODEL_GROUP = "model"
+MODEL_FILES = frozenset(
+    {"test_local_model.py", "test_gemma.py", "test_grammar.py", "test_inspect_model.py", "test_ray.py"}
+)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the group marks
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.get_closest_marker("model") or item.path.name in MODEL_FILES or "local_model_path" in item.fixturenames:
+            item.add_marker(pytest.mark.xdist_group(MODEL_GROUP))
+
+
+def in_model_group(item) -> bool:
+    return any((m.args[:1] or (m.kwargs.get("name"),))[0] == MODEL_GROUP for m in item.iter_markers("xdist_group"))
+
+
 @pytest.fixture(autouse=True)
-def free_models_after_test(shared_folders):
-    """After each test, close the llama.cpp instances it loaded but the default run's (the 0.5B GGUF of the
-    shared models folder, default context and threads: the workers every default backend uses), so the
-    suite holds one model's workers and whatever one test loads besides, where every instance ever
-    loaded, kept to the end, held gigabytes (each maps the weights and holds a KV cache of its own). The
-    default workers stay loaded and every later test shares them. A module fixture therefore keeps a
-    backend, never an instance (tests/test_gemma.py)."""
+def free_models_after_test(request, shared_folders):
+    """After each test, close the llama.cpp instances it loaded but one: slot 0 of the default run's workers (the
+    0.5B GGUF of the shared models folder, default context and threads), and that one only after a test of the
+    model group, which every later test of the group then shares. Every instance holds about 700 MB of its own
+    (the weights are not shared between instances); every instance ever loaded, kept to the end, held gigabytes.
+    A test outside the group closes all of them: under xdist it runs on a worker that should hold none, and run
+    serially the next model test loads the default again (a reply does not depend on the instance). A second
+    default worker (slot 1) is loaded only by a run of two papers at once and closed after it. A module fixture
+    therefore keeps a backend, never an instance (tests/test_gemma.py)."""
     yield
     local = sys.modules.get("paperfields.extract.backends.local")
     if local is None or not local._INSTANCES:
         return
     from paperfields.extract.backends.weights import joined_path
 
-    default = os.path.realpath(joined_path("qwen2.5-coder-0.5b", shared_folders["models"]))
+    default = (os.path.realpath(joined_path("qwen2.5-coder-0.5b", shared_folders["models"])), 8192)
     threads = local.workers_and_threads(None, None)[1]
-    if local.close_idle_instances(keep=lambda path, n_ctx, n: (path, n_ctx, n) == (default, 8192, threads)):
+    kept = (*default, threads, 0) if in_model_group(request.node) else None
+    if local.close_idle_instances(keep=lambda path, n_ctx, n, slot: (path, n_ctx, n, slot) == kept):
         gc.collect()

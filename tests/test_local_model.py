@@ -195,79 +195,6 @@ def test_one_thread_means_one_thread_for_batches_too(local_model_path):
     )  # prompts and fast-forward batches are batches
 
 
-@pytest.fixture(scope="module")
-def llama_server(local_model_path, tmp_path_factory):
-    log = (tmp_path_factory.mktemp("llama-server") / "server.log").open(
-        "wb"
-    )  # a pipe would fill up and block the server
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(local_model_path),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--n_ctx",
-            "4096",
-            "--model_alias",
-            "qwen2.5-coder-0.5b",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 1800  # a guard against a hang: the server is polled until it answers
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"llama_cpp.server exited: {Path(log.name).read_text()[-2000:]}")
-        try:
-            urllib.request.urlopen(url + "/models", timeout=2)
-            break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        pytest.fail("llama_cpp.server did not start within 1800 s")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=600)  # a guard, not a speed assumption
-    log.close()
-
-
-def test_openai_backend_through_instructor_and_http(llama_server, corpus):
-    paper = _shortest(corpus)[0]
-    backend = get_backend("openai/qwen2.5-coder-0.5b", base_url=llama_server, grammar=True)
-    assert backend.mode == "md_json"
-    gen = asyncio.run(
-        backend.generate(
-            GenerationRequest(messages=Strategy("zero_shot").messages(paper), params=GenerationParams(max_tokens=1024))
-        )
-    )
-    assert gen.failure is None, (gen.failure, gen.error, gen.raw_text)
-    PaperRecord.model_validate(gen.record)
-    assert gen.attempts == 1
-    assert gen.usage.input_tokens > 200 and gen.usage.output_tokens > 20
-
-
-def test_openai_backend_truncation_over_http(llama_server, corpus):
-    paper = _shortest(corpus)[0]
-    backend = get_backend("openai/qwen2.5-coder-0.5b", base_url=llama_server, grammar=True)
-    gen = asyncio.run(
-        backend.generate(
-            GenerationRequest(messages=Strategy("zero_shot").messages(paper), params=GenerationParams(max_tokens=16))
-        )
-    )
-    assert gen.failure is not None and gen.failure.value == "truncated"
-    assert gen.usage.output_tokens == 16 and gen.attempts == 1
-
-
 # Two test papers whose order mattered while llama.cpp reused any cached prompt prefix: A alone
 # answers in 253 tokens; after B (its first 658 prompt tokens shared) it differed from character
 # 203 on and looped to max_tokens.
@@ -408,6 +335,9 @@ def test_ctrl_c_during_a_local_generation_stops_it_within_tokens_and_keeps_the_f
         "--no-score",
     ]
     env = dict(os.environ, PF_TOKEN_LOG=str(tokens))
+    from paperfields.extract.backends.local import close_idle_instances
+
+    close_idle_instances()  # the child loads the model for itself: this process's copy would sit idle beside it
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     pred = runs / "r" / "predictions.jsonl"
 
@@ -467,3 +397,85 @@ def test_a_local_context_overflow_gives_local_advice_not_server_options(tmp_path
         and "context window (8192 tokens)" in proc.stderr
     )
     assert "--mode" not in proc.stderr and "server" not in proc.stderr
+
+
+@pytest.fixture(scope="module")
+def llama_server(local_model_path, tmp_path_factory):
+    """llama.cpp's OpenAI-compatible server on the 0.5B GGUF, for the tests at the end of this file (the last,
+    so that the server, a process holding a model of its own, is gone before the next tests load more)."""
+    from paperfields.extract.backends.local import close_idle_instances
+
+    close_idle_instances()  # the in-process instances are not used while the server answers
+    log = (tmp_path_factory.mktemp("llama-server") / "server.log").open(
+        "wb"
+    )  # a pipe would fill up and block the server
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(local_model_path),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "4096",
+            "--model_alias",
+            "qwen2.5-coder-0.5b",
+            # the server's default keeps every position's logits (n_ctx x 151,936 floats: 2.5 GB at 4096), which
+            # only logprobs need; these tests ask for none
+            "--logits_all",
+            "False",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 1800  # a guard against a hang: the server is polled until it answers
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"llama_cpp.server exited: {Path(log.name).read_text()[-2000:]}")
+        try:
+            urllib.request.urlopen(url + "/models", timeout=2)
+            break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("llama_cpp.server did not start within 1800 s")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=600)  # a guard, not a speed assumption
+    log.close()
+
+
+def test_openai_backend_through_instructor_and_http(llama_server, corpus):
+    paper = _shortest(corpus)[0]
+    backend = get_backend("openai/qwen2.5-coder-0.5b", base_url=llama_server, grammar=True)
+    assert backend.mode == "md_json"
+    gen = asyncio.run(
+        backend.generate(
+            GenerationRequest(messages=Strategy("zero_shot").messages(paper), params=GenerationParams(max_tokens=1024))
+        )
+    )
+    assert gen.failure is None, (gen.failure, gen.error, gen.raw_text)
+    PaperRecord.model_validate(gen.record)
+    assert gen.attempts == 1
+    assert gen.usage.input_tokens > 200 and gen.usage.output_tokens > 20
+
+
+def test_openai_backend_truncation_over_http(llama_server, corpus):
+    paper = _shortest(corpus)[0]
+    backend = get_backend("openai/qwen2.5-coder-0.5b", base_url=llama_server, grammar=True)
+    gen = asyncio.run(
+        backend.generate(
+            GenerationRequest(messages=Strategy("zero_shot").messages(paper), params=GenerationParams(max_tokens=16))
+        )
+    )
+    assert gen.failure is not None and gen.failure.value == "truncated"
+    assert gen.usage.output_tokens == 16 and gen.attempts == 1

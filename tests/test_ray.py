@@ -260,6 +260,9 @@ def test_the_local_model_on_ray_gives_the_records_of_the_plain_runner(cluster, t
 
     given = dict(backend="local/qwen2.5-coder-0.5b", limit=1, cache=False, score=False)
     plain = api.run(None, runs_dir=tmp_path / "plain", **given)
+    from paperfields.extract.backends.local import close_idle_instances
+
+    close_idle_instances()  # a Ray actor loads the model in a process of its own: this one's copy would sit idle
     on_ray = api.run(None, runs_dir=tmp_path / "ray", engine="ray", **given)
     assert on_ray.manifest.engine == "ray" and on_ray.manifest.papers_valid == plain.manifest.papers_valid == 1
     assert _by_paper(on_ray.run_dir) == _by_paper(plain.run_dir)  # the same greedy tokens, record and raw text

@@ -235,15 +235,17 @@ def _load(
         return _INSTANCES[key]
 
 
-def close_idle_instances(keep: Callable[[str, int, int], bool] = lambda path, n_ctx, n_threads: False) -> int:
+def close_idle_instances(
+    keep: Callable[[str, int, int, int], bool] = lambda path, n_ctx, n_threads, slot: False,
+) -> int:
     """Close the llama.cpp instances that no worker is using (their lock free) and that ``keep(real path,
-    n_ctx, n_threads)`` does not keep, freeing their weights' mapping and KV cache; returns how many were
+    n_ctx, n_threads, slot)`` does not keep, freeing their weights' mapping and KV cache; returns how many were
     closed. A later :func:`_load` of the same model loads it again (its output does not depend on the
     instance). Whoever still holds a closed instance must not use it."""
     closed = 0
     with _INSTANCES_LOCK:
         for key, (llm, lock) in list(_INSTANCES.items()):
-            if keep(key[0], key[1], key[2]) or not lock.acquire(blocking=False):
+            if keep(key[0], key[1], key[2], key[3]) or not lock.acquire(blocking=False):
                 continue
             try:
                 llm.close()
@@ -521,8 +523,12 @@ class LocalBackend:
         self.chat_template = chat_template(model)  # None: the GGUF's own
         self.n_ctx = n_ctx
         self.workers, self.n_threads = workers_and_threads(workers, n_threads)
-        self._free_slots: queue.SimpleQueue[int] = queue.SimpleQueue()
-        for slot in range(self.workers):
+        # Last in, first out: one request at a time always runs on slot 0, so a second worker's instance
+        # (measured: each 0.5B instance adds about 700 MB resident, the mapped weights not shared between
+        # them) is loaded only when two requests really run at once, and a caller asking one request after
+        # another reuses the KV cache of the slot it used last (first in, first out alternated slots 0 and 1).
+        self._free_slots: queue.LifoQueue[int] = queue.LifoQueue()
+        for slot in reversed(range(self.workers)):
             self._free_slots.put(slot)
 
     @property
