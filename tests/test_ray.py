@@ -237,7 +237,11 @@ def test_a_rerun_after_an_interrupt_sends_only_the_unfinished_papers(cluster, tm
         start = len(stub.requests)
         result = _run(stub, tmp_path, limit=n, concurrency=2, engine="ray", run_id="cut")
         papers = [p for p in corpus if p.id in set(result.manifest.paper_ids)]
-        assert _papers_asked(stub, papers, start) == sorted(set(result.manifest.paper_ids) - done)
+        asked = _papers_asked(stub, papers, start)
+        # at least once, not exactly once: an actor Ray restarts (a reset connection, as seen in CI) has its
+        # batch retried, so an unfinished paper may be asked twice; it is still written once (checked below)
+        assert set(asked) == set(result.manifest.paper_ids) - done
+        assert not set(asked) & done, "the rerun asked again for papers the interrupted run had finished"
     ids = [l["paper_id"] for l in _lines(run_dir)]
     assert len(ids) == len(set(ids)) == n
     assert result.manifest.status == "complete" and result.invocation.papers == n - stop_after
