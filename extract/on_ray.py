@@ -18,7 +18,8 @@ bypassed; its vLLM engine processor needs vLLM (and a GPU), which this project d
 Actors: for ``local/`` backends one per node (one per GPU on GPU nodes), each answering its
 backend's workers at once; for every other backend ``min(concurrency, cluster CPUs)`` actors sharing
 the ``concurrency`` papers in flight. An actor killed mid-batch is restarted by Ray and its batch
-retried (``max_restarts``/``max_task_retries``); nothing was written for that batch yet.
+retried (``max_restarts``/``max_task_retries``); nothing was written for that batch yet, so its papers
+are asked at least once, not exactly once (a paper of the batch may reach the model twice), and written once.
 
 Ray is imported only here, and only when ``--engine ray`` runs: ``pip install 'paperfields[ray]'``.
 The cluster is ``$RAY_ADDRESS`` when set (``ray start --head`` on a real cluster), else one Ray
