@@ -455,9 +455,17 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+# Control characters a string value of a line may not hold, escaped or not (JSON refuses them raw; "\u0000" reads as
+# a NUL): C0 but tab and line feed, DEL and C1. Invisible on the board and in a terminal, and a NUL ends a C string.
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+CONTROL_NAMES = {0x00: "NUL", 0x08: "backspace", 0x0B: "vertical tab", 0x0C: "form feed", 0x0D: "carriage return"}
+CONTROL_NAMES |= {0x1B: "escape", 0x7F: "DEL"}
+
+
 def _strict_problem(where: str, row: Any) -> Optional[str]:
     """``where: field 'record.results[0].value': NaN is not a JSON number ...`` for the first non-finite number
-    of a parsed line, or a line nested deeper than :data:`MAX_DEPTH`; None for a line of plain JSON values."""
+    of a parsed line, string holding a control character (:data:`CONTROL`) or a key-shaped one, or a line nested
+    deeper than :data:`MAX_DEPTH`; None for a line of plain JSON values."""
     stack: list[tuple[Any, str, int]] = [(row, "", 1)]
     while stack:
         node, path, depth = stack.pop()
@@ -470,6 +478,14 @@ def _strict_problem(where: str, row: Any) -> Optional[str]:
             return (
                 f"{where}: field '{path.lstrip('.') or '(line)'}': {str(node)[:40]} is not a finite JSON number "
                 "(NaN, Infinity and values beyond a float's range are refused, not mended)"
+            )
+        if isinstance(node, str) and (control := CONTROL.search(node)):
+            code = ord(control.group(0))
+            return (
+                f"{where}: field '{path.lstrip('.') or '(line)'}': holds the control character U+{code:04X}"
+                f"{f' ({CONTROL_NAMES[code]})' if code in CONTROL_NAMES else ''} at character {control.start() + 1} "
+                "of the value; a value is plain text (tab and newline, written \\t and \\n, are the only controls "
+                "allowed): remove it"
             )
         if isinstance(node, str) and (found := _key_problem(where, path.lstrip(".") or "(line)", node)):
             return found

@@ -882,3 +882,29 @@ def test_a_run_date_after_today_is_refused(tmp_path):
     toml = TOML.replace("2026-11-30", "2099-01-01")
     problems = check_submission(_folder(tmp_path, "future", _rows(), toml), GOLD, CORPUS).problems
     assert len(problems) == 1 and "field 'date_run': 2099-01-01 is after today" in problems[0], problems
+
+
+@pytest.mark.parametrize(
+    "char, named", [("\x00", "U+0000 (NUL)"), ("\x1b", "U+001B (escape)"), ("\r", "U+000D (carriage return)")]
+)
+def test_a_control_character_in_a_string_value_is_refused_naming_file_line_and_field(tmp_path, char, named):
+    """An outsider's attempt: "\\u0000" (and other escaped controls) inside a record's string passed the check and
+    reached the board invisibly; refused, by `check` and `add`, naming line and field. Tab and newline pass."""
+    from tests.cli_in_process import run_cli
+
+    rows = _rows()
+    rows[3]["record"]["method_name"] = f"Fast{char}Net"
+    subs = tmp_path / "submissions"
+    folder = _folder(subs, "ctrl", rows)
+    expected = (
+        f"{folder / 'predictions.jsonl'}:4: field 'record.method_name': holds the control character {named} at "
+        "character 5 of the value; a value is plain text (tab and newline, written \\t and \\n, are the only "
+        "controls allowed): remove it"
+    )
+    assert check_submission(folder, GOLD, CORPUS).problems == [expected]
+    runs = _board_dir(tmp_path)
+    before = _snapshot(runs.parent)
+    added = run_cli("submission", "add", "ctrl", "--dir", str(subs), "--runs-dir", str(runs), "--no-plots")
+    assert added.returncode == 1 and expected in added.stderr and _snapshot(runs.parent) == before
+    rows[3]["record"]["method_name"] = "Fast\tNet\nv2"
+    assert check_submission(_folder(subs, "plain", rows), GOLD, CORPUS).ok
