@@ -280,9 +280,10 @@ def _toml_line(text: str, key: str) -> Optional[int]:
 
 
 def _read_regular(path: Path, limit: int, check: SubmissionCheck, missing: str) -> Optional[bytes]:
-    """The bytes of ``path`` when it is a regular file of at most ``limit`` bytes, read without following a
-    symbolic link (lstat, then O_NOFOLLOW); else None, with the problem added to ``check`` (``missing`` says
-    what the file should hold). Nothing is read through a link, so nothing from outside the folder is printed."""
+    """The bytes of ``path`` when it is a regular file of at most ``limit`` bytes and its only name (a hard link
+    may be a name of a file outside the folder), read without following a symbolic link (lstat, then O_NOFOLLOW);
+    else None, with the problem added to ``check`` (``missing`` says what the file should hold). Nothing is read
+    through a link, so nothing from outside the folder is printed."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
@@ -296,6 +297,12 @@ def _read_regular(path: Path, limit: int, check: SubmissionCheck, missing: str) 
     if not stat.S_ISREG(info.st_mode):
         check.problems.append(f"{path}: not a regular file; a submission holds regular files")
         return None
+    if info.st_nlink > 1:  # another name of the same file, perhaps outside the folder (gold/gold.jsonl)
+        check.problems.append(
+            f"{path}: a hard link (one of {info.st_nlink} names of the same file, which may be outside the folder); "
+            "a submission holds files of its own: put a copy in its place (cp, not ln)"
+        )
+        return None
     too_big = f"{path}: more than the {limit} bytes a submission's {path.name} may hold"
     if info.st_size > limit:
         check.problems.append(f"{too_big} ({info.st_size} bytes)")
@@ -306,6 +313,9 @@ def _read_regular(path: Path, limit: int, check: SubmissionCheck, missing: str) 
         check.problems.append(f"{path}: cannot be read as a regular file ({exc.strerror})")
         return None
     with os.fdopen(fd, "rb") as fh:
+        if os.fstat(fh.fileno()).st_nlink > 1:  # linked since the lstat
+            check.problems.append(f"{path}: a hard link; a submission holds files of its own")
+            return None
         data = fh.read(limit + 1)
     if len(data) > limit:
         check.problems.append(too_big)

@@ -908,3 +908,29 @@ def test_a_control_character_in_a_string_value_is_refused_naming_file_line_and_f
     assert added.returncode == 1 and expected in added.stderr and _snapshot(runs.parent) == before
     rows[3]["record"]["method_name"] = "Fast\tNet\nv2"
     assert check_submission(_folder(subs, "plain", rows), GOLD, CORPUS).ok
+
+
+def test_a_hard_link_is_refused_like_a_symbolic_link_and_nothing_is_read_through_it(tmp_path):
+    """An outsider's attempt: a hard link passed as a regular file, and a hard link may be another name of a file
+    outside the folder (gold). Refused naming the file, for predictions.jsonl, submission.toml and a file beside."""
+    import os
+
+    secret = tmp_path / "outside" / "gold-copy.jsonl"
+    secret.parent.mkdir()
+    secret.write_text("".join(json.dumps(r) + "\n" for r in _rows()))
+    folder = _folder(tmp_path / "submissions", "linked", [])
+    (folder / "predictions.jsonl").unlink()
+    os.link(secret, folder / "predictions.jsonl")
+    toml = tmp_path / "outside" / "submission.toml"
+    toml.write_text(TOML)
+    (folder / "submission.toml").unlink()
+    os.link(toml, folder / "submission.toml")
+    (tmp_path / "outside" / "prompt.txt").write_text("THE-SECRET-VALUE\n")
+    os.link(tmp_path / "outside" / "prompt.txt", folder / "prompt.txt")
+    problems = check_submission(folder, GOLD, CORPUS).problems
+    assert problems == [
+        f"{folder / name}: a hard link (one of 2 names of the same file, which may be outside the folder); a "
+        "submission holds files of its own: put a copy in its place (cp, not ln)"
+        for name in ("submission.toml", "predictions.jsonl", "prompt.txt")
+    ]
+    assert not any("THE-SECRET-VALUE" in p for p in problems)
