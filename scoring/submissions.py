@@ -506,6 +506,16 @@ def _strict_problem(where: str, row: Any) -> Optional[str]:
     return None
 
 
+_PAPER_ID = re.compile(r'"paper_id"\s*:\s*"([A-Za-z0-9_.-]{1,100})"')
+
+
+def _paper_id_in(raw: str) -> set[str]:
+    """The paper id a line refused unread (too long, not JSON, a BOM) names, as a set of at most one: that paper is
+    then reported once, as invalid on its line, and not a second time as missing."""
+    found = _PAPER_ID.search(raw)
+    return {found.group(1)} if found else set()
+
+
 def _check_predictions(folder: Path, check: SubmissionCheck, gold_path: Path, corpus_path: Path) -> None:
     path = folder / PREDICTIONS_FILE
     data = _read_regular(
@@ -526,15 +536,41 @@ def _check_predictions(folder: Path, check: SubmissionCheck, gold_path: Path, co
     known = {p.id for p in load_corpus(corpus_path)}
     seen: dict[str, int] = {}
     named: set[str] = set()  # ids on lines refused above: those papers are invalid there, not missing
-    for number, raw in enumerate(text.split("\n"), start=1):
-        if not raw.strip():
-            continue
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the line feed that ends the last line
+    crlf = [number for number, raw in enumerate(lines, start=1) if raw.endswith("\r")]
+    if crlf:  # once for the file; its lines are then read as they would be with LF alone
+        many = "; every line does" if len(crlf) == len(lines) > 1 else f"; {len(crlf)} lines do" if len(crlf) > 1 else ""
+        check.problems.append(
+            f"{path}:{crlf[0]}: ends with CR LF (Windows line endings{many}); a line of JSON Lines ends with LF "
+            "alone: convert the file (`dos2unix predictions.jsonl`) or write it with LF (in Python: "
+            "open(path, 'w', newline='\\n'))"
+        )
+    for number, raw in enumerate(lines, start=1):
+        raw = raw.removesuffix("\r")
         where = f"{path}:{number}"
+        if not raw.strip():
+            check.problems.append(
+                f"{where}: a blank line; every line is one paper's JSON object, blank lines are refused (a paper your "
+                'system failed is {"paper_id": ..., "record": null}): remove the line'
+            )
+            continue
+        if raw.startswith(BOM.decode("utf-8")):
+            check.problems.append(
+                f"{where}: starts with a byte order mark (BOM, bytes EF BB BF) in the middle of the file, which JSON "
+                "Lines does not allow (files saved with a BOM and then joined, as by `cat a.jsonl b.jsonl`, leave "
+                f"one where each began): delete those three bytes at the start of line {number}, or save each part "
+                "as UTF-8 without BOM before joining them"
+            )
+            named.update(_paper_id_in(raw))
+            continue
         if len(raw.encode("utf-8")) > MAX_LINE_BYTES:
             check.problems.append(
                 f"{where}: line of {len(raw.encode('utf-8'))} bytes, more "
                 f"than {MAX_LINE_BYTES}: one paper's record per line"
             )
+            named.update(_paper_id_in(raw))
             continue
         try:
             row = json.loads(
@@ -549,15 +585,18 @@ def _check_predictions(folder: Path, check: SubmissionCheck, gold_path: Path, co
                 f"{where}: field '{exc}': the key appears twice in one object; give each key once (a JSON reader "
                 "keeps one of the two without a word)"
             )
+            named.update(_paper_id_in(raw))
             continue
         except RecursionError:
             check.problems.append(
                 f"{where}: nested too deep to read (more than {MAX_DEPTH} "
                 "levels); a line is one record, a few levels deep"
             )
+            named.update(_paper_id_in(raw))
             continue
         except ValueError as exc:
             check.problems.append(f"{where}: not JSON ({exc})")
+            named.update(_paper_id_in(raw))
             continue
         if isinstance(row, dict) and isinstance(row.get("paper_id"), str):
             named.add(row["paper_id"])

@@ -910,6 +910,44 @@ def test_a_control_character_in_a_string_value_is_refused_naming_file_line_and_f
     assert check_submission(_folder(subs, "plain", rows), GOLD, CORPUS).ok
 
 
+def test_crlf_line_endings_and_blank_lines_are_refused_naming_the_line_by_check_and_add(tmp_path):
+    """An outsider's attempt: CR LF line endings and blank lines passed silently. Both are refused, by `check` and
+    `add` alike: CR LF once for the file (its first line, how many lines, how to convert), each blank line by its
+    number; the line feed ending the last line is no blank line."""
+    from tests.cli_in_process import run_cli
+
+    subs = tmp_path / "submissions"
+    crlf = _folder(subs, "crlf", _rows())
+    path = crlf / "predictions.jsonl"
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    windows = (
+        f"{path}:1: ends with CR LF (Windows line endings; every line does); a line of JSON Lines ends with LF alone: "
+        "convert the file (`dos2unix predictions.jsonl`) or write it with LF (in Python: open(path, 'w', "
+        "newline='\\n'))"
+    )
+    assert check_submission(crlf, GOLD, CORPUS).problems == [windows]
+    one = _folder(subs, "one-crlf", _rows())
+    lines = (one / "predictions.jsonl").read_text().split("\n")
+    (one / "predictions.jsonl").write_text("\n".join(lines[:7] + [lines[7] + "\r"] + lines[8:]))
+    assert check_submission(one, GOLD, CORPUS).problems == [
+        windows.replace(f"{path}:1:", f"{one / 'predictions.jsonl'}:8:").replace("; every line does", "")
+    ]
+    rows = _rows()
+    blank = _folder(subs, "blank", rows[:3] + ["", "  "] + rows[3:])
+    blanks = [
+        f"{blank / 'predictions.jsonl'}:{n}: a blank line; every line is one paper's JSON object, blank lines are "
+        'refused (a paper your system failed is {"paper_id": ..., "record": null}): remove the line'
+        for n in (4, 5)
+    ]
+    assert check_submission(blank, GOLD, CORPUS).problems == blanks
+    runs = _board_dir(tmp_path)
+    before = _snapshot(runs.parent)
+    for name, expected in (("crlf", windows), ("blank", blanks[0])):
+        added = run_cli("submission", "add", name, "--dir", str(subs), "--runs-dir", str(runs), "--no-plots")
+        assert added.returncode == 1 and expected in added.stderr, added.stderr
+    assert _snapshot(runs.parent) == before
+
+
 def test_a_hard_link_is_refused_like_a_symbolic_link_and_nothing_is_read_through_it(tmp_path):
     """An outsider's attempt: a hard link passed as a regular file, and a hard link may be another name of a file
     outside the folder (gold). Refused naming the file, for predictions.jsonl, submission.toml and a file beside."""
@@ -934,3 +972,41 @@ def test_a_hard_link_is_refused_like_a_symbolic_link_and_nothing_is_read_through
         for name in ("submission.toml", "predictions.jsonl", "prompt.txt")
     ]
     assert not any("THE-SECRET-VALUE" in p for p in problems)
+
+
+def test_a_bom_inside_the_file_names_its_line_and_the_fix(tmp_path):
+    """An outsider's attempt: two files saved with a BOM joined by `cat`: the BOM at the start of the second part
+    was "not JSON (Unexpected UTF-8 BOM (decode using utf-8-sig))" (no help: the BOM is in the middle) and its paper
+    was also "missing". Now one problem: the BOM, its line and how to remove it."""
+    rows = _rows()
+    folder = _folder(tmp_path, "joined", rows)
+    path = folder / "predictions.jsonl"
+    lines = path.read_bytes().split(b"\n")
+    path.write_bytes(b"\n".join(lines[:30] + [b"\xef\xbb\xbf" + lines[30]] + lines[31:]))
+    assert check_submission(folder, GOLD, CORPUS).problems == [
+        f"{path}:31: starts with a byte order mark (BOM, bytes EF BB BF) in the middle of the file, which JSON Lines "
+        "does not allow (files saved with a BOM and then joined, as by `cat a.jsonl b.jsonl`, leave one where each "
+        "began): delete those three bytes at the start of line 31, or save each part as UTF-8 without BOM before "
+        "joining them"
+    ]
+
+
+@pytest.mark.parametrize(
+    "kind",
+    ["oversize", "not JSON", "nan in a bare token", "duplicate key", "deep"],
+)
+def test_a_line_refused_unread_is_its_papers_one_problem_not_also_missing(tmp_path, kind):
+    """An outsider's attempts: a 70 KB line, a line that is not JSON (a bare nan), a duplicate key each reported
+    the line and then its paper as missing: one fault twice. The paper the line names is now reported once."""
+    rows = _rows()
+    pid = rows[1]["paper_id"]
+    line = {
+        "oversize": json.dumps({**rows[1], "record": {"tasks": ["x" * 70000]}}),
+        "not JSON": _result_row(rows[1], "nan"),
+        "nan in a bare token": _result_row(rows[1], "-NaN"),
+        "duplicate key": json.dumps(rows[1])[:-1] + ', "record": null}',
+        "deep": json.dumps({"paper_id": pid, "record": None})[:-1] + ', "x": ' + "[" * 20000 + "]" * 20000 + "}",
+    }[kind]
+    problems = check_submission(_folder(tmp_path, "once", [rows[0], line, *rows[2:]]), GOLD, CORPUS).problems
+    assert len(problems) == 1 and "predictions.jsonl:2: " in problems[0], problems
+    assert "missing" not in problems[0]
