@@ -541,7 +541,9 @@ def _check_predictions(folder: Path, check: SubmissionCheck, gold_path: Path, co
         lines.pop()  # the line feed that ends the last line
     crlf = [number for number, raw in enumerate(lines, start=1) if raw.endswith("\r")]
     if crlf:  # once for the file; its lines are then read as they would be with LF alone
-        many = "; every line does" if len(crlf) == len(lines) > 1 else f"; {len(crlf)} lines do" if len(crlf) > 1 else ""
+        many = (
+            "; every line does" if len(crlf) == len(lines) > 1 else f"; {len(crlf)} lines do" if len(crlf) > 1 else ""
+        )
         check.problems.append(
             f"{path}:{crlf[0]}: ends with CR LF (Windows line endings{many}); a line of JSON Lines ends with LF "
             "alone: convert the file (`dos2unix predictions.jsonl`) or write it with LF (in Python: "
@@ -783,23 +785,26 @@ def name_problem(name: str) -> Optional[str]:
     return None
 
 
-def _reference_backends(folder: Path, runs_dir: Optional[Path]) -> dict[str, str]:
-    """Backend (``provider/model``, case-folded) -> where it is a reference: every published run under ``runs_dir``
-    that the board shows among the references (a ``rules/``-like backend or a submission declared a reference) and
-    every submission beside ``folder`` declared ``role = "reference"``. Unreadable files are skipped (their own
-    checks name them)."""
+def _references(folder: Path, runs_dir: Optional[Path]) -> list[tuple[str, str, Optional[str]]]:
+    """(backend ``provider/model``, where it is a reference, its submission name or None) for every published run
+    under ``runs_dir`` that the board shows among the references (a ``rules/``-like backend or a submission declared
+    a reference) and every submission beside ``folder`` declared ``role = "reference"``. Unreadable files are skipped
+    (their own checks name them)."""
     from paperfields.scoring.score import is_reference_backend
 
-    found: dict[str, str] = {}
+    found: list[tuple[str, str, Optional[str]]] = []
     for run in sorted(runs_dir.glob("*/manifest.json")) if runs_dir is not None and runs_dir.is_dir() else []:
         try:
             manifest = json.loads(run.read_text(encoding="utf-8"))
             backend = manifest["config"]["backend"]
-            role = ((manifest.get("import") or {}).get("submission") or {}).get("role")
-        except (OSError, ValueError, KeyError, TypeError):
+            submission = (manifest.get("import") or {}).get("submission") or {}
+            role, name = submission.get("role"), submission.get("name")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
         if isinstance(backend, str) and (is_reference_backend(backend) or role == "reference"):
-            found.setdefault(backend.casefold(), f"the published reference run {run.parent.name}")
+            found.append(
+                (backend, f"the published reference run {run.parent.name}", name if isinstance(name, str) else None)
+            )
     for other in sorted(folder.parent.glob(f"*/{META_FILE}")):
         if other.parent.name == folder.name or other.parent.is_symlink() or other.is_symlink():
             continue
@@ -811,22 +816,128 @@ def _reference_backends(folder: Path, runs_dir: Optional[Path]) -> dict[str, str
             continue
         if meta.get("role") == "reference" and isinstance(meta.get("provider"), str):
             backend = f"{meta['provider']}/{meta.get('model')}"
-            found.setdefault(backend.casefold(), f"the reference submission {other.parent.name}")
+            found.append((backend, f"the reference submission {other.parent.name}", other.parent.name))
     return found
+
+
+# The AI agent session references' names, reserved even where their runs and submissions are not beside the checked
+# folder (a submission checked outside the repository); the published ones add their own (:func:`_reference_names`).
+RESERVED_NAMES = {
+    "agent-session": "the AI agent session references",
+    "frontier-llm-agent-session": "the AI agent session references",
+}
+LOOKALIKE_RATIO = 88  # rapidfuzz ratio of two skeletons at or above which a name reads as a reference's
+
+# What a letter or digit passes for once case-folded (NFKC has already made full-width forms plain): 0 for o; 1, i
+# and | for l; 5 and $ for s; 3 for e; 4 and @ for a; and the Cyrillic and Greek letters drawn like Latin ones.
+_SKELETON = str.maketrans(
+    {
+        **dict.fromkeys("0οоσ", "o"),
+        **dict.fromkeys("1i|ιіӏ!", "l"),
+        **dict.fromkeys("5$ѕ", "s"),
+        **dict.fromkeys("3εе", "e"),
+        **dict.fromkeys("4@αа", "a"),
+        **dict.fromkeys("ρр", "p"),
+        **dict.fromkeys("с", "c"),
+        **dict.fromkeys("уγ", "y"),
+        **dict.fromkeys("хχ", "x"),
+        **dict.fromkeys("νѵ", "v"),
+        **dict.fromkeys("τт", "t"),
+        **dict.fromkeys("κк", "k"),
+        **dict.fromkeys("υ", "u"),
+        **dict.fromkeys("ոп", "n"),
+        **dict.fromkeys("ɡ", "g"),
+        **dict.fromkeys("һ", "h"),
+        **dict.fromkeys("ԁ", "d"),
+        **dict.fromkeys("ј", "j"),
+        **dict.fromkeys("м", "m"),
+    }
+)
+
+
+def skeleton(name: str) -> str:
+    """``name`` as it reads: NFKC (full-width and other compatibility forms made plain), case-folded, look-alike
+    letters and digits folded (:data:`_SKELETON`: ``agent-sessi0n``, Cyrillic ``а``) and everything but a-z and
+    0-9 dropped (separators: ``agent_session``, ``Agent.Session``). Two names with one skeleton read as one."""
+    import unicodedata
+
+    text = unicodedata.normalize("NFKC", name).casefold().translate(_SKELETON)
+    return re.sub(r"[^a-z0-9]", "", text)
+
+
+def looks_like(name: str, reserved: dict[str, str]) -> Optional[str]:
+    """The name of ``reserved`` (name -> where it is a reference) that ``name`` reads as, the nearest, or None: the
+    same :func:`skeleton`, a skeleton holding a reserved one of 8 or more characters (``agent-session-v2``,
+    ``my-agent-session``), or one within :data:`LOOKALIKE_RATIO` of it (rapidfuzz; ``agent-sesion``)."""
+    from rapidfuzz import fuzz
+
+    mine = skeleton(name)
+    near: list[tuple[bool, float, str]] = []
+    for theirs in reserved:
+        other = skeleton(theirs)
+        if not other or not mine:
+            continue
+        ratio = fuzz.ratio(mine, other)
+        if (
+            mine == other
+            or (len(other) >= 8 and other in mine)
+            or (min(len(mine), len(other)) >= 6 and ratio >= LOOKALIKE_RATIO)
+        ):
+            near.append((mine == other, ratio, theirs))
+    return max(near)[2] if near else None
+
+
+def _reference_names(references: list[tuple[str, str, Optional[str]]]) -> dict[str, str]:
+    """Name -> where it is a reference: :data:`RESERVED_NAMES` and the provider, model and submission name of every
+    reference but the ``rules/``, ``annotator/`` and ``human/`` rows (their words are refused whatever the role:
+    :func:`~paperfields.scoring.score.reference_spelling`; a contender's model may be called ``baseline``)."""
+    from paperfields.scoring.score import is_reference_backend
+
+    names = dict(RESERVED_NAMES)
+    for backend, where, name in references:
+        if is_reference_backend(backend):
+            continue
+        provider, _, model = backend.partition("/")
+        for part in (provider, model, name):
+            if part:
+                names.setdefault(part, where)
+    return names
 
 
 def _check_not_a_reference_backend(folder: Path, check: SubmissionCheck, runs_dir: Optional[Path]) -> None:
     """A contender whose ``provider/model`` is a reference's backend on the board would read as that reference
-    ranked: refused on the model's line."""
+    ranked: refused on the model's line. So is a contender whose provider, model or folder name reads as a
+    reference's (:func:`looks_like`: ``agent_session``, ``Agent-Session``, ``agent-sessi0n``), each field once."""
     assert check.meta is not None
     backend = f"{check.meta.provider}/{check.meta.model}"
-    where = _reference_backends(folder, runs_dir).get(backend.casefold())
+    references = _references(folder, runs_dir)
+    where = next((w for b, w, _ in references if b.casefold() == backend.casefold()), None)
+    path = folder / META_FILE
+    text = path.read_text(encoding="utf-8")
     if where:
-        path = folder / META_FILE
-        line = _toml_line(path.read_text(encoding="utf-8"), "model")
+        line = _toml_line(text, "model")
         check.problems.append(
             f"{path}{f':{line}' if line else ''}: field 'model': '{backend}' is the backend of {where} on the board; "
             'a contender names its own model (or says role = "reference" with its reference_reason)'
+        )
+        return
+    reserved = _reference_names(references)
+    own = (
+        "; a contender names who made its predictions in a name of its own (or says "
+        'role = "reference" with its reference_reason)'
+    )
+    for key, value in (("provider", check.meta.provider), ("model", check.meta.model)):
+        if theirs := looks_like(value, reserved):
+            line = _toml_line(text, key)
+            check.problems.append(
+                f"{path}{f':{line}' if line else ''}: field '{key}': '{value}' reads as '{theirs}', a name of "
+                f"{reserved[theirs]} on the board (case, separators and look-alike letters such as 0 for o aside)" + own
+            )
+    if theirs := looks_like(folder.name, reserved):
+        check.problems.append(
+            f"{folder}: the folder name '{folder.name}' reads as '{theirs}', a name of {reserved[theirs]} on the "
+            "board (case, separators and look-alike letters such as 0 for o aside); choose a name of your own "
+            '(or say role = "reference" with its reference_reason)'
         )
 
 

@@ -1010,3 +1010,68 @@ def test_a_line_refused_unread_is_its_papers_one_problem_not_also_missing(tmp_pa
     problems = check_submission(_folder(tmp_path, "once", [rows[0], line, *rows[2:]]), GOLD, CORPUS).problems
     assert len(problems) == 1 and "predictions.jsonl:2: " in problems[0], problems
     assert "missing" not in problems[0]
+
+
+@pytest.mark.parametrize(
+    "name, provider, model, expected",
+    [
+        ("mine", "agent_session", "tiny-model-1", "field 'provider': 'agent_session' reads as 'agent-session'"),
+        ("mine", "Agent-Session", "tiny-model-1", "field 'provider': 'Agent-Session' reads as 'agent-session'"),
+        ("mine", "AgentSession", "tiny-model-1", "field 'provider': 'AgentSession' reads as 'agent-session'"),
+        ("mine", "agent-sessi0n", "tiny-model-1", "field 'provider': 'agent-sessi0n' reads as 'agent-session'"),
+        ("mine", "agent-sesion", "tiny-model-1", "field 'provider': 'agent-sesion' reads as 'agent-session'"),
+        ("mine", "agent-session", "gpt-4o", "field 'provider': 'agent-session' reads as 'agent-session'"),
+        (
+            "mine",
+            "acme",
+            "frontier-llm-agent-sessi0n",
+            "field 'model': 'frontier-llm-agent-sessi0n' reads as 'frontier-llm-agent-session'",
+        ),
+        ("mine", "acme", "agent-session-v2", "field 'model': 'agent-session-v2' reads as 'agent-session'"),
+        ("agent-zero-sh0t", "acme", "tiny-model-1", "the folder name 'agent-zero-sh0t' reads as 'agent-zero-shot'"),
+        ("my-agent-session", "acme", "tiny-model-1", "the folder name 'my-agent-session' reads as 'agent-session'"),
+        # a confusable (Cyrillic а) never reaches the board: provider and model are plain ASCII ids
+        ("mine", "\u0430gent-session", "tiny-model-1", "field 'provider': String should match pattern"),
+    ],
+)
+def test_a_contender_whose_name_reads_as_an_agent_reference_is_refused(tmp_path, name, provider, model, expected):
+    """An outsider's attempt: agent_session, Agent-Session, agent-sessi0n as a contender's provider (or a model or
+    folder named like the AI agent session references) passed: only the exact backend was refused. Case,
+    separators, look-alike letters and near spellings (rapidfuzz) are refused now, once, on the field's line; the
+    same names declared a reference pass."""
+    from tests.cli_in_process import run_cli
+
+    subs = tmp_path / "submissions"
+    toml = TOML.replace('"acme"', json.dumps(provider)).replace('"tiny-model-1"', f'"{model}"')
+    folder = _folder(subs, name, _rows(), toml)
+    problems = check_submission(folder, GOLD, CORPUS, ROOT / "results" / "runs").problems
+    assert len(problems) == 1 and expected in problems[0], problems
+    if "reads as" in expected:
+        assert "a name of" in problems[0] and 'role = "reference"' in problems[0]
+        checked = run_cli("submission", "check", name, "--dir", str(subs))
+        assert checked.returncode == 1 and expected in checked.stderr, checked.stderr
+        reference = toml + 'role = "reference"\nreference_reason = "a second labeling by an agent"\n'
+        (folder / "submission.toml").write_text(reference)
+        assert check_submission(folder, GOLD, CORPUS, ROOT / "results" / "runs").problems == []
+
+
+@pytest.mark.parametrize(
+    "backend",
+    [
+        "openai/gpt-4o-mini",
+        "local/qwen2.5-coder-1.5b",
+        "anthropic/claude-3-5-sonnet",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "vllm/Qwen/Qwen2.5-7B-Instruct",
+        "mistralai/Mistral-7B-Instruct-v0.3",
+    ],
+)
+def test_real_model_ids_beside_the_agent_references_pass(tmp_path, backend):
+    """The look-alike check refuses names posing as a reference, not real ids (against the published runs and a
+    reference submission beside it)."""
+    provider, _, model = backend.partition("/")
+    subs = tmp_path / "submissions"
+    _folder(subs, "the-ref", _rows(), REFERENCE_TOML)
+    toml = TOML.replace('"acme"', f'"{provider}"').replace('"tiny-model-1"', f'"{model}"')
+    folder = _folder(subs, provider.replace("/", "-").lower() + "-run", _rows(), toml)
+    assert check_submission(folder, GOLD, CORPUS, ROOT / "results" / "runs").problems == []
