@@ -10,9 +10,10 @@ A submission is two files (``submissions/README.md`` says how to make them):
 
 :func:`check_submission` finds every problem at once, each naming file, line and field: the TOML
 against :class:`SubmissionMeta` (unknown keys refused); the predictions file's size
-(:data:`MAX_FILE_BYTES`) and each line's (:data:`MAX_LINE_BYTES`); each line against the prediction
-line's JSON Schema (:func:`line_schema`: the record schema with every object closed, so a misspelled
-key is an error, never a field left empty) and against the record model; every test paper exactly once,
+(:data:`MAX_FILE_BYTES`) and each line's (:data:`MAX_LINE_BYTES`); JSON Lines as its spec says (LF line endings,
+no blank line, no byte order mark on any line, no control character in a string: :data:`CONTROL`); each line
+against the prediction line's JSON Schema (:func:`line_schema`: the record schema with every object closed, so a
+misspelled key is an error, never a field left empty) and against the record model; every test paper exactly once,
 no dev paper, no unknown id. :func:`add_submission` then scores the submission into a new run folder
 under the published runs (``<name>__submitted__test``), which the board marks *submitted*; a
 submission with a problem changes nothing.
