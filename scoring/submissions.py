@@ -349,9 +349,11 @@ def _check_meta(folder: Path, check: SubmissionCheck) -> None:
         check.problems.append(f"{path}:{at.group(1) if at else 1}: not TOML ({exc})")
         return
     keyed = [
-        _key_problem(f"{path}{f':{line}' if (line := _toml_line(text, key)) else ''}", key, value)
+        _key_problem(where, key, value) or _control_problem(where, key, value)
         for key, value in data.items()
         if isinstance(value, str)
+        for line in [_toml_line(text, key)]
+        for where in [f"{path}{f':{line}' if line else ''}"]
     ]
     if any(keyed):
         check.problems += [k for k in keyed if k]
@@ -473,6 +475,21 @@ CONTROL_NAMES = {0x00: "NUL", 0x08: "backspace", 0x0B: "vertical tab", 0x0C: "fo
 CONTROL_NAMES |= {0x1B: "escape", 0x7F: "DEL"}
 
 
+def _control_problem(where: str, field: str, value: str) -> Optional[str]:
+    """The problem line for a string ``value`` of ``field`` holding a control character (:data:`CONTROL`), naming
+    its code point (never printing it), or None."""
+    control = CONTROL.search(value)
+    if control is None:
+        return None
+    code = ord(control.group(0))
+    return (
+        f"{where}: field '{field}': holds the control character U+{code:04X}"
+        f"{f' ({CONTROL_NAMES[code]})' if code in CONTROL_NAMES else ''} at character {control.start() + 1} "
+        "of the value; a value is plain text (tab and newline, written \\t and \\n, are the only controls "
+        "allowed): remove it"
+    )
+
+
 def _strict_problem(where: str, row: Any) -> Optional[str]:
     """``where: field 'record.results[0].value': NaN is not a JSON number ...`` for the first non-finite number
     of a parsed line, string holding a control character (:data:`CONTROL`) or a key-shaped one, or a line nested
@@ -490,14 +507,8 @@ def _strict_problem(where: str, row: Any) -> Optional[str]:
                 f"{where}: field '{path.lstrip('.') or '(line)'}': {str(node)[:40]} is not a finite JSON number "
                 "(NaN, Infinity and values beyond a float's range are refused, not mended)"
             )
-        if isinstance(node, str) and (control := CONTROL.search(node)):
-            code = ord(control.group(0))
-            return (
-                f"{where}: field '{path.lstrip('.') or '(line)'}': holds the control character U+{code:04X}"
-                f"{f' ({CONTROL_NAMES[code]})' if code in CONTROL_NAMES else ''} at character {control.start() + 1} "
-                "of the value; a value is plain text (tab and newline, written \\t and \\n, are the only controls "
-                "allowed): remove it"
-            )
+        if isinstance(node, str) and (control := _control_problem(where, path.lstrip(".") or "(line)", node)):
+            return control
         if isinstance(node, str) and (found := _key_problem(where, path.lstrip(".") or "(line)", node)):
             return found
         if isinstance(node, dict):

@@ -1075,3 +1075,15 @@ def test_real_model_ids_beside_the_agent_references_pass(tmp_path, backend):
     toml = TOML.replace('"acme"', f'"{provider}"').replace('"tiny-model-1"', f'"{model}"')
     folder = _folder(subs, provider.replace("/", "-").lower() + "-run", _rows(), toml)
     assert check_submission(folder, GOLD, CORPUS, ROOT / "results" / "runs").problems == []
+
+
+def test_a_control_character_in_a_submission_toml_value_is_refused_naming_line_and_field(tmp_path):
+    """submitted_by and notes reach the board: "\\u0000" (TOML allows the escape) or an escape sequence there is
+    refused like in a prediction line; a multi-line prompt's newlines pass."""
+    toml = TOML.replace('"a test"', '"a\\u001b[31mtest"') + 'prompt = """line one\n\tline two"""\n'
+    folder = _folder(tmp_path, "ctrl-toml", _rows(), toml)
+    assert check_submission(folder, GOLD, CORPUS).problems == [
+        f"{folder / 'submission.toml'}:5: field 'submitted_by': holds the control character U+001B (escape) at "
+        "character 2 of the value; a value is plain text (tab and newline, written \\t and \\n, are the only "
+        "controls allowed): remove it"
+    ]
