@@ -10,9 +10,10 @@ A submission is two files (``submissions/README.md`` says how to make them):
 
 :func:`check_submission` finds every problem at once, each naming file, line and field: the TOML
 against :class:`SubmissionMeta` (unknown keys refused); the predictions file's size
-(:data:`MAX_FILE_BYTES`) and each line's (:data:`MAX_LINE_BYTES`); each line against the prediction
-line's JSON Schema (:func:`line_schema`: the record schema with every object closed, so a misspelled
-key is an error, never a field left empty) and against the record model; every test paper exactly once,
+(:data:`MAX_FILE_BYTES`) and each line's (:data:`MAX_LINE_BYTES`); JSON Lines as its spec says (LF line endings,
+no blank line, no byte order mark on any line, no control character in a string: :data:`CONTROL`); each line
+against the prediction line's JSON Schema (:func:`line_schema`: the record schema with every object closed, so a
+misspelled key is an error, never a field left empty) and against the record model; every test paper exactly once,
 no dev paper, no unknown id. :func:`add_submission` then scores the submission into a new run folder
 under the published runs (``<name>__submitted__test``), which the board marks *submitted*; a
 submission with a problem changes nothing.
@@ -280,9 +281,10 @@ def _toml_line(text: str, key: str) -> Optional[int]:
 
 
 def _read_regular(path: Path, limit: int, check: SubmissionCheck, missing: str) -> Optional[bytes]:
-    """The bytes of ``path`` when it is a regular file of at most ``limit`` bytes, read without following a
-    symbolic link (lstat, then O_NOFOLLOW); else None, with the problem added to ``check`` (``missing`` says
-    what the file should hold). Nothing is read through a link, so nothing from outside the folder is printed."""
+    """The bytes of ``path`` when it is a regular file of at most ``limit`` bytes and its only name (a hard link
+    may be a name of a file outside the folder), read without following a symbolic link (lstat, then O_NOFOLLOW);
+    else None, with the problem added to ``check`` (``missing`` says what the file should hold). Nothing is read
+    through a link, so nothing from outside the folder is printed."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
@@ -296,6 +298,12 @@ def _read_regular(path: Path, limit: int, check: SubmissionCheck, missing: str) 
     if not stat.S_ISREG(info.st_mode):
         check.problems.append(f"{path}: not a regular file; a submission holds regular files")
         return None
+    if info.st_nlink > 1:  # another name of the same file, perhaps outside the folder (gold/gold.jsonl)
+        check.problems.append(
+            f"{path}: a hard link (one of {info.st_nlink} names of the same file, which may be outside the folder); "
+            "a submission holds files of its own: put a copy in its place (cp, not ln)"
+        )
+        return None
     too_big = f"{path}: more than the {limit} bytes a submission's {path.name} may hold"
     if info.st_size > limit:
         check.problems.append(f"{too_big} ({info.st_size} bytes)")
@@ -306,6 +314,9 @@ def _read_regular(path: Path, limit: int, check: SubmissionCheck, missing: str) 
         check.problems.append(f"{path}: cannot be read as a regular file ({exc.strerror})")
         return None
     with os.fdopen(fd, "rb") as fh:
+        if os.fstat(fh.fileno()).st_nlink > 1:  # linked since the lstat
+            check.problems.append(f"{path}: a hard link; a submission holds files of its own")
+            return None
         data = fh.read(limit + 1)
     if len(data) > limit:
         check.problems.append(too_big)
@@ -338,9 +349,11 @@ def _check_meta(folder: Path, check: SubmissionCheck) -> None:
         check.problems.append(f"{path}:{at.group(1) if at else 1}: not TOML ({exc})")
         return
     keyed = [
-        _key_problem(f"{path}{f':{line}' if (line := _toml_line(text, key)) else ''}", key, value)
+        _key_problem(where, key, value) or _control_problem(where, key, value)
         for key, value in data.items()
         if isinstance(value, str)
+        for line in [_toml_line(text, key)]
+        for where in [f"{path}{f':{line}' if line else ''}"]
     ]
     if any(keyed):
         check.problems += [k for k in keyed if k]
@@ -455,9 +468,32 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+# Control characters a string value of a line may not hold, escaped or not (JSON refuses them raw; "\u0000" reads as
+# a NUL): C0 but tab and line feed, DEL and C1. Invisible on the board and in a terminal, and a NUL ends a C string.
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+CONTROL_NAMES = {0x00: "NUL", 0x08: "backspace", 0x0B: "vertical tab", 0x0C: "form feed", 0x0D: "carriage return"}
+CONTROL_NAMES |= {0x1B: "escape", 0x7F: "DEL"}
+
+
+def _control_problem(where: str, field: str, value: str) -> Optional[str]:
+    """The problem line for a string ``value`` of ``field`` holding a control character (:data:`CONTROL`), naming
+    its code point (never printing it), or None."""
+    control = CONTROL.search(value)
+    if control is None:
+        return None
+    code = ord(control.group(0))
+    return (
+        f"{where}: field '{field}': holds the control character U+{code:04X}"
+        f"{f' ({CONTROL_NAMES[code]})' if code in CONTROL_NAMES else ''} at character {control.start() + 1} "
+        "of the value; a value is plain text (tab and newline, written \\t and \\n, are the only controls "
+        "allowed): remove it"
+    )
+
+
 def _strict_problem(where: str, row: Any) -> Optional[str]:
     """``where: field 'record.results[0].value': NaN is not a JSON number ...`` for the first non-finite number
-    of a parsed line, or a line nested deeper than :data:`MAX_DEPTH`; None for a line of plain JSON values."""
+    of a parsed line, string holding a control character (:data:`CONTROL`) or a key-shaped one, or a line nested
+    deeper than :data:`MAX_DEPTH`; None for a line of plain JSON values."""
     stack: list[tuple[Any, str, int]] = [(row, "", 1)]
     while stack:
         node, path, depth = stack.pop()
@@ -471,6 +507,8 @@ def _strict_problem(where: str, row: Any) -> Optional[str]:
                 f"{where}: field '{path.lstrip('.') or '(line)'}': {str(node)[:40]} is not a finite JSON number "
                 "(NaN, Infinity and values beyond a float's range are refused, not mended)"
             )
+        if isinstance(node, str) and (control := _control_problem(where, path.lstrip(".") or "(line)", node)):
+            return control
         if isinstance(node, str) and (found := _key_problem(where, path.lstrip(".") or "(line)", node)):
             return found
         if isinstance(node, dict):
@@ -478,6 +516,16 @@ def _strict_problem(where: str, row: Any) -> Optional[str]:
         elif isinstance(node, list):
             stack += [(v, f"{path}[{i}]", depth + 1) for i, v in reversed(list(enumerate(node)))]
     return None
+
+
+_PAPER_ID = re.compile(r'"paper_id"\s*:\s*"([A-Za-z0-9_.-]{1,100})"')
+
+
+def _paper_id_in(raw: str) -> set[str]:
+    """The paper id a line refused unread (too long, not JSON, a BOM) names, as a set of at most one: that paper is
+    then reported once, as invalid on its line, and not a second time as missing."""
+    found = _PAPER_ID.search(raw)
+    return {found.group(1)} if found else set()
 
 
 def _check_predictions(folder: Path, check: SubmissionCheck, gold_path: Path, corpus_path: Path) -> None:
@@ -500,15 +548,43 @@ def _check_predictions(folder: Path, check: SubmissionCheck, gold_path: Path, co
     known = {p.id for p in load_corpus(corpus_path)}
     seen: dict[str, int] = {}
     named: set[str] = set()  # ids on lines refused above: those papers are invalid there, not missing
-    for number, raw in enumerate(text.split("\n"), start=1):
-        if not raw.strip():
-            continue
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the line feed that ends the last line
+    crlf = [number for number, raw in enumerate(lines, start=1) if raw.endswith("\r")]
+    if crlf:  # once for the file; its lines are then read as they would be with LF alone
+        many = (
+            "; every line does" if len(crlf) == len(lines) > 1 else f"; {len(crlf)} lines do" if len(crlf) > 1 else ""
+        )
+        check.problems.append(
+            f"{path}:{crlf[0]}: ends with CR LF (Windows line endings{many}); a line of JSON Lines ends with LF "
+            "alone: convert the file (`dos2unix predictions.jsonl`) or write it with LF (in Python: "
+            "open(path, 'w', newline='\\n'))"
+        )
+    for number, raw in enumerate(lines, start=1):
+        raw = raw.removesuffix("\r")
         where = f"{path}:{number}"
+        if not raw.strip():
+            check.problems.append(
+                f"{where}: a blank line; every line is one paper's JSON object, blank lines are refused (a paper your "
+                'system failed is {"paper_id": ..., "record": null}): remove the line'
+            )
+            continue
+        if raw.startswith(BOM.decode("utf-8")):
+            check.problems.append(
+                f"{where}: starts with a byte order mark (BOM, bytes EF BB BF) in the middle of the file, which JSON "
+                "Lines does not allow (files saved with a BOM and then joined, as by `cat a.jsonl b.jsonl`, leave "
+                f"one where each began): delete those three bytes at the start of line {number}, or save each part "
+                "as UTF-8 without BOM before joining them"
+            )
+            named.update(_paper_id_in(raw))
+            continue
         if len(raw.encode("utf-8")) > MAX_LINE_BYTES:
             check.problems.append(
                 f"{where}: line of {len(raw.encode('utf-8'))} bytes, more "
                 f"than {MAX_LINE_BYTES}: one paper's record per line"
             )
+            named.update(_paper_id_in(raw))
             continue
         try:
             row = json.loads(
@@ -523,15 +599,18 @@ def _check_predictions(folder: Path, check: SubmissionCheck, gold_path: Path, co
                 f"{where}: field '{exc}': the key appears twice in one object; give each key once (a JSON reader "
                 "keeps one of the two without a word)"
             )
+            named.update(_paper_id_in(raw))
             continue
         except RecursionError:
             check.problems.append(
                 f"{where}: nested too deep to read (more than {MAX_DEPTH} "
                 "levels); a line is one record, a few levels deep"
             )
+            named.update(_paper_id_in(raw))
             continue
         except ValueError as exc:
             check.problems.append(f"{where}: not JSON ({exc})")
+            named.update(_paper_id_in(raw))
             continue
         if isinstance(row, dict) and isinstance(row.get("paper_id"), str):
             named.add(row["paper_id"])
@@ -718,23 +797,26 @@ def name_problem(name: str) -> Optional[str]:
     return None
 
 
-def _reference_backends(folder: Path, runs_dir: Optional[Path]) -> dict[str, str]:
-    """Backend (``provider/model``, case-folded) -> where it is a reference: every published run under ``runs_dir``
-    that the board shows among the references (a ``rules/``-like backend or a submission declared a reference) and
-    every submission beside ``folder`` declared ``role = "reference"``. Unreadable files are skipped (their own
-    checks name them)."""
+def _references(folder: Path, runs_dir: Optional[Path]) -> list[tuple[str, str, Optional[str]]]:
+    """(backend ``provider/model``, where it is a reference, its submission name or None) for every published run
+    under ``runs_dir`` that the board shows among the references (a ``rules/``-like backend or a submission declared
+    a reference) and every submission beside ``folder`` declared ``role = "reference"``. Unreadable files are skipped
+    (their own checks name them)."""
     from paperfields.scoring.score import is_reference_backend
 
-    found: dict[str, str] = {}
+    found: list[tuple[str, str, Optional[str]]] = []
     for run in sorted(runs_dir.glob("*/manifest.json")) if runs_dir is not None and runs_dir.is_dir() else []:
         try:
             manifest = json.loads(run.read_text(encoding="utf-8"))
             backend = manifest["config"]["backend"]
-            role = ((manifest.get("import") or {}).get("submission") or {}).get("role")
-        except (OSError, ValueError, KeyError, TypeError):
+            submission = (manifest.get("import") or {}).get("submission") or {}
+            role, name = submission.get("role"), submission.get("name")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
         if isinstance(backend, str) and (is_reference_backend(backend) or role == "reference"):
-            found.setdefault(backend.casefold(), f"the published reference run {run.parent.name}")
+            found.append(
+                (backend, f"the published reference run {run.parent.name}", name if isinstance(name, str) else None)
+            )
     for other in sorted(folder.parent.glob(f"*/{META_FILE}")):
         if other.parent.name == folder.name or other.parent.is_symlink() or other.is_symlink():
             continue
@@ -746,22 +828,128 @@ def _reference_backends(folder: Path, runs_dir: Optional[Path]) -> dict[str, str
             continue
         if meta.get("role") == "reference" and isinstance(meta.get("provider"), str):
             backend = f"{meta['provider']}/{meta.get('model')}"
-            found.setdefault(backend.casefold(), f"the reference submission {other.parent.name}")
+            found.append((backend, f"the reference submission {other.parent.name}", other.parent.name))
     return found
+
+
+# The AI agent session references' names, reserved even where their runs and submissions are not beside the checked
+# folder (a submission checked outside the repository); the published ones add their own (:func:`_reference_names`).
+RESERVED_NAMES = {
+    "agent-session": "the AI agent session references",
+    "frontier-llm-agent-session": "the AI agent session references",
+}
+LOOKALIKE_RATIO = 88  # rapidfuzz ratio of two skeletons at or above which a name reads as a reference's
+
+# What a letter or digit passes for once case-folded (NFKC has already made full-width forms plain): 0 for o; 1, i
+# and | for l; 5 and $ for s; 3 for e; 4 and @ for a; and the Cyrillic and Greek letters drawn like Latin ones.
+_SKELETON = str.maketrans(
+    {
+        **dict.fromkeys("0οоσ", "o"),
+        **dict.fromkeys("1i|ιіӏ!", "l"),
+        **dict.fromkeys("5$ѕ", "s"),
+        **dict.fromkeys("3εе", "e"),
+        **dict.fromkeys("4@αа", "a"),
+        **dict.fromkeys("ρр", "p"),
+        **dict.fromkeys("с", "c"),
+        **dict.fromkeys("уγ", "y"),
+        **dict.fromkeys("хχ", "x"),
+        **dict.fromkeys("νѵ", "v"),
+        **dict.fromkeys("τт", "t"),
+        **dict.fromkeys("κк", "k"),
+        **dict.fromkeys("υ", "u"),
+        **dict.fromkeys("ոп", "n"),
+        **dict.fromkeys("ɡ", "g"),
+        **dict.fromkeys("һ", "h"),
+        **dict.fromkeys("ԁ", "d"),
+        **dict.fromkeys("ј", "j"),
+        **dict.fromkeys("м", "m"),
+    }
+)
+
+
+def skeleton(name: str) -> str:
+    """``name`` as it reads: NFKC (full-width and other compatibility forms made plain), case-folded, look-alike
+    letters and digits folded (:data:`_SKELETON`: ``agent-sessi0n``, Cyrillic ``а``) and everything but a-z and
+    0-9 dropped (separators: ``agent_session``, ``Agent.Session``). Two names with one skeleton read as one."""
+    import unicodedata
+
+    text = unicodedata.normalize("NFKC", name).casefold().translate(_SKELETON)
+    return re.sub(r"[^a-z0-9]", "", text)
+
+
+def looks_like(name: str, reserved: dict[str, str]) -> Optional[str]:
+    """The name of ``reserved`` (name -> where it is a reference) that ``name`` reads as, the nearest, or None: the
+    same :func:`skeleton`, a skeleton holding a reserved one of 8 or more characters (``agent-session-v2``,
+    ``my-agent-session``), or one within :data:`LOOKALIKE_RATIO` of it (rapidfuzz; ``agent-sesion``)."""
+    from rapidfuzz import fuzz
+
+    mine = skeleton(name)
+    near: list[tuple[bool, float, str]] = []
+    for theirs in reserved:
+        other = skeleton(theirs)
+        if not other or not mine:
+            continue
+        ratio = fuzz.ratio(mine, other)
+        if (
+            mine == other
+            or (len(other) >= 8 and other in mine)
+            or (min(len(mine), len(other)) >= 6 and ratio >= LOOKALIKE_RATIO)
+        ):
+            near.append((mine == other, ratio, theirs))
+    return max(near)[2] if near else None
+
+
+def _reference_names(references: list[tuple[str, str, Optional[str]]]) -> dict[str, str]:
+    """Name -> where it is a reference: :data:`RESERVED_NAMES` and the provider, model and submission name of every
+    reference but the ``rules/``, ``annotator/`` and ``human/`` rows (their words are refused whatever the role:
+    :func:`~paperfields.scoring.score.reference_spelling`; a contender's model may be called ``baseline``)."""
+    from paperfields.scoring.score import is_reference_backend
+
+    names = dict(RESERVED_NAMES)
+    for backend, where, name in references:
+        if is_reference_backend(backend):
+            continue
+        provider, _, model = backend.partition("/")
+        for part in (provider, model, name):
+            if part:
+                names.setdefault(part, where)
+    return names
 
 
 def _check_not_a_reference_backend(folder: Path, check: SubmissionCheck, runs_dir: Optional[Path]) -> None:
     """A contender whose ``provider/model`` is a reference's backend on the board would read as that reference
-    ranked: refused on the model's line."""
+    ranked: refused on the model's line. So is a contender whose provider, model or folder name reads as a
+    reference's (:func:`looks_like`: ``agent_session``, ``Agent-Session``, ``agent-sessi0n``), each field once."""
     assert check.meta is not None
     backend = f"{check.meta.provider}/{check.meta.model}"
-    where = _reference_backends(folder, runs_dir).get(backend.casefold())
+    references = _references(folder, runs_dir)
+    where = next((w for b, w, _ in references if b.casefold() == backend.casefold()), None)
+    path = folder / META_FILE
+    text = path.read_text(encoding="utf-8")
     if where:
-        path = folder / META_FILE
-        line = _toml_line(path.read_text(encoding="utf-8"), "model")
+        line = _toml_line(text, "model")
         check.problems.append(
             f"{path}{f':{line}' if line else ''}: field 'model': '{backend}' is the backend of {where} on the board; "
             'a contender names its own model (or says role = "reference" with its reference_reason)'
+        )
+        return
+    reserved = _reference_names(references)
+    own = (
+        "; a contender names who made its predictions in a name of its own (or says "
+        'role = "reference" with its reference_reason)'
+    )
+    for key, value in (("provider", check.meta.provider), ("model", check.meta.model)):
+        if theirs := looks_like(value, reserved):
+            line = _toml_line(text, key)
+            check.problems.append(
+                f"{path}{f':{line}' if line else ''}: field '{key}': '{value}' reads as '{theirs}', a name of "
+                f"{reserved[theirs]} on the board (case, separators and look-alike letters such as 0 for o aside)" + own
+            )
+    if theirs := looks_like(folder.name, reserved):
+        check.problems.append(
+            f"{folder}: the folder name '{folder.name}' reads as '{theirs}', a name of {reserved[theirs]} on the "
+            "board (case, separators and look-alike letters such as 0 for o aside); choose a name of your own "
+            '(or say role = "reference" with its reference_reason)'
         )
 
 

@@ -882,3 +882,208 @@ def test_a_run_date_after_today_is_refused(tmp_path):
     toml = TOML.replace("2026-11-30", "2099-01-01")
     problems = check_submission(_folder(tmp_path, "future", _rows(), toml), GOLD, CORPUS).problems
     assert len(problems) == 1 and "field 'date_run': 2099-01-01 is after today" in problems[0], problems
+
+
+@pytest.mark.parametrize(
+    "char, named", [("\x00", "U+0000 (NUL)"), ("\x1b", "U+001B (escape)"), ("\r", "U+000D (carriage return)")]
+)
+def test_a_control_character_in_a_string_value_is_refused_naming_file_line_and_field(tmp_path, char, named):
+    """An outsider's attempt: "\\u0000" (and other escaped controls) inside a record's string passed the check and
+    reached the board invisibly; refused, by `check` and `add`, naming line and field. Tab and newline pass."""
+    from tests.cli_in_process import run_cli
+
+    rows = _rows()
+    rows[3]["record"]["method_name"] = f"Fast{char}Net"
+    subs = tmp_path / "submissions"
+    folder = _folder(subs, "ctrl", rows)
+    expected = (
+        f"{folder / 'predictions.jsonl'}:4: field 'record.method_name': holds the control character {named} at "
+        "character 5 of the value; a value is plain text (tab and newline, written \\t and \\n, are the only "
+        "controls allowed): remove it"
+    )
+    assert check_submission(folder, GOLD, CORPUS).problems == [expected]
+    runs = _board_dir(tmp_path)
+    before = _snapshot(runs.parent)
+    added = run_cli("submission", "add", "ctrl", "--dir", str(subs), "--runs-dir", str(runs), "--no-plots")
+    assert added.returncode == 1 and expected in added.stderr and _snapshot(runs.parent) == before
+    rows[3]["record"]["method_name"] = "Fast\tNet\nv2"
+    assert check_submission(_folder(subs, "plain", rows), GOLD, CORPUS).ok
+
+
+def test_crlf_line_endings_and_blank_lines_are_refused_naming_the_line_by_check_and_add(tmp_path):
+    """An outsider's attempt: CR LF line endings and blank lines passed silently. Both are refused, by `check` and
+    `add` alike: CR LF once for the file (its first line, how many lines, how to convert), each blank line by its
+    number; the line feed ending the last line is no blank line."""
+    from tests.cli_in_process import run_cli
+
+    subs = tmp_path / "submissions"
+    crlf = _folder(subs, "crlf", _rows())
+    path = crlf / "predictions.jsonl"
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    windows = (
+        f"{path}:1: ends with CR LF (Windows line endings; every line does); a line of JSON Lines ends with LF alone: "
+        "convert the file (`dos2unix predictions.jsonl`) or write it with LF (in Python: open(path, 'w', "
+        "newline='\\n'))"
+    )
+    assert check_submission(crlf, GOLD, CORPUS).problems == [windows]
+    one = _folder(subs, "one-crlf", _rows())
+    lines = (one / "predictions.jsonl").read_text().split("\n")
+    (one / "predictions.jsonl").write_text("\n".join(lines[:7] + [lines[7] + "\r"] + lines[8:]))
+    assert check_submission(one, GOLD, CORPUS).problems == [
+        windows.replace(f"{path}:1:", f"{one / 'predictions.jsonl'}:8:").replace("; every line does", "")
+    ]
+    rows = _rows()
+    blank = _folder(subs, "blank", rows[:3] + ["", "  "] + rows[3:])
+    blanks = [
+        f"{blank / 'predictions.jsonl'}:{n}: a blank line; every line is one paper's JSON object, blank lines are "
+        'refused (a paper your system failed is {"paper_id": ..., "record": null}): remove the line'
+        for n in (4, 5)
+    ]
+    assert check_submission(blank, GOLD, CORPUS).problems == blanks
+    runs = _board_dir(tmp_path)
+    before = _snapshot(runs.parent)
+    for name, expected in (("crlf", windows), ("blank", blanks[0])):
+        added = run_cli("submission", "add", name, "--dir", str(subs), "--runs-dir", str(runs), "--no-plots")
+        assert added.returncode == 1 and expected in added.stderr, added.stderr
+    assert _snapshot(runs.parent) == before
+
+
+def test_a_hard_link_is_refused_like_a_symbolic_link_and_nothing_is_read_through_it(tmp_path):
+    """An outsider's attempt: a hard link passed as a regular file, and a hard link may be another name of a file
+    outside the folder (gold). Refused naming the file, for predictions.jsonl, submission.toml and a file beside."""
+    import os
+
+    secret = tmp_path / "outside" / "gold-copy.jsonl"
+    secret.parent.mkdir()
+    secret.write_text("".join(json.dumps(r) + "\n" for r in _rows()))
+    folder = _folder(tmp_path / "submissions", "linked", [])
+    (folder / "predictions.jsonl").unlink()
+    os.link(secret, folder / "predictions.jsonl")
+    toml = tmp_path / "outside" / "submission.toml"
+    toml.write_text(TOML)
+    (folder / "submission.toml").unlink()
+    os.link(toml, folder / "submission.toml")
+    (tmp_path / "outside" / "prompt.txt").write_text("THE-SECRET-VALUE\n")
+    os.link(tmp_path / "outside" / "prompt.txt", folder / "prompt.txt")
+    problems = check_submission(folder, GOLD, CORPUS).problems
+    assert problems == [
+        f"{folder / name}: a hard link (one of 2 names of the same file, which may be outside the folder); a "
+        "submission holds files of its own: put a copy in its place (cp, not ln)"
+        for name in ("submission.toml", "predictions.jsonl", "prompt.txt")
+    ]
+    assert not any("THE-SECRET-VALUE" in p for p in problems)
+
+
+def test_a_bom_inside_the_file_names_its_line_and_the_fix(tmp_path):
+    """An outsider's attempt: two files saved with a BOM joined by `cat`: the BOM at the start of the second part
+    was "not JSON (Unexpected UTF-8 BOM (decode using utf-8-sig))" (no help: the BOM is in the middle) and its paper
+    was also "missing". Now one problem: the BOM, its line and how to remove it."""
+    rows = _rows()
+    folder = _folder(tmp_path, "joined", rows)
+    path = folder / "predictions.jsonl"
+    lines = path.read_bytes().split(b"\n")
+    path.write_bytes(b"\n".join(lines[:30] + [b"\xef\xbb\xbf" + lines[30]] + lines[31:]))
+    assert check_submission(folder, GOLD, CORPUS).problems == [
+        f"{path}:31: starts with a byte order mark (BOM, bytes EF BB BF) in the middle of the file, which JSON Lines "
+        "does not allow (files saved with a BOM and then joined, as by `cat a.jsonl b.jsonl`, leave one where each "
+        "began): delete those three bytes at the start of line 31, or save each part as UTF-8 without BOM before "
+        "joining them"
+    ]
+
+
+@pytest.mark.parametrize(
+    "kind",
+    ["oversize", "not JSON", "nan in a bare token", "duplicate key", "deep"],
+)
+def test_a_line_refused_unread_is_its_papers_one_problem_not_also_missing(tmp_path, kind):
+    """An outsider's attempts: a 70 KB line, a line that is not JSON (a bare nan), a duplicate key each reported
+    the line and then its paper as missing: one fault twice. The paper the line names is now reported once."""
+    rows = _rows()
+    pid = rows[1]["paper_id"]
+    line = {
+        "oversize": json.dumps({**rows[1], "record": {"tasks": ["x" * 70000]}}),
+        "not JSON": _result_row(rows[1], "nan"),
+        "nan in a bare token": _result_row(rows[1], "-NaN"),
+        "duplicate key": json.dumps(rows[1])[:-1] + ', "record": null}',
+        "deep": json.dumps({"paper_id": pid, "record": None})[:-1] + ', "x": ' + "[" * 20000 + "]" * 20000 + "}",
+    }[kind]
+    problems = check_submission(_folder(tmp_path, "once", [rows[0], line, *rows[2:]]), GOLD, CORPUS).problems
+    assert len(problems) == 1 and "predictions.jsonl:2: " in problems[0], problems
+    assert "missing" not in problems[0]
+
+
+@pytest.mark.parametrize(
+    "name, provider, model, expected",
+    [
+        ("mine", "agent_session", "tiny-model-1", "field 'provider': 'agent_session' reads as 'agent-session'"),
+        ("mine", "Agent-Session", "tiny-model-1", "field 'provider': 'Agent-Session' reads as 'agent-session'"),
+        ("mine", "AgentSession", "tiny-model-1", "field 'provider': 'AgentSession' reads as 'agent-session'"),
+        ("mine", "agent-sessi0n", "tiny-model-1", "field 'provider': 'agent-sessi0n' reads as 'agent-session'"),
+        ("mine", "agent-sesion", "tiny-model-1", "field 'provider': 'agent-sesion' reads as 'agent-session'"),
+        ("mine", "agent-session", "gpt-4o", "field 'provider': 'agent-session' reads as 'agent-session'"),
+        (
+            "mine",
+            "acme",
+            "frontier-llm-agent-sessi0n",
+            "field 'model': 'frontier-llm-agent-sessi0n' reads as 'frontier-llm-agent-session'",
+        ),
+        ("mine", "acme", "agent-session-v2", "field 'model': 'agent-session-v2' reads as 'agent-session'"),
+        ("agent-zero-sh0t", "acme", "tiny-model-1", "the folder name 'agent-zero-sh0t' reads as 'agent-zero-shot'"),
+        ("my-agent-session", "acme", "tiny-model-1", "the folder name 'my-agent-session' reads as 'agent-session'"),
+        # a confusable (Cyrillic а) never reaches the board: provider and model are plain ASCII ids
+        ("mine", "\u0430gent-session", "tiny-model-1", "field 'provider': String should match pattern"),
+    ],
+)
+def test_a_contender_whose_name_reads_as_an_agent_reference_is_refused(tmp_path, name, provider, model, expected):
+    """An outsider's attempt: agent_session, Agent-Session, agent-sessi0n as a contender's provider (or a model or
+    folder named like the AI agent session references) passed: only the exact backend was refused. Case,
+    separators, look-alike letters and near spellings (rapidfuzz) are refused now, once, on the field's line; the
+    same names declared a reference pass."""
+    from tests.cli_in_process import run_cli
+
+    subs = tmp_path / "submissions"
+    toml = TOML.replace('"acme"', json.dumps(provider)).replace('"tiny-model-1"', f'"{model}"')
+    folder = _folder(subs, name, _rows(), toml)
+    problems = check_submission(folder, GOLD, CORPUS, ROOT / "results" / "runs").problems
+    assert len(problems) == 1 and expected in problems[0], problems
+    if "reads as" in expected:
+        assert "a name of" in problems[0] and 'role = "reference"' in problems[0]
+        checked = run_cli("submission", "check", name, "--dir", str(subs))
+        assert checked.returncode == 1 and expected in checked.stderr, checked.stderr
+        reference = toml + 'role = "reference"\nreference_reason = "a second labeling by an agent"\n'
+        (folder / "submission.toml").write_text(reference)
+        assert check_submission(folder, GOLD, CORPUS, ROOT / "results" / "runs").problems == []
+
+
+@pytest.mark.parametrize(
+    "backend",
+    [
+        "openai/gpt-4o-mini",
+        "local/qwen2.5-coder-1.5b",
+        "anthropic/claude-3-5-sonnet",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "vllm/Qwen/Qwen2.5-7B-Instruct",
+        "mistralai/Mistral-7B-Instruct-v0.3",
+    ],
+)
+def test_real_model_ids_beside_the_agent_references_pass(tmp_path, backend):
+    """The look-alike check refuses names posing as a reference, not real ids (against the published runs and a
+    reference submission beside it)."""
+    provider, _, model = backend.partition("/")
+    subs = tmp_path / "submissions"
+    _folder(subs, "the-ref", _rows(), REFERENCE_TOML)
+    toml = TOML.replace('"acme"', f'"{provider}"').replace('"tiny-model-1"', f'"{model}"')
+    folder = _folder(subs, provider.replace("/", "-").lower() + "-run", _rows(), toml)
+    assert check_submission(folder, GOLD, CORPUS, ROOT / "results" / "runs").problems == []
+
+
+def test_a_control_character_in_a_submission_toml_value_is_refused_naming_line_and_field(tmp_path):
+    """submitted_by and notes reach the board: "\\u0000" (TOML allows the escape) or an escape sequence there is
+    refused like in a prediction line; a multi-line prompt's newlines pass."""
+    toml = TOML.replace('"a test"', '"a\\u001b[31mtest"') + 'prompt = """line one\n\tline two"""\n'
+    folder = _folder(tmp_path, "ctrl-toml", _rows(), toml)
+    assert check_submission(folder, GOLD, CORPUS).problems == [
+        f"{folder / 'submission.toml'}:5: field 'submitted_by': holds the control character U+001B (escape) at "
+        "character 2 of the value; a value is plain text (tab and newline, written \\t and \\n, are the only "
+        "controls allowed): remove it"
+    ]
