@@ -1523,11 +1523,16 @@ CLASS_WORDS = frozenset(
 )
 
 
-def _names_a_class(name: str) -> bool:
-    """A context written as a class (a word of :data:`CLASS_WORDS`, no coined name: no capital after the first
-    letter, no digit), which never contradicts a named gold context: it leaves the particular one unsaid."""
+# Plural nouns that make a dataset slot a class of benchmarks, not one of them (scorer 3.8): "evaluation_benchmarks".
+DATASET_CLASS_WORDS = frozenset({"benchmarks", "datasets"})
+
+
+def _names_a_class(name: str, words: frozenset[str] = CLASS_WORDS) -> bool:
+    """A context written as a class (a word of ``words``, :data:`CLASS_WORDS` by default, no coined name: no capital
+    after the first letter, no digit), which never contradicts a named gold context: it leaves the particular one
+    unsaid."""
     written = strip_markup(name)
-    return bool(set(_metric_words(written)) & CLASS_WORDS) and not re.search(r"\d|\w[A-Z]|\b[A-Z]{2}", written)
+    return bool(set(_metric_words(written)) & words) and not re.search(r"\d|\w[A-Z]|\b[A-Z]{2}", written)
 
 
 def _content_words(name: str) -> frozenset[str]:
@@ -1550,12 +1555,18 @@ def context_agrees(
     the compared method), or when the prediction writes one name in two slots (model and baseline "GRPO").
     A name of gold's other slot is otherwise the same context, misplaced ("GPT-4o" as dataset where gold
     has it as model), and a backbone written as the baseline ("ConRAD over GPT-5" where gold's model is
-    GPT-5) makes the model slot the method's, not a contradiction."""
+    GPT-5) makes the model slot the method's, not a contradiction. One filler written as the dataset and as a
+    model or baseline contradicts (the tuple names no context of the paper's), except a class of benchmarks
+    (scorer 3.8, :data:`DATASET_CLASS_WORDS`: "evaluation_benchmarks" in every slot), which names no particular
+    one and is read as left out wherever it is written."""
     named = {s: pred.get(s) for s in CONTEXT_SLOTS if pred.get(s)}
     if named.get("dataset") and any(
         normalize(named["dataset"]) == normalize(named[s]) for s in ("model", "baseline") if s in named
     ):
-        return False  # one filler as the benchmark and as the system scored on it: no context at all
+        if not _names_a_class(named["dataset"], DATASET_CLASS_WORDS):
+            return False  # one filler as the benchmark and as the system scored on it: no context at all
+        filler = normalize(named["dataset"])  # a class of benchmarks in every slot it fills: left out (scorer 3.8)
+        named = {s: name for s, name in named.items() if normalize(name) != filler}
     model, baseline = named.get("model"), named.get("baseline")
     if model and baseline and normalize(model) == normalize(baseline):
         # the model's name again as the baseline: redundant where gold's model is that name (the copy names no

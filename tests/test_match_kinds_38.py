@@ -101,3 +101,35 @@ def test_a_glued_head_names_neither_of_two_gold_accuracies():
     golds = ["reasoning accuracy", "retrieval accuracy"]
     for pred in ("accuracy-score", "accuracy"):
         assert (string_similarities([pred], golds, {}, METRIC_NAMES, "") < METRIC_NAMES.threshold).all()
+
+
+# --- A class of benchmarks written in the dataset slot and another ----------------------------------------------
+
+
+def R(value, metric, unit="percent", kind="improvement", **context):
+    return {"metric": metric, "value": value, "unit": unit, "kind": kind, **context}
+
+
+AVERAGE_GAIN = R(8.15, "absolute improvement", qualifier="average")
+NAMED_GAIN = R(8.15, "absolute improvement", dataset="AlpacaEval 2.0", baseline="DPO")
+FILLER = "evaluation_benchmarks"
+
+
+@pytest.mark.parametrize(
+    "pred, gold, agrees",
+    [
+        (R(8.15, "absolute_improvement", dataset=FILLER, model=FILLER, baseline=FILLER), AVERAGE_GAIN, True),
+        (R(8.15, "absolute_improvement", dataset=FILLER, baseline=FILLER), AVERAGE_GAIN, True),
+        (R(8.15, "gain", dataset="evaluation datasets", model="evaluation datasets"), AVERAGE_GAIN, True),
+        (R(8.15, "gain", dataset=FILLER, model=FILLER, baseline="DPO"), NAMED_GAIN, True),  # the rest still read
+        (R(8.15, "gain", dataset=FILLER, model=FILLER, baseline="GRPO"), NAMED_GAIN, False),  # and may contradict
+        (R(8.15, "gain", dataset="question answering", model="question answering"), AVERAGE_GAIN, False),  # a task
+        (R(8.15, "gain", dataset="evaluation_benchmark", model="evaluation_benchmark"), AVERAGE_GAIN, False),  # one
+        (R(8.15, "gain", dataset="MMLU benchmarks", model="MMLU benchmarks"), AVERAGE_GAIN, False),  # a coined name
+        (R(8.15, "gain", dataset=FILLER), NAMED_GAIN, False),  # in the dataset slot alone a class still contradicts
+    ],
+)
+def test_a_class_of_benchmarks_in_the_dataset_slot_and_another_is_no_context(pred, gold, agrees):
+    from paperfields.scoring.match import context_agrees
+
+    assert context_agrees(pred, gold, [gold], {}, "") is agrees
