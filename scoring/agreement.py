@@ -813,7 +813,8 @@ PREVIOUS_HEADLINES: dict[str, tuple[float, float, int, str]] = {
         0.0,
         0,
         "method_name -1 (refused: 'One-stage Policy Optimization (OnePO) for Medical Adaptation' for gold 'OnePO', "
-        "the coined name narrowed to one domain)",
+        "the coined name narrowed to one domain); results +1 (the 8.15% absolute improvement with "
+        "'evaluation_benchmarks' as dataset, model and baseline: a class of benchmarks, read as no context)",
     ),
     "local_qwen2.5-coder-0.5b__confidence__test": (0.3661, 0.0533, 4, "no change"),
     "local_qwen2.5-coder-0.5b__evidence__test": (0.2602, 0.0593, 4, "no change"),

@@ -106,7 +106,8 @@ from paperfields.scoring.metrics.wilson import f1_edge_ci, wilson_ci
 # does not contradict). 3.8 (issue 38, round five): at the strict name level "Long (SHORT) for X" is not gold's
 # SHORT (a narrower thing; gold's spelt-out long form still is it), and a hyphenated name whose acronym the abstract
 # never defines is its initials spelt out in words the abstract writes ("Multi-Head-MoE" ~ "MH-MoE"); a metric's
-# generic head glued by a hyphen is cut as a spaced one ("accuracy-score" is "accuracy").
+# generic head glued by a hyphen is cut as a spaced one ("accuracy-score" is "accuracy"); at the claim level a class of
+# benchmarks written as the dataset and in another slot is no context, not a contradiction.
 SCORER_VERSION = "3.8"
 SOFT_THRESHOLD = PHRASE.threshold  # the soft name score: the phrase rule on a name
 
