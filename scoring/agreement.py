@@ -927,12 +927,13 @@ def _validity_section(
     ids = {g.id for g in gold}
     lines = ["## Scorer validity", ""]
     stratified = _stratified_section(folder, gold, abstracts, embedder, figures, held_out)
-    if not stratified and _tuning_stratified(folder):  # the next held-out set is not drawn yet (its files are absent)
+    if not stratified and _tuning_stratified(folder):  # the next held-out set is not judged yet (its files are absent)
         stratified = [
             "### Held-out stratified pairs",
             "",
-            f"The held-out set of scorer {SCORER_VERSION}, `gold/{(held_out or HELD_OUT).judgments}`, is not drawn and "
-            "judged yet: the figures below are on tuning pairs only.",
+            f"The held-out set of scorer {SCORER_VERSION}, `gold/{(held_out or HELD_OUT).judgments}`, is not read yet: "
+            "it is drawn and judged blind before it is read, and its pairs and judgments are not both in gold/ yet, so "
+            "the figures below are on tuning pairs only.",
             "",
         ]
     if stratified:

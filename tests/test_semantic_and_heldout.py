@@ -325,7 +325,7 @@ def test_the_fourth_set_is_a_tuning_set_with_its_scorer_37_read_kept():
 def test_the_fifth_set_is_held_out_and_never_opened_before_the_freeze(tmp_path):
     """Scorer 3.8's held-out set is the fifth; until the lead freezes the rules and enters the commit of its unedited
     judgments, both None, `paperfields gold agreement` never reads its files (here they hold no JSON at all) and the
-    page says the set is not read yet; without them it says the set is not drawn and judged yet."""
+    page says the set is not read yet; without them it says so too, and that the set is not in gold/ yet."""
     from paperfields.scoring import agreement
 
     fifth = agreement.HELD_OUT
@@ -341,7 +341,8 @@ def test_the_fifth_set_is_held_out_and_never_opened_before_the_freeze(tmp_path):
     assert agreement._stratified_section(folder, [], {}) == []  # not drawn: nothing to say, nothing opened
     gold = load_gold(folder / "gold.jsonl")
     page = "\n".join(agreement._validity_section(folder / "gold.jsonl", gold))
-    assert "`gold/scorer_stratified5_judgments.jsonl`, is not drawn and judged yet" in page
+    assert "`gold/scorer_stratified5_judgments.jsonl`, is not read yet: it is drawn and judged blind" in page
+    assert "its pairs and judgments are not both in gold/ yet" in page
     assert "the fourth stratified set; scorer 3.8's rules were chosen on its disagreements" in page
     assert "read once with scorer 3.7 (rules frozen at 88c37e0): overall 0.963" in page
     (folder / fifth.pairs).write_text("not even JSON\n")
