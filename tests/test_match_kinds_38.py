@@ -42,6 +42,15 @@ def test_the_short_form_for_something_is_a_narrower_thing(pred, gold, same):
     assert strict_name_agrees(pred, gold, alternates, POLICY_TEXT) is same
 
 
+def test_a_hyphenated_long_form_is_not_taken_for_the_short_form():
+    """Gold's long form written as one hyphenated token ("Propose-Solve-Verify") is not the coined short form: the
+    phrase after the definition leaves it the name written out, as for a spaced long form."""
+    text = "We introduce Propose-Solve-Verify (PSV), a self-play loop for code."
+    alternates = with_abstract_aliases({}, text)
+    assert strict_name_agrees("Propose-Solve-Verify (PSV) for code", "Propose-Solve-Verify", alternates, text)
+    assert not strict_name_agrees("Propose-Solve-Verify (PSV) for code", "PSV", alternates, text)
+
+
 # --- An acronym the abstract never defines, spelt out by its initials -------------------------------------------
 
 HEADS_TEXT = (
