@@ -263,9 +263,9 @@ def gold_agreement(
     held_out: str = typer.Option(
         None,
         "--held-out",
-        help="The held-out stratified judgments to read, by file name in gold/ (scorer_stratified4_judgments.jsonl, "
-        "or an earlier set's scorer_stratified3_judgments.jsonl, scorer_stratified2_judgments.jsonl, "
-        "scorer_stratified_judgments.jsonl) [default: the "
+        help="The held-out stratified judgments to read, by file name in gold/ (scorer_stratified5_judgments.jsonl, "
+        "or an earlier set's scorer_stratified4_judgments.jsonl, scorer_stratified3_judgments.jsonl, "
+        "scorer_stratified2_judgments.jsonl, scorer_stratified_judgments.jsonl) [default: the "
         "newest set, scoring/agreement.py HELD_OUT]. A set whose rules are not frozen, or whose unedited commit is not "
         "entered, is never opened.",
     ),

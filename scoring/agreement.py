@@ -479,22 +479,32 @@ THIRD_STRATIFIED = HeldOutSet(
 )
 # What scorer 3.6 measured on it when it was read (gold/AGREEMENT.md at 373313a); kept as history.
 THIRD_STRATIFIED_FIGURE = {"overall": (115, 120), "contested": (40, 43), "results": (75, 77), "version": "3.6"}
-# The commit at which scorer 3.7's rules are frozen (issue 38, round four), before the fourth set is read; None until
-# the lead freezes them.
-RULES_FROZEN_AT: Optional[str] = "88c37e0"
-# The fourth stratified set, drawn and judged blind after the third was read; it checks scorer 3.7. Its commits are None
-# until the rules are frozen and the lead enters the commit that added the judgments unedited (and the start of their
-# sha256): until then `paperfields gold agreement` never opens its files.
+# The fourth stratified set (drawn with scorer 3.6, seed 41, after the third was read), judged blind and committed
+# unedited at 8198002; read once with scorer 3.7 (rules frozen at 88c37e0); published, a tuning set since.
 FOURTH_STRATIFIED = HeldOutSet(
-    "scorer_stratified4_pairs.jsonl", "scorer_stratified4_judgments.jsonl", "8198002", "429da9bb", RULES_FROZEN_AT
+    "scorer_stratified4_pairs.jsonl", "scorer_stratified4_judgments.jsonl", "8198002", "429da9bb", "88c37e0"
 )
-HELD_OUT = FOURTH_STRATIFIED  # the set `paperfields gold agreement` reads by default
-HELDOUT_SETS = {s.judgments: s for s in (FIRST_STRATIFIED, SECOND_STRATIFIED, THIRD_STRATIFIED, FOURTH_STRATIFIED)}
+# What scorer 3.7 measured on it when it was read (gold/AGREEMENT.md at 6aa8113); kept as history.
+FOURTH_STRATIFIED_FIGURE = {"overall": (79, 82), "contested": (41, 44), "results": (38, 38), "version": "3.7"}
+# The commit at which scorer 3.8's rules are frozen (issue 38, round five), before the fifth set is read; None until
+# the lead freezes them.
+RULES_FROZEN_AT: Optional[str] = None
+# The fifth stratified set, drawn (and judged blind) after the fourth was read; it checks scorer 3.8. Its commits are
+# None until the rules are frozen and the lead enters the commit that added the judgments unedited (and the start of
+# their sha256): until then `paperfields gold agreement` never opens its files.
+FIFTH_STRATIFIED = HeldOutSet(
+    "scorer_stratified5_pairs.jsonl", "scorer_stratified5_judgments.jsonl", None, None, RULES_FROZEN_AT
+)
+HELD_OUT = FIFTH_STRATIFIED  # the set `paperfields gold agreement` reads by default
+HELDOUT_SETS = {
+    s.judgments: s for s in (FIRST_STRATIFIED, SECOND_STRATIFIED, THIRD_STRATIFIED, FOURTH_STRATIFIED, FIFTH_STRATIFIED)
+}
 # The stratified sets read and published before today's rules were chosen: tuning sets, shown with today's scorer.
 TUNING_STRATIFIED = (
     (FIRST_STRATIFIED, FIRST_STRATIFIED_FIGURE, "the first stratified set", 38, "3.3", "value_metric"),
     (SECOND_STRATIFIED, SECOND_STRATIFIED_FIGURE, "the second stratified set", 39, "3.4", "claim"),
     (THIRD_STRATIFIED, THIRD_STRATIFIED_FIGURE, "the third stratified set", 40, "3.5", "claim"),
+    (FOURTH_STRATIFIED, FOURTH_STRATIFIED_FIGURE, "the fourth stratified set", 41, "3.6", "claim"),
 )
 TARGET_CONTESTED = 0.90
 JUDGE = (
@@ -756,65 +766,62 @@ DISCLOSURES = [
     "judgments, judge's notes or draw), and its rules were frozen at 71d5bad before the third set was read.",
     "- Scorer 3.7's rules were chosen on the first, second and third stratified sets (all read and published) and the "
     "earlier judged sets, by an AI agent session working as a helper; it never opened, listed or searched the fourth "
+    "set's files (pairs, judgments, judge's notes or draw), and its rules were frozen at 88c37e0 before the fourth set "
+    "was read.",
+    "- Scorer 3.8's rules were chosen on the first, second, third and fourth stratified sets (all read and published) "
+    "and the earlier judged sets, by an AI agent session working as a helper; it never opened or searched the fifth "
     "set's files (pairs, judgments, judge's notes or draw)"
-    + (f", and its rules were frozen at {RULES_FROZEN_AT} before the fourth set was read." if RULES_FROZEN_AT else "."),
+    + (f", and its rules were frozen at {RULES_FROZEN_AT} before the fifth set was read." if RULES_FROZEN_AT else "."),
     "",
 ]
 
 
-# Every published run's headline (and results F1, true positives) under scorer 3.6 and gold 1.6, before the re-score
-# with scorer 3.7 (gold unchanged), with why it moved: each reason counts the items a 3.7 rule decides otherwise.
-RESCORED_FROM = ("3.6", "1.6")
+# Every published run's headline (and results F1, true positives) under scorer 3.7 and gold 1.6, before the re-score
+# with scorer 3.8 (gold unchanged), with why it moved: each reason counts the items a 3.8 rule decides otherwise.
+RESCORED_FROM = ("3.7", "1.6")
 PREVIOUS_HEADLINES: dict[str, tuple[float, float, int, str]] = {
-    "agent-few-shot__submitted__test": (
-        0.8927,
-        0.9412,
-        72,
-        "tasks +1 ('ToT-style inference' ~ 'ToT-style reasoning': a head naming the one activity, the abstract writes "
-        "both) and baselines +1 ('MoE with EP' is EP, both defined in the abstract)",
-    ),
     "agent-confidence__submitted__test": (0.9008, 0.9172, 72, "no change"),
-    "agent-evidence__submitted__test": (
-        0.8822,
-        0.9542,
-        73,
-        "baselines +1 ('MoE with EP' is EP, both defined in the abstract)",
-    ),
+    "agent-evidence__submitted__test": (0.8855, 0.9542, 73, "no change"),
+    "agent-few-shot__submitted__test": (0.8969, 0.9412, 72, "no change"),
     "agent-reasoning-first__submitted__test": (0.8814, 0.9125, 73, "no change"),
     "agent-zero-shot__submitted__test": (0.8684, 0.9103, 71, "no change"),
     "annotator_second-blind__imported__test": (0.9821, 1.0, 34, "no change"),
-    "local_gemma3-270m__few_shot__test": (0.169, 0.0074, 1, "no change"),
-    "local_gemma3-270m__zero_shot__test": (0.1586, 0.0, 0, "no change"),
+    "local_gemma3-270m__confidence__test": (
+        0.1454,
+        0.0,
+        0,
+        "method_name -1 (refused: 'One-stage Policy Optimization (OnePO) for Medical Adaptation' for gold 'OnePO', "
+        "the coined name narrowed to one domain)",
+    ),
+    "local_gemma3-270m__evidence__test": (
+        0.1311,
+        0.0,
+        0,
+        "method_name -1 (refused: 'One-stage Policy Optimization (OnePO) with Teacher-Output Integration' for gold "
+        "'OnePO', the coined name with a component added)",
+    ),
+    "local_gemma3-270m__few_shot__test": (
+        0.169,
+        0.0074,
+        1,
+        "method_name +1 ('Multi-Head-MoE' ~ 'MH-MoE': the undefined acronym's initials spelt out in words the "
+        "abstract writes)",
+    ),
+    "local_gemma3-270m__reasoning_first__test": (0.1349, 0.0, 0, "no change"),
+    "local_gemma3-270m__zero_shot__test": (
+        0.1586,
+        0.0,
+        0,
+        "method_name -1 (refused: 'One-stage Policy Optimization (OnePO) for Medical Adaptation' for gold 'OnePO', "
+        "the coined name narrowed to one domain); results +1 (the 8.15% absolute improvement with "
+        "'evaluation_benchmarks' as dataset, model and baseline: a class of benchmarks, read as no context)",
+    ),
     "local_qwen2.5-coder-0.5b__confidence__test": (0.3661, 0.0533, 4, "no change"),
-    "local_qwen2.5-coder-0.5b__evidence__test": (
-        0.2615,
-        0.0741,
-        5,
-        "results -1 (refused: 'lower-layer_updates' as the metric of the 4.1% gain on AlpacaEval 2.0, words the "
-        "abstract writes only in another sentence, where gold's metric is the placeholder 'score')",
-    ),
+    "local_qwen2.5-coder-0.5b__evidence__test": (0.2602, 0.0593, 4, "no change"),
     "local_qwen2.5-coder-0.5b__few_shot__test": (0.3334, 0.0703, 11, "no change"),
-    "local_qwen2.5-coder-0.5b__reasoning_first__test": (
-        0.337,
-        0.0641,
-        5,
-        "tasks +2 ('ToT-style inference' ~ 'ToT-style reasoning', 'preference_optimization' ~ 'preference alignment': "
-        "a head naming the one activity, the abstract writes both); results -1 (refused: 'activation subspace "
-        "bottlenecks', what the method targets, as the metric of the 8.27% performance gain)",
-    ),
-    "local_qwen2.5-coder-0.5b__zero_shot__test": (
-        0.365,
-        0.0432,
-        3,
-        "results -1 (refused: 'activation' as the metric of the 8.27% performance gain, a word the abstract writes "
-        "only in another sentence)",
-    ),
-    "local_qwen2.5-coder-1.5b__few_shot__test": (
-        0.4533,
-        0.1929,
-        27,
-        "baselines +1 ('MoE with EP' is EP, both defined in the abstract)",
-    ),
+    "local_qwen2.5-coder-0.5b__reasoning_first__test": (0.3377, 0.0513, 4, "no change"),
+    "local_qwen2.5-coder-0.5b__zero_shot__test": (0.3638, 0.0288, 2, "no change"),
+    "local_qwen2.5-coder-1.5b__few_shot__test": (0.4548, 0.1929, 27, "no change"),
     "local_qwen2.5-coder-1.5b__zero_shot__test": (0.4635, 0.1062, 18, "no change"),
     "rules_baseline__zero_shot__test": (0.5099, 0.6935, 43, "no change"),
     "rules_empty__zero_shot__test": (0.0292, 0.0, 0, "no change: it predicts nothing"),
@@ -920,12 +927,13 @@ def _validity_section(
     ids = {g.id for g in gold}
     lines = ["## Scorer validity", ""]
     stratified = _stratified_section(folder, gold, abstracts, embedder, figures, held_out)
-    if not stratified and _tuning_stratified(folder):  # the next held-out set is not drawn yet (its files are absent)
+    if not stratified and _tuning_stratified(folder):  # the next held-out set is not judged yet (its files are absent)
         stratified = [
             "### Held-out stratified pairs",
             "",
-            f"The held-out set of scorer {SCORER_VERSION}, `gold/{(held_out or HELD_OUT).judgments}`, is not drawn and "
-            "judged yet: the figures below are on tuning pairs only.",
+            f"The held-out set of scorer {SCORER_VERSION}, `gold/{(held_out or HELD_OUT).judgments}`, is not read yet: "
+            "it is drawn and judged blind before it is read, and its pairs and judgments are not both in gold/ yet, so "
+            "the figures below are on tuning pairs only.",
             "",
         ]
     if stratified:

@@ -299,6 +299,10 @@ class MatchRule:
     ("ToT-style inference" ~ "ToT-style reasoning" when it writes the two; never "agentic testing" ~ "agentic coding",
     whose heads name two activities). ``applied`` (baselines): "BASE with METHOD", written so in the abstract with
     both defined as acronyms, is METHOD ("MoE with EP" ~ "EP"; never ~ "MoE": METHOD is what is compared).
+
+    Scorer 3.8: ``glued_heads`` (metrics): a generic head glued to the last word by a hyphen is cut as a spaced one is
+    ("accuracy-score" is "accuracy", as "accuracy score" is); which accuracy it then names, where the abstract or gold
+    holds more than one, the modifier rules decide as for "accuracy" itself.
     """
 
     threshold: float
@@ -323,6 +327,7 @@ class MatchRule:
     gerunds: bool = False
     activities: tuple[frozenset[str], ...] = ()
     applied: bool = False
+    glued_heads: bool = False
 
 
 NAME = MatchRule(0.9)  # names: models, and the base of datasets and baselines; versions must agree
@@ -353,6 +358,7 @@ METRIC_NAMES = replace(
     values=True,
     modifiers=CHANGE_HEADS | MEASURE_FORM_HEADS,
     placeholders=PLACEHOLDER_METRICS,
+    glued_heads=True,
 )
 DATASETS = replace(_LIST_NAME, heads=frozenset({"benchmark", "benchmarks", "bench", "dataset", "datasets"}))
 BASELINES = replace(
@@ -521,6 +527,8 @@ def _phrase(text: str, rule: MatchRule) -> _Phrase:
         words = words[1:]
     if not rule.compounds:
         words = [t for w in words for t in w.split()]
+    if rule.glued_heads and words and " " in words[-1] and words[-1].rsplit(" ", 1)[1] in rule.heads:
+        words[-1] = words[-1].rsplit(" ", 1)[0]  # "accuracy-score" -> "accuracy" (scorer 3.8)
     if rule.heads:
         words = _cut_head(words, rule.heads)
     acronym = bool(rule.bare_acronym and _ACRONYM.fullmatch(strip_markup(text).strip()))
@@ -1048,12 +1056,17 @@ def strict_name_agrees(predicted: str, gold: str, alternates: dict[str, list[str
     abstract defines for it, "Long (SHORT)" (``Grid-Trained Value Nets (GTVN)`` for ``GTVN``: one part
     accepted, every other part its defined pair or accepted too, so a part written twice is one part: "DRA
     (Denoised Representation Attribution)" with the long form before it), and what follows the definition is
-    a description ("One-stage Policy Optimization (OnePO) for Medical Adaptation"); or it is a coined name
-    (two capitals, or a capital and a digit) followed by a setting phrase (:data:`NAME_SETTINGS`: "TRAIL
-    across four backbones" for ``TRAIL``); or, with the abstract (``text``), a misspelling of gold's name
-    that the abstract never writes (:func:`_misspelt_name`, scorer 3.5). Nothing else: no word more or less.
-    A one-word short form is accepted for a spelt-out gold name too (``STOC`` for ``Selecting Tokens via
-    attentiOn Contribution``: the judges of the first stratified set read the two as one method)."""
+    a description ("Grid-Trained Value Nets (GTVN) framework"), though not, where gold is the definition's short
+    form, a phrase opened by a preposition other than a setting's (:func:`_narrowed_short_form`, scorer 3.8:
+    "One-stage Policy Optimization (OnePO) for Medical Adaptation" is OnePO for one domain, a narrower thing than
+    ``OnePO``, while it still is the spelt-out ``One-stage Policy Optimization``); or, with the abstract, gold's
+    hyphenated name with an acronym the abstract never defines spelt out by its initials in words the abstract
+    writes (:func:`_initials_written`, scorer 3.8: "Multi-Head-MoE" for ``MH-MoE`` where it writes "multi-head"),
+    either way round; or it is a coined name (two capitals, or a capital and a digit) followed by a setting phrase
+    (:data:`NAME_SETTINGS`: "TRAIL across four backbones" for ``TRAIL``); or, with the abstract (``text``), a
+    misspelling of gold's name that the abstract never writes (:func:`_misspelt_name`, scorer 3.5). Nothing else:
+    no word more or less. A one-word short form is accepted for a spelt-out gold name too (``STOC`` for ``Selecting
+    Tokens via attentiOn Contribution``: the judges of the first stratified set read the two as one method)."""
     forms_ = accepted_forms(gold, alternates)
     accepted = _strict_keys(forms_)
     if _inflected(_strict_key(predicted)) in accepted or _misspelt_name(
@@ -1061,8 +1074,12 @@ def strict_name_agrees(predicted: str, gold: str, alternates: dict[str, list[str
     ):
         return True
     written = strip_markup(predicted).strip()
+    if text and (_initials_written(written, gold, text) or _initials_written(gold, written, text)):
+        return True
     head = written.split("(", 1)[0].strip()
     parts = [head, *(m.strip() for m in _BRACKETED.findall(written))]
+    if len(parts) > 1 and _narrowed_short_form(parts, written.rpartition(")")[2], gold):
+        return False
     if len(parts) > 1 and all(parts):
         for i, one in enumerate(parts):
             if _inflected(_strict_key(one)) not in accepted:
@@ -1076,6 +1093,54 @@ def strict_name_agrees(predicted: str, gold: str, alternates: dict[str, list[str
         name = " ".join(words[:cut])
         return bool(_COINED.fullmatch(name)) and _inflected(_strict_key(name)) in accepted
     return False
+
+
+# Prepositions that open a phrase after a name: a setting (:data:`NAME_SETTINGS`), dropped, or what the method is
+# for, what it is applied in or with, which makes a narrower thing than the name (scorer 3.8: "OnePO for Medical
+# Adaptation").
+NAME_PREPOSITIONS = NAME_SETTINGS | frozenset({"for", "in", "with", "to", "via", "of", "from"})
+_CAPITALS = re.compile(r"[A-Z]{2,}")
+
+
+def _narrowed_short_form(parts: list[str], after: str, gold: str) -> bool:
+    """A name written "Long (SHORT)" and then a phrase opened by a preposition that is not a setting's
+    (:data:`NAME_PREPOSITIONS`: "for Medical Adaptation"), where gold is the short form of that definition (``OnePO``,
+    the part that abbreviates another, :func:`_abbreviates`): the phrase names SHORT for something, a narrower thing
+    than the coined name (scorer 3.8). Gold's spelt-out long form is still the name written out, phrase and all."""
+    words = after.split()
+    if not words or normalize(words[0]) not in NAME_PREPOSITIONS - NAME_SETTINGS:
+        return False
+    key = _inflected(_strict_key(gold))
+    return any(
+        _inflected(_strict_key(one)) == key and any(_abbreviates(one, other) for other in parts if other != one)
+        for one in parts
+    )
+
+
+def _initials_written(spelt: str, short: str, text: str) -> bool:
+    """``short`` is a hyphenated name with an acronym the abstract never defines ("MH-MoE") and ``spelt`` the same
+    name with that acronym's words written out, split at hyphens or spaces ("Multi-Head-MoE"): each capital of the
+    acronym the initial of one word, in order, the other parts the same, and the words so spelt written one after
+    another in the abstract ("multi-head attention") (scorer 3.8). An acronym the abstract defines is read from its
+    definition instead (:func:`abstract_aliases`), never from initials."""
+    parts = short.split("-")
+    words = [w for w in re.split(r"[-\s]+", spelt) if w]
+    defined = abstract_aliases(text)
+    if len(parts) < 2 or not all(parts) or len(words) <= len(parts):
+        return False
+    sequence, at, spelt_out = _abstract_sequence(text, False), 0, False
+    for part in parts:
+        if _CAPITALS.fullmatch(part) and part not in defined:
+            run = words[at : at + len(part)]
+            tokens = [t for w in run for t in normalize(w).split()]
+            if len(run) < len(part) or "".join(w[0] for w in run).upper() != part or not _occurs(tokens, sequence):
+                return False
+            at, spelt_out = at + len(part), True
+        elif at < len(words) and normalize(words[at]) == normalize(part):
+            at += 1
+        else:
+            return False
+    return spelt_out and at == len(words)
 
 
 def same_url(predicted: Optional[str], gold: Optional[str]) -> bool:
@@ -1458,11 +1523,16 @@ CLASS_WORDS = frozenset(
 )
 
 
-def _names_a_class(name: str) -> bool:
-    """A context written as a class (a word of :data:`CLASS_WORDS`, no coined name: no capital after the first
-    letter, no digit), which never contradicts a named gold context: it leaves the particular one unsaid."""
+# Plural nouns that make a dataset slot a class of benchmarks, not one of them (scorer 3.8): "evaluation_benchmarks".
+DATASET_CLASS_WORDS = frozenset({"benchmarks", "datasets"})
+
+
+def _names_a_class(name: str, words: frozenset[str] = CLASS_WORDS) -> bool:
+    """A context written as a class (a word of ``words``, :data:`CLASS_WORDS` by default, no coined name: no capital
+    after the first letter, no digit), which never contradicts a named gold context: it leaves the particular one
+    unsaid."""
     written = strip_markup(name)
-    return bool(set(_metric_words(written)) & CLASS_WORDS) and not re.search(r"\d|\w[A-Z]|\b[A-Z]{2}", written)
+    return bool(set(_metric_words(written)) & words) and not re.search(r"\d|\w[A-Z]|\b[A-Z]{2}", written)
 
 
 def _content_words(name: str) -> frozenset[str]:
@@ -1485,12 +1555,18 @@ def context_agrees(
     the compared method), or when the prediction writes one name in two slots (model and baseline "GRPO").
     A name of gold's other slot is otherwise the same context, misplaced ("GPT-4o" as dataset where gold
     has it as model), and a backbone written as the baseline ("ConRAD over GPT-5" where gold's model is
-    GPT-5) makes the model slot the method's, not a contradiction."""
+    GPT-5) makes the model slot the method's, not a contradiction. One filler written as the dataset and as a
+    model or baseline contradicts (the tuple names no context of the paper's), except a class of benchmarks
+    (scorer 3.8, :data:`DATASET_CLASS_WORDS`: "evaluation_benchmarks" in every slot), which names no particular
+    one and is read as left out wherever it is written."""
     named = {s: pred.get(s) for s in CONTEXT_SLOTS if pred.get(s)}
     if named.get("dataset") and any(
         normalize(named["dataset"]) == normalize(named[s]) for s in ("model", "baseline") if s in named
     ):
-        return False  # one filler as the benchmark and as the system scored on it: no context at all
+        if not _names_a_class(named["dataset"], DATASET_CLASS_WORDS):
+            return False  # one filler as the benchmark and as the system scored on it: no context at all
+        filler = normalize(named["dataset"])  # a class of benchmarks in every slot it fills: left out (scorer 3.8)
+        named = {s: name for s, name in named.items() if normalize(name) != filler}
     model, baseline = named.get("model"), named.get("baseline")
     if model and baseline and normalize(model) == normalize(baseline):
         # the model's name again as the baseline: redundant where gold's model is that name (the copy names no

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from paperfields.core.gold import GoldError, GoldRecord
+from paperfields.core.gold import GoldError, GoldRecord, load_gold
 from paperfields.core.schema import PaperRecord
 from paperfields.scoring import semantic
 from paperfields.scoring.semantic import (
@@ -303,26 +303,55 @@ def test_without_the_commit_of_its_judgments_a_frozen_set_is_never_opened(tmp_pa
     assert third.rules_frozen_at in text and not (folder / "validity.json").exists()
 
 
-def test_the_fourth_set_is_held_out_and_was_never_opened_before_the_freeze(tmp_path, monkeypatch):
-    """Scorer 3.7's held-out set is the fourth; the third is a tuning set with its scorer 3.6 read kept as history.
-    The fourth set's judgments were entered (8198002, sha256 429da9bb...) after the rules were frozen at 88c37e0; as it
-    stood before that, with no commit entered, its files are never read (here they hold no JSON at all), and without
-    them the section says the set is not drawn yet."""
+def test_the_fourth_set_is_a_tuning_set_with_its_scorer_37_read_kept():
+    """Scorer 3.8's rules were chosen on the fourth set: it is a tuning set now, its entered commits (8198002, sha256
+    429da9bb..., rules frozen at 88c37e0) and its scorer 3.7 read (79/82, contested 41/44, results 38/38) kept as
+    history."""
     from paperfields.scoring import agreement
 
-    fourth = agreement.HELD_OUT
-    assert fourth is agreement.FOURTH_STRATIFIED
+    fourth = agreement.FOURTH_STRATIFIED
     assert (fourth.committed_at, fourth.sha256_prefix, fourth.rules_frozen_at) == ("8198002", "429da9bb", "88c37e0")
-    assert fourth.rules_frozen_at == agreement.RULES_FROZEN_AT
-    assert agreement.THIRD_STRATIFIED in [t[0] for t in agreement.TUNING_STRATIFIED]
-    monkeypatch.setattr(agreement, "HELD_OUT", replace(fourth, committed_at=None))
+    entry = next(t for t in agreement.TUNING_STRATIFIED if t[0] is fourth)
+    assert entry[1:] == (
+        {"overall": (79, 82), "contested": (41, 44), "results": (38, 38), "version": "3.7"},
+        "the fourth stratified set",
+        41,
+        "3.6",
+        "claim",
+    )
+    assert agreement.HELDOUT_SETS[fourth.judgments] is fourth and agreement.HELD_OUT is not fourth
+
+
+def test_the_fifth_set_is_held_out_and_never_opened_before_the_freeze(tmp_path):
+    """Scorer 3.8's held-out set is the fifth; until the lead freezes the rules and enters the commit of its unedited
+    judgments, both None, `paperfields gold agreement` never reads its files (here they hold no JSON at all) and the
+    page says the set is not read yet; without them it says so too, and that the set is not in gold/ yet."""
+    from paperfields.scoring import agreement
+
+    fifth = agreement.HELD_OUT
+    assert fifth is agreement.FIFTH_STRATIFIED and agreement.HELDOUT_SETS[fifth.judgments] is fifth
+    assert (fifth.pairs, fifth.judgments) == ("scorer_stratified5_pairs.jsonl", "scorer_stratified5_judgments.jsonl")
+    assert (fifth.committed_at, fifth.sha256_prefix, fifth.rules_frozen_at) == (None, None, agreement.RULES_FROZEN_AT)
+    assert agreement.RULES_FROZEN_AT is None
+    assert fifth not in [t[0] for t in agreement.TUNING_STRATIFIED]
     folder = tmp_path / "gold"
     folder.mkdir()
+    for name in ("gold.jsonl", "corpus.jsonl", "scorer_stratified4_pairs.jsonl", "scorer_stratified4_judgments.jsonl"):
+        shutil.copy(ROOT / "gold" / name, folder / name)
     assert agreement._stratified_section(folder, [], {}) == []  # not drawn: nothing to say, nothing opened
-    (folder / fourth.pairs).write_text("not even JSON\n")
-    (folder / fourth.judgments).write_text("not even JSON\n")  # would fail if it were read
+    gold = load_gold(folder / "gold.jsonl")
+    page = "\n".join(agreement._validity_section(folder / "gold.jsonl", gold))
+    assert "`gold/scorer_stratified5_judgments.jsonl`, is not read yet: it is drawn and judged blind" in page
+    assert "its pairs and judgments are not both in gold/ yet" in page
+    assert "the fourth stratified set; scorer 3.8's rules were chosen on its disagreements" in page
+    assert "read once with scorer 3.7 (rules frozen at 88c37e0): overall 0.963" in page
+    (folder / fifth.pairs).write_text("not even JSON\n")
+    (folder / fifth.judgments).write_text("not even JSON\n")  # would fail if it were read
     text = "\n".join(agreement._stratified_section(folder, [], {}))
     assert "is held out: it is read once, after the rules are frozen" in text
+    assert "scorer 3.8's figure on it is not read yet" in text
+    page = "\n".join(agreement._validity_section(folder / "gold.jsonl", gold))
+    assert "scorer 3.8's figure on it is not read yet" in page and "- Scorer 3.8's rules were chosen on the" in page
     assert not (folder / "validity.json").exists()
 
 
