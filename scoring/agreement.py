@@ -488,12 +488,12 @@ FOURTH_STRATIFIED = HeldOutSet(
 FOURTH_STRATIFIED_FIGURE = {"overall": (79, 82), "contested": (41, 44), "results": (38, 38), "version": "3.7"}
 # The commit at which scorer 3.8's rules are frozen (issue 38, round five), before the fifth set is read; None until
 # the lead freezes them.
-RULES_FROZEN_AT: Optional[str] = None
+RULES_FROZEN_AT: Optional[str] = "985ffc1"
 # The fifth stratified set, drawn (and judged blind) after the fourth was read; it checks scorer 3.8. Its commits are
 # None until the rules are frozen and the lead enters the commit that added the judgments unedited (and the start of
 # their sha256): until then `paperfields gold agreement` never opens its files.
 FIFTH_STRATIFIED = HeldOutSet(
-    "scorer_stratified5_pairs.jsonl", "scorer_stratified5_judgments.jsonl", None, None, RULES_FROZEN_AT
+    "scorer_stratified5_pairs.jsonl", "scorer_stratified5_judgments.jsonl", "2b3c985", "462beead", RULES_FROZEN_AT
 )
 HELD_OUT = FIFTH_STRATIFIED  # the set `paperfields gold agreement` reads by default
 HELDOUT_SETS = {
