@@ -322,18 +322,27 @@ def test_the_fourth_set_is_a_tuning_set_with_its_scorer_37_read_kept():
     assert agreement.HELDOUT_SETS[fourth.judgments] is fourth and agreement.HELD_OUT is not fourth
 
 
-def test_the_fifth_set_is_held_out_and_never_opened_before_the_freeze(tmp_path):
-    """Scorer 3.8's held-out set is the fifth; until the lead freezes the rules and enters the commit of its unedited
-    judgments, both None, `paperfields gold agreement` never reads its files (here they hold no JSON at all) and the
-    page says the set is not read yet; without them it says so too, and that the set is not in gold/ yet."""
+def test_the_fifth_set_is_held_out_and_never_opened_before_the_freeze(tmp_path, monkeypatch):
+    """Scorer 3.8's held-out set is the fifth, frozen at 985ffc1 with its unedited judgments entered (2b3c985); before
+    the lead froze the rules and entered that commit, both None, `paperfields gold agreement` never read its files
+    (here they hold no JSON at all) and the page said the set is not read yet; without them it says so too, and that
+    the set is not in gold/ yet."""
+    import dataclasses
+
     from paperfields.scoring import agreement
 
     fifth = agreement.HELD_OUT
     assert fifth is agreement.FIFTH_STRATIFIED and agreement.HELDOUT_SETS[fifth.judgments] is fifth
     assert (fifth.pairs, fifth.judgments) == ("scorer_stratified5_pairs.jsonl", "scorer_stratified5_judgments.jsonl")
-    assert (fifth.committed_at, fifth.sha256_prefix, fifth.rules_frozen_at) == (None, None, agreement.RULES_FROZEN_AT)
-    assert agreement.RULES_FROZEN_AT is None
+    assert (fifth.committed_at, fifth.sha256_prefix, fifth.rules_frozen_at) == ("2b3c985", "462beead", "985ffc1")
+    assert agreement.RULES_FROZEN_AT == "985ffc1"
     assert fifth not in [t[0] for t in agreement.TUNING_STRATIFIED]
+    # the state before the freeze, as it was until 985ffc1
+    fifth = dataclasses.replace(fifth, committed_at=None, sha256_prefix=None, rules_frozen_at=None)
+    monkeypatch.setattr(agreement, "RULES_FROZEN_AT", None)
+    monkeypatch.setattr(agreement, "FIFTH_STRATIFIED", fifth)
+    monkeypatch.setattr(agreement, "HELD_OUT", fifth)
+    monkeypatch.setattr(agreement, "HELDOUT_SETS", {**agreement.HELDOUT_SETS, fifth.judgments: fifth})
     folder = tmp_path / "gold"
     folder.mkdir()
     for name in ("gold.jsonl", "corpus.jsonl", "scorer_stratified4_pairs.jsonl", "scorer_stratified4_judgments.jsonl"):
@@ -366,6 +375,17 @@ def test_the_fourth_sets_committed_judgments_are_the_ones_read():
     assert len(data.splitlines()) == 82
 
 
+def test_the_fifth_sets_committed_judgments_are_the_ones_read():
+    """The judgments read are the bytes committed unedited at 2b3c985: their sha256 starts with what was entered."""
+    import hashlib
+
+    from paperfields.scoring import agreement
+
+    data = (ROOT / "gold" / agreement.FIFTH_STRATIFIED.judgments).read_bytes()
+    assert hashlib.sha256(data).hexdigest().startswith("462beead")
+    assert len(data.splitlines()) == 47
+
+
 def test_the_board_and_the_readme_state_the_held_out_figures_and_who_judged():
     from paperfields.scoring import agreement
     from paperfields.scoring.method import validity_figures, validity_text
@@ -374,14 +394,14 @@ def test_the_board_and_the_readme_state_the_held_out_figures_and_who_judged():
     read = {s.pairs: s for s in agreement.HELDOUT_SETS.values()}[figures["set"]]  # the newest set read so far
     assert figures["rules_frozen_at"] == read.rules_frozen_at is not None
     assert figures["judgments_sha256"].startswith(read.sha256_prefix or "")
-    # set #4 read once at scorer 3.7 (8198002's unedited judgments): 82 pairs, 44 contested + 38 results
-    assert agreement.THIRD_STRATIFIED.committed_at == "7cab0a5"
-    assert figures["set"] == "scorer_stratified4_pairs.jsonl" and figures["scorer_version"] == "3.7"
-    assert figures["overall"]["pairs"] == 82 and (figures["contested"]["pairs"], figures["results"]["pairs"]) == (
-        44,
-        38,
+    # set #5 read once at scorer 3.8 (2b3c985's unedited judgments): 47 pairs, 15 contested + 32 results
+    assert agreement.FOURTH_STRATIFIED.committed_at == "8198002"
+    assert figures["set"] == "scorer_stratified5_pairs.jsonl" and figures["scorer_version"] == "3.8"
+    assert figures["overall"]["pairs"] == 47 and (figures["contested"]["pairs"], figures["results"]["pairs"]) == (
+        15,
+        32,
     )
-    assert (figures["overall"]["agree"], figures["contested"]["agree"], figures["results"]["agree"]) == (79, 41, 38)
+    assert (figures["overall"]["agree"], figures["contested"]["agree"], figures["results"]["agree"]) == (44, 12, 32)
     o = figures["overall"]
     stated = f"{o['agreement']:.3f} [{o['ci95'][0]:.3f}, {o['ci95'][1]:.3f}]"
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
