@@ -1095,20 +1095,21 @@ def strict_name_agrees(predicted: str, gold: str, alternates: dict[str, list[str
     return False
 
 
-# Prepositions that open a phrase after a name: a setting (:data:`NAME_SETTINGS`), dropped, or what the method is
-# for, what it is applied in or with, which makes a narrower thing than the name (scorer 3.8: "OnePO for Medical
-# Adaptation").
-NAME_PREPOSITIONS = NAME_SETTINGS | frozenset({"for", "in", "with", "to", "via", "of", "from"})
+# Prepositions that open a phrase after a name saying what the method is for, or applied in or with, which makes a
+# narrower thing than the name (scorer 3.8: "OnePO for Medical Adaptation"); a setting's (:data:`NAME_SETTINGS`),
+# dropped before matching, never does.
+NARROWING_PREPOSITIONS = frozenset({"for", "in", "with", "to", "via", "of", "from"}) - NAME_SETTINGS
 _CAPITALS = re.compile(r"[A-Z]{2,}")
 
 
 def _narrowed_short_form(parts: list[str], after: str, gold: str) -> bool:
-    """A name written "Long (SHORT)" and then a phrase opened by a preposition that is not a setting's
-    (:data:`NAME_PREPOSITIONS`: "for Medical Adaptation"), where gold is the short form of that definition (``OnePO``,
-    the part that abbreviates another, :func:`_abbreviates`): the phrase names SHORT for something, a narrower thing
-    than the coined name (scorer 3.8). Gold's spelt-out long form is still the name written out, phrase and all."""
+    """A name written "Long (SHORT)" and then a phrase opened by a narrowing preposition
+    (:data:`NARROWING_PREPOSITIONS`: "for Medical Adaptation"), where gold is the short form of that definition
+    (``OnePO``, the part that abbreviates another, :func:`_abbreviates`): the phrase names SHORT for something, a
+    narrower thing than the coined name (scorer 3.8). Gold's spelt-out long form is still the name written out,
+    phrase and all."""
     words = after.split()
-    if not words or normalize(words[0]) not in NAME_PREPOSITIONS - NAME_SETTINGS:
+    if not words or normalize(words[0]) not in NARROWING_PREPOSITIONS:
         return False
     key = _inflected(_strict_key(gold))
     return any(
