@@ -1045,8 +1045,17 @@ def _inflected(key: str) -> str:
     return " ".join(words)
 
 
+def _name_keys(text: str) -> frozenset[str]:
+    """The keys a name is compared by at the strict level: its strict key (:func:`_strict_key`) and that key with a
+    plural last word read as its singular (:func:`_inflected`), each without the spaces between its parts (scorer
+    3.9): a coined name written with its parts apart or together is one name ("safe-compass", "safe_compass" and
+    "SafeCompass" are all ``safecompass``), while a letter or a word more or less still makes another key."""
+    key = _strict_key(text)
+    return frozenset({key.replace(" ", ""), _inflected(key).replace(" ", "")})
+
+
 def _strict_keys(forms: Sequence[str]) -> set[str]:
-    return {_inflected(_strict_key(form)) for form in forms}
+    return {k for form in forms for k in _name_keys(form)}
 
 
 def strict_name_agrees(predicted: str, gold: str, alternates: dict[str, list[str]], text: Optional[str] = None) -> bool:
@@ -1069,29 +1078,28 @@ def strict_name_agrees(predicted: str, gold: str, alternates: dict[str, list[str
     Tokens via attentiOn Contribution``: the judges of the first stratified set read the two as one method)."""
     forms_ = accepted_forms(gold, alternates)
     accepted = _strict_keys(forms_)
-    if _inflected(_strict_key(predicted)) in accepted or _misspelt_name(
-        predicted, {_strict_key(form) for form in forms_}, text
-    ):
+    if _name_keys(predicted) & accepted or _misspelt_name(predicted, {_strict_key(form) for form in forms_}, text):
         return True
     written = strip_markup(predicted).strip()
     if text and (_initials_written(written, gold, text) or _initials_written(gold, written, text)):
         return True
     head = written.split("(", 1)[0].strip()
     parts = [head, *(m.strip() for m in _BRACKETED.findall(written))]
-    if len(parts) > 1 and _narrowed_short_form(parts, written.rpartition(")")[2], gold):
+    after = written.rpartition(")")[2]
+    if len(parts) > 1 and (_narrowed_short_form(parts, after, gold) or _component_added(after)):
         return False
     if len(parts) > 1 and all(parts):
         for i, one in enumerate(parts):
-            if _inflected(_strict_key(one)) not in accepted:
+            if not _name_keys(one) & accepted:
                 continue
             paired = _strict_keys(accepted_forms(one, alternates)) | accepted
-            if all(_inflected(_strict_key(other)) in paired for other in parts[:i] + parts[i + 1 :]):
+            if all(_name_keys(other) & paired for other in parts[:i] + parts[i + 1 :]):
                 return True
     words = written.split()
     cut = next((i for i in range(1, len(words)) if normalize(words[i]) in NAME_SETTINGS), None)
     if cut is not None:
         name = " ".join(words[:cut])
-        return bool(_COINED.fullmatch(name)) and _inflected(_strict_key(name)) in accepted
+        return bool(_COINED.fullmatch(name)) and bool(_name_keys(name) & accepted)
     return False
 
 
@@ -1111,11 +1119,27 @@ def _narrowed_short_form(parts: list[str], after: str, gold: str) -> bool:
     words = after.split()
     if not words or normalize(words[0]) not in NARROWING_PREPOSITIONS:
         return False
-    key = _inflected(_strict_key(gold))
+    key = _name_keys(gold)
     return any(
-        _inflected(_strict_key(one)) == key and any(_abbreviates(one, other) for other in parts if other != one)
-        for one in parts
+        _name_keys(one) & key and any(_abbreviates(one, other) for other in parts if other != one) for one in parts
     )
+
+
+# Words that join a component to a method written after its definition (scorer 3.9): "One-stage Policy Optimization
+# (OnePO) with Teacher-Output Integration" is OnePO and another part, a compound method that is neither the coined
+# short form nor the spelt-out long form. "for", "in" and the other narrowing prepositions say what the method is for
+# and narrow only the short form (:func:`_narrowed_short_form`); "and" coordinates two names and is left to the
+# rules of a list ("Multi-Head LatentMoE and Head Parallel" was judged one proposal).
+COMPONENT_WORDS = frozenset({"with", "without", "plus"})
+
+
+def _component_added(after: str) -> bool:
+    """What follows a name written "Long (SHORT)" opens with a word that joins a component to it
+    (:data:`COMPONENT_WORDS`: "with Teacher-Output Integration"): the whole names a longer method, another name than
+    either part, whichever part gold is (scorer 3.9). False for nothing after the definition, a generic word
+    ("framework") or a phrase of another kind ("for Robot Navigation", "across four backbones")."""
+    words = after.split()
+    return bool(words) and normalize(words[0]) in COMPONENT_WORDS
 
 
 def _initials_written(spelt: str, short: str, text: str) -> bool:
