@@ -303,6 +303,11 @@ class MatchRule:
     Scorer 3.8: ``glued_heads`` (metrics): a generic head glued to the last word by a hyphen is cut as a spaced one is
     ("accuracy-score" is "accuracy", as "accuracy score" is); which accuracy it then names, where the abstract or gold
     holds more than one, the modifier rules decide as for "accuracy" itself.
+
+    Scorer 3.9: ``joined`` (metrics): a measure written with one modifier more that is, on its own, another of gold's
+    items joins two of the paper's measures and names neither ("retention_accuracy" where gold lists "retention" and
+    "accuracy"; :func:`adds_item`, asked as a list is aligned). Not on tasks, where another task before the head says
+    where the task is done ("post-training data selection" is data selection).
     """
 
     threshold: float
@@ -328,6 +333,7 @@ class MatchRule:
     activities: tuple[frozenset[str], ...] = ()
     applied: bool = False
     glued_heads: bool = False
+    joined: bool = False
 
 
 NAME = MatchRule(0.9)  # names: models, and the base of datasets and baselines; versions must agree
@@ -359,6 +365,7 @@ METRIC_NAMES = replace(
     modifiers=CHANGE_HEADS | MEASURE_FORM_HEADS,
     placeholders=PLACEHOLDER_METRICS,
     glued_heads=True,
+    joined=True,
 )
 DATASETS = replace(_LIST_NAME, heads=frozenset({"benchmark", "benchmarks", "bench", "dataset", "datasets"}))
 BASELINES = replace(
@@ -657,6 +664,40 @@ def drops_modifier(predicted: str, gold: str, rule: MatchRule) -> bool:
     extras = [(i, w) for i, w in enumerate(g.words) if not set(w) <= shared]
     counted = [(i, w) for i, w in extras if not _neutral_word(i, w, g.words, rule, False)]
     return len(counted) == 1 and counted[0][0] < len(g.words) - 1
+
+
+def _added_modifier(predicted: str, gold: str, rule: MatchRule) -> Optional[str]:
+    """The one written word that ``predicted`` holds before its head beyond ``gold``'s words, not a neutral one
+    (:func:`_neutral_word`), as written ("retention" of "retention_accuracy" against "accuracy"); None when the
+    prediction is not gold with one such modifier more, or on a rule without ``modifiers``."""
+    if rule.modifiers is None:
+        return None
+    p, g = _phrase(predicted, rule), _phrase(gold, rule)
+    shared = _tokens(g.words)
+    if not shared or not shared < _tokens(p.words):
+        return None
+    extras = [(i, w) for i, w in enumerate(p.words) if not set(w) <= shared]
+    counted = [(i, w) for i, w in extras if not _neutral_word(i, w, p.words, rule, False)]
+    if len(counted) != 1 or counted[0][0] == len(p.words) - 1:
+        return None
+    return " ".join(counted[0][1])
+
+
+def adds_item(
+    predicted: str, gold: str, others: Sequence[Sequence[str]], rule: MatchRule, text: Optional[str] = None
+) -> bool:
+    """``predicted`` is ``gold`` with one modifier more before its head (:func:`_added_modifier`) that on its own is
+    another of gold's items (``others``: the accepted forms of each other gold item of the list, as
+    :func:`accepted_forms` gives them): the prediction joins two of the paper's measures into one
+    ("retention_accuracy" where gold lists "retention" and "accuracy": the retention-accuracy trade-off), and names
+    neither (scorer 3.9, ``MatchRule.joined``; see :func:`string_similarities`). A modifier that is no item of gold's
+    ("model_accuracy", "near-full-retention accuracy" beside "accuracy"), or a neutral one ("average accuracy"),
+    leaves the pair to the other rules. False on a rule without ``modifiers`` or ``joined``; ``text`` is the abstract,
+    for the rule's reading of the modifier against each item."""
+    modifier = _added_modifier(predicted, gold, rule) if rule.joined else None
+    if modifier is None:
+        return False
+    return any(similarity(modifier, list(forms), rule, text) >= rule.threshold for forms in others)
 
 
 def _contained(
@@ -962,7 +1003,9 @@ def string_similarities(
     n_gold)), as :func:`align_strings` aligns them: :func:`similarity` with each gold item's accepted
     forms, except that a prediction short of a modifier of two gold items or more names neither
     (:func:`drops_modifier`: "accuracy" where gold holds "global accuracy" and "mean accuracy" matches
-    only the mean, whose modifier is neutral), so those pairs are 0."""
+    only the mean, whose modifier is neutral), and that a prediction with one modifier more that is another gold
+    item (:func:`adds_item`, on a rule with ``joined``: "retention_accuracy" where gold holds "retention" and
+    "accuracy") names none of them (scorer 3.9), so those pairs are 0."""
     index = _alternate_index(alternates)
     sim = np.array([[similarity(p, [g] + index.get(normalize(g), []), rule, text) for g in gold] for p in pred])
     if rule.modifiers is not None and len(gold) > 1:
@@ -972,6 +1015,12 @@ def string_similarities(
                 for j in accepted:
                     if drops_modifier(p, gold[j], rule):
                         sim[i, j] = 0.0
+            if not rule.joined:
+                continue
+            for j in np.flatnonzero(sim[i] >= rule.threshold):
+                others = [[g] + index.get(normalize(g), []) for k, g in enumerate(gold) if k != j]
+                if adds_item(p, gold[j], others, rule, text):
+                    sim[i, j] = 0.0
     return sim
 
 

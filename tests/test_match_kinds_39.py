@@ -7,7 +7,12 @@ from __future__ import annotations
 import pytest
 
 from paperfields.scoring.match import (
+    METRIC_NAMES,
+    TASKS,
+    adds_item,
+    similarity,
     strict_name_agrees,
+    string_similarities,
     with_abstract_aliases,
 )
 
@@ -45,6 +50,67 @@ def test_a_component_without_the_definition_was_already_another_name():
     alternates = with_abstract_aliases({}, POLICY_TEXT)
     assert not strict_name_agrees("Grid-Trained Value Nets with Value Replay", LONG, alternates, POLICY_TEXT)
     assert not strict_name_agrees("GTVN with Value Replay", SHORT, alternates, POLICY_TEXT)
+
+
+# --- A measure joined to another of gold's measures -------------------------------------------------------------
+
+TRADE_OFF_TEXT = (
+    "Across ten suites, GridNet improves the forgetting--accuracy trade-off over the baselines, keeps latency low and "
+    "holds across model sizes."
+)
+
+
+def _named(pred: str, golds: list[str], rule=METRIC_NAMES, text: str = TRADE_OFF_TEXT) -> list[str]:
+    sim = string_similarities([pred], golds, {}, rule, text)
+    return [g for g, s in zip(golds, sim[0]) if s >= rule.threshold]
+
+
+@pytest.mark.parametrize(
+    "pred, golds, named",
+    [
+        ("forgetting_accuracy", ["forgetting", "accuracy"], []),  # two of gold's measures in one: neither
+        ("forgetting-accuracy", ["forgetting", "accuracy"], []),  # glued by a hyphen: one word, a head added (3.8 too)
+        ("forgetting accuracy", ["forgetting", "accuracy"], []),  # or written apart: the kind is not the spelling
+        ("latency_accuracy", ["latency", "accuracy", "forgetting"], []),
+        ("forgetting_accuracy", ["forgetting rate", "accuracy"], []),  # the other item in another accepted form
+        ("model_accuracy", ["forgetting", "accuracy"], ["accuracy"]),  # a modifier that is no item of gold's
+        ("average_accuracy", ["forgetting", "accuracy"], ["accuracy"]),  # a neutral modifier
+        ("accuracy", ["forgetting", "accuracy"], ["accuracy"]),
+        ("forgetting_accuracy", ["accuracy"], ["accuracy"]),  # gold lists no forgetting: the 3.7 rules decide
+        ("forgetting", ["forgetting", "accuracy"], ["forgetting"]),
+    ],
+)
+def test_a_modifier_that_is_another_gold_measure_joins_two(pred, golds, named):
+    assert _named(pred, golds) == named
+
+
+def test_another_task_before_a_task_head_is_where_it_is_done():
+    """On tasks the rule is off: another of gold's tasks written before a task's head says where that task is done
+    ("post-training data selection" was judged data selection beside a post-training task)."""
+    text = "We study retrieval over long documents and question answering that reads what retrieval returns."
+    golds = ["retrieval", "question answering"]
+    assert _named("retrieval question answering", golds, TASKS, text) == ["question answering"]
+
+
+@pytest.mark.parametrize(
+    "pred, gold, others, joins",
+    [
+        ("forgetting_accuracy", "accuracy", [["forgetting"]], True),
+        ("forgetting_accuracy", "accuracy", [["latency"]], False),  # the modifier is not the other item
+        ("forgetting_accuracy", "accuracy", [], False),  # no other item
+        ("mean_accuracy", "accuracy", [["mean"]], False),  # a neutral modifier never counts
+        ("forgetting_accuracy", "forgetting", [["accuracy"]], False),  # the head added, not a modifier
+        ("forgetting_accuracy", "accuracy", [["forgetting"]], True),
+    ],
+)
+def test_adds_item(pred, gold, others, joins):
+    assert adds_item(pred, gold, others, METRIC_NAMES, TRADE_OFF_TEXT) is joins
+    assert not adds_item(pred, gold, others, TASKS, TRADE_OFF_TEXT)  # a rule without ``joined``
+
+
+def test_the_pair_alone_is_still_read_by_the_modifier_rules():
+    """Without gold's list the pair is what it was: a modifier the abstract writes, beside the one accuracy."""
+    assert similarity("forgetting_accuracy", ["accuracy"], METRIC_NAMES, TRADE_OFF_TEXT) >= METRIC_NAMES.threshold
 
 
 # --- A coined name with its parts written apart -----------------------------------------------------------------
