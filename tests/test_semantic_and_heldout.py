@@ -16,6 +16,7 @@ import pytest
 from paperfields.core.gold import GoldError, GoldRecord, load_gold
 from paperfields.core.schema import PaperRecord
 from paperfields.scoring import semantic
+from paperfields.scoring.score import SCORER_VERSION
 from paperfields.scoring.semantic import (
     THRESHOLD,
     Embedder,
@@ -352,15 +353,16 @@ def test_the_fifth_set_is_held_out_and_never_opened_before_the_freeze(tmp_path, 
     page = "\n".join(agreement._validity_section(folder / "gold.jsonl", gold))
     assert "`gold/scorer_stratified5_judgments.jsonl`, is not read yet: it is drawn and judged blind" in page
     assert "its pairs and judgments are not both in gold/ yet" in page
-    assert "the fourth stratified set; scorer 3.8's rules were chosen on its disagreements" in page
+    assert f"the fourth stratified set; scorer {SCORER_VERSION}'s rules were chosen on its disagreements" in page
     assert "read once with scorer 3.7 (rules frozen at 88c37e0): overall 0.963" in page
     (folder / fifth.pairs).write_text("not even JSON\n")
     (folder / fifth.judgments).write_text("not even JSON\n")  # would fail if it were read
     text = "\n".join(agreement._stratified_section(folder, [], {}))
     assert "is held out: it is read once, after the rules are frozen" in text
-    assert "scorer 3.8's figure on it is not read yet" in text
+    assert f"scorer {SCORER_VERSION}'s figure on it is not read yet" in text
     page = "\n".join(agreement._validity_section(folder / "gold.jsonl", gold))
-    assert "scorer 3.8's figure on it is not read yet" in page and "- Scorer 3.8's rules were chosen on the" in page
+    assert f"scorer {SCORER_VERSION}'s figure on it is not read yet" in page
+    assert "- Scorer 3.8's rules were chosen on the" in page  # the disclosures of the last freeze, the lead's text
     assert not (folder / "validity.json").exists()
 
 
