@@ -1110,14 +1110,17 @@ def _strict_keys(forms: Sequence[str]) -> set[str]:
 def strict_name_agrees(predicted: str, gold: str, alternates: dict[str, list[str]], text: Optional[str] = None) -> bool:
     """The strict (headline) level of a coined name: ``predicted`` is gold or one of its accepted forms
     (``alternates``, which the scorer extends with the abstract's acronyms) by :func:`_strict_key`, a plural
-    last word read as its singular (:func:`_inflected`, scorer 3.6); or it writes a name with the form the
+    last word read as its singular (:func:`_inflected`, scorer 3.6), without the spaces between its parts
+    (:func:`_name_keys`, scorer 3.9: "safe-compass" is ``SafeCompass``); or it writes a name with the form the
     abstract defines for it, "Long (SHORT)" (``Grid-Trained Value Nets (GTVN)`` for ``GTVN``: one part
     accepted, every other part its defined pair or accepted too, so a part written twice is one part: "DRA
     (Denoised Representation Attribution)" with the long form before it), and what follows the definition is
     a description ("Grid-Trained Value Nets (GTVN) framework"), though not, where gold is the definition's short
     form, a phrase opened by a preposition other than a setting's (:func:`_narrowed_short_form`, scorer 3.8:
     "One-stage Policy Optimization (OnePO) for Medical Adaptation" is OnePO for one domain, a narrower thing than
-    ``OnePO``, while it still is the spelt-out ``One-stage Policy Optimization``); or, with the abstract, gold's
+    ``OnePO``, while it still is the spelt-out ``One-stage Policy Optimization``), nor, whichever part gold is, a
+    component joined after it (:func:`_component_added`, scorer 3.9: "... (OnePO) with Teacher-Output Integration"
+    is a longer method than either part); or, with the abstract, gold's
     hyphenated name with an acronym the abstract never defines spelt out by its initials in words the abstract
     writes (:func:`_initials_written`, scorer 3.8: "Multi-Head-MoE" for ``MH-MoE`` where it writes "multi-head"),
     either way round; or it is a coined name (two capitals, or a capital and a digit) followed by a setting phrase
