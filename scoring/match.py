@@ -1005,7 +1005,8 @@ def string_similarities(
     (:func:`drops_modifier`: "accuracy" where gold holds "global accuracy" and "mean accuracy" matches
     only the mean, whose modifier is neutral), and that a prediction with one modifier more that is another gold
     item (:func:`adds_item`, on a rule with ``joined``: "retention_accuracy" where gold holds "retention" and
-    "accuracy") names none of them (scorer 3.9), so those pairs are 0."""
+    "accuracy", or gold's "retention_accuracy" where the predictions hold the two) names none of them (scorer 3.9),
+    so those pairs are 0."""
     index = _alternate_index(alternates)
     sim = np.array([[similarity(p, [g] + index.get(normalize(g), []), rule, text) for g in gold] for p in pred])
     if rule.modifiers is not None and len(gold) > 1:
@@ -1017,9 +1018,11 @@ def string_similarities(
                         sim[i, j] = 0.0
             if not rule.joined:
                 continue
+            # either side may hold the joined item: the rule is symmetric, as the matcher is
+            predicted_others = [[q] for k, q in enumerate(pred) if k != i]
             for j in np.flatnonzero(sim[i] >= rule.threshold):
                 others = [[g] + index.get(normalize(g), []) for k, g in enumerate(gold) if k != j]
-                if adds_item(p, gold[j], others, rule, text):
+                if adds_item(p, gold[j], others, rule, text) or adds_item(gold[j], p, predicted_others, rule, text):
                     sim[i, j] = 0.0
     return sim
 

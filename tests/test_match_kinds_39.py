@@ -84,6 +84,16 @@ def test_a_modifier_that_is_another_gold_measure_joins_two(pred, golds, named):
     assert _named(pred, golds) == named
 
 
+def test_the_joined_item_may_be_on_either_side():
+    """Swapping predictions and gold transposes the verdicts: gold's joined measure is neither of two predictions."""
+    preds, golds = ["forgetting", "accuracy"], ["forgetting_accuracy", "latency"]
+    forward = string_similarities(preds, golds, {}, METRIC_NAMES, TRADE_OFF_TEXT)
+    backward = string_similarities(golds, preds, {}, METRIC_NAMES, TRADE_OFF_TEXT)
+    assert (forward == backward.T).all() and (forward < METRIC_NAMES.threshold).all()
+    one = string_similarities(["accuracy"], ["forgetting_accuracy"], {}, METRIC_NAMES, TRADE_OFF_TEXT)
+    assert (one >= METRIC_NAMES.threshold).all()  # no other prediction names forgetting: the modifier rules decide
+
+
 def test_another_task_before_a_task_head_is_where_it_is_done():
     """On tasks the rule is off: another of gold's tasks written before a task's head says where that task is done
     ("post-training data selection" was judged data selection beside a post-training task)."""
