@@ -486,18 +486,33 @@ FOURTH_STRATIFIED = HeldOutSet(
 )
 # What scorer 3.7 measured on it when it was read (gold/AGREEMENT.md at 6aa8113); kept as history.
 FOURTH_STRATIFIED_FIGURE = {"overall": (79, 82), "contested": (41, 44), "results": (38, 38), "version": "3.7"}
-# The commit at which scorer 3.8's rules are frozen (issue 38, round five), before the fifth set is read; None until
+# The fifth stratified set (drawn with scorer 3.7, seed 42, after the fourth was read), judged blind and committed
+# unedited at 2b3c985; read once with scorer 3.8 (rules frozen at 985ffc1); published, a tuning set since.
+FIFTH_STRATIFIED = HeldOutSet(
+    "scorer_stratified5_pairs.jsonl", "scorer_stratified5_judgments.jsonl", "2b3c985", "462beead", "985ffc1"
+)
+# What scorer 3.8 measured on it when it was read (gold/AGREEMENT.md at 57e86a8); kept as history.
+FIFTH_STRATIFIED_FIGURE = {"overall": (44, 47), "contested": (12, 15), "results": (32, 32), "version": "3.8"}
+# The commit at which scorer 3.9's rules are frozen (issue 38, round six), before the sixth set is read; None until
 # the lead freezes them.
-RULES_FROZEN_AT: Optional[str] = "985ffc1"
-# The fifth stratified set, drawn (and judged blind) after the fourth was read; it checks scorer 3.8. Its commits are
+RULES_FROZEN_AT: Optional[str] = None
+# The sixth stratified set, drawn (and judged blind) after the fifth was read; it checks scorer 3.9. Its commits are
 # None until the rules are frozen and the lead enters the commit that added the judgments unedited (and the start of
 # their sha256): until then `paperfields gold agreement` never opens its files.
-FIFTH_STRATIFIED = HeldOutSet(
-    "scorer_stratified5_pairs.jsonl", "scorer_stratified5_judgments.jsonl", "2b3c985", "462beead", RULES_FROZEN_AT
+SIXTH_STRATIFIED = HeldOutSet(
+    "scorer_stratified6_pairs.jsonl", "scorer_stratified6_judgments.jsonl", None, None, RULES_FROZEN_AT
 )
-HELD_OUT = FIFTH_STRATIFIED  # the set `paperfields gold agreement` reads by default
+HELD_OUT = SIXTH_STRATIFIED  # the set `paperfields gold agreement` reads by default
 HELDOUT_SETS = {
-    s.judgments: s for s in (FIRST_STRATIFIED, SECOND_STRATIFIED, THIRD_STRATIFIED, FOURTH_STRATIFIED, FIFTH_STRATIFIED)
+    s.judgments: s
+    for s in (
+        FIRST_STRATIFIED,
+        SECOND_STRATIFIED,
+        THIRD_STRATIFIED,
+        FOURTH_STRATIFIED,
+        FIFTH_STRATIFIED,
+        SIXTH_STRATIFIED,
+    )
 }
 # The stratified sets read and published before today's rules were chosen: tuning sets, shown with today's scorer.
 TUNING_STRATIFIED = (
@@ -505,6 +520,7 @@ TUNING_STRATIFIED = (
     (SECOND_STRATIFIED, SECOND_STRATIFIED_FIGURE, "the second stratified set", 39, "3.4", "claim"),
     (THIRD_STRATIFIED, THIRD_STRATIFIED_FIGURE, "the third stratified set", 40, "3.5", "claim"),
     (FOURTH_STRATIFIED, FOURTH_STRATIFIED_FIGURE, "the fourth stratified set", 41, "3.6", "claim"),
+    (FIFTH_STRATIFIED, FIFTH_STRATIFIED_FIGURE, "the fifth stratified set", 42, "3.7", "claim"),
 )
 TARGET_CONTESTED = 0.90
 JUDGE = (
@@ -770,8 +786,12 @@ DISCLOSURES = [
     "was read.",
     "- Scorer 3.8's rules were chosen on the first, second, third and fourth stratified sets (all read and published) "
     "and the earlier judged sets, by an AI agent session working as a helper; it never opened or searched the fifth "
-    "set's files (pairs, judgments, judge's notes or draw)"
-    + (f", and its rules were frozen at {RULES_FROZEN_AT} before the fifth set was read." if RULES_FROZEN_AT else "."),
+    "set's files (pairs, judgments, judge's notes or draw), and its rules were frozen at 985ffc1 before the fifth set "
+    "was read.",
+    "- Scorer 3.9's rules were chosen on the first to fifth stratified sets (all read and published) and the earlier "
+    "judged sets, by an AI agent session working as a helper; it never opened, listed or searched the sixth set's "
+    "files (pairs, judgments, judge's notes or draw)"
+    + (f", and its rules were frozen at {RULES_FROZEN_AT} before the sixth set was read." if RULES_FROZEN_AT else "."),
     "",
 ]
 
