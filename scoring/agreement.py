@@ -486,18 +486,33 @@ FOURTH_STRATIFIED = HeldOutSet(
 )
 # What scorer 3.7 measured on it when it was read (gold/AGREEMENT.md at 6aa8113); kept as history.
 FOURTH_STRATIFIED_FIGURE = {"overall": (79, 82), "contested": (41, 44), "results": (38, 38), "version": "3.7"}
-# The commit at which scorer 3.8's rules are frozen (issue 38, round five), before the fifth set is read; None until
+# The fifth stratified set (drawn with scorer 3.7, seed 42, after the fourth was read), judged blind and committed
+# unedited at 2b3c985; read once with scorer 3.8 (rules frozen at 985ffc1); published, a tuning set since.
+FIFTH_STRATIFIED = HeldOutSet(
+    "scorer_stratified5_pairs.jsonl", "scorer_stratified5_judgments.jsonl", "2b3c985", "462beead", "985ffc1"
+)
+# What scorer 3.8 measured on it when it was read (gold/AGREEMENT.md at 57e86a8); kept as history.
+FIFTH_STRATIFIED_FIGURE = {"overall": (44, 47), "contested": (12, 15), "results": (32, 32), "version": "3.8"}
+# The commit at which scorer 3.9's rules are frozen (issue 38, round six), before the sixth set is read; None until
 # the lead freezes them.
-RULES_FROZEN_AT: Optional[str] = "985ffc1"
-# The fifth stratified set, drawn (and judged blind) after the fourth was read; it checks scorer 3.8. Its commits are
+RULES_FROZEN_AT: Optional[str] = None
+# The sixth stratified set, drawn (and judged blind) after the fifth was read; it checks scorer 3.9. Its commits are
 # None until the rules are frozen and the lead enters the commit that added the judgments unedited (and the start of
 # their sha256): until then `paperfields gold agreement` never opens its files.
-FIFTH_STRATIFIED = HeldOutSet(
-    "scorer_stratified5_pairs.jsonl", "scorer_stratified5_judgments.jsonl", "2b3c985", "462beead", RULES_FROZEN_AT
+SIXTH_STRATIFIED = HeldOutSet(
+    "scorer_stratified6_pairs.jsonl", "scorer_stratified6_judgments.jsonl", None, None, RULES_FROZEN_AT
 )
-HELD_OUT = FIFTH_STRATIFIED  # the set `paperfields gold agreement` reads by default
+HELD_OUT = SIXTH_STRATIFIED  # the set `paperfields gold agreement` reads by default
 HELDOUT_SETS = {
-    s.judgments: s for s in (FIRST_STRATIFIED, SECOND_STRATIFIED, THIRD_STRATIFIED, FOURTH_STRATIFIED, FIFTH_STRATIFIED)
+    s.judgments: s
+    for s in (
+        FIRST_STRATIFIED,
+        SECOND_STRATIFIED,
+        THIRD_STRATIFIED,
+        FOURTH_STRATIFIED,
+        FIFTH_STRATIFIED,
+        SIXTH_STRATIFIED,
+    )
 }
 # The stratified sets read and published before today's rules were chosen: tuning sets, shown with today's scorer.
 TUNING_STRATIFIED = (
@@ -505,6 +520,7 @@ TUNING_STRATIFIED = (
     (SECOND_STRATIFIED, SECOND_STRATIFIED_FIGURE, "the second stratified set", 39, "3.4", "claim"),
     (THIRD_STRATIFIED, THIRD_STRATIFIED_FIGURE, "the third stratified set", 40, "3.5", "claim"),
     (FOURTH_STRATIFIED, FOURTH_STRATIFIED_FIGURE, "the fourth stratified set", 41, "3.6", "claim"),
+    (FIFTH_STRATIFIED, FIFTH_STRATIFIED_FIGURE, "the fifth stratified set", 42, "3.7", "claim"),
 )
 TARGET_CONTESTED = 0.90
 JUDGE = (
@@ -770,15 +786,19 @@ DISCLOSURES = [
     "was read.",
     "- Scorer 3.8's rules were chosen on the first, second, third and fourth stratified sets (all read and published) "
     "and the earlier judged sets, by an AI agent session working as a helper; it never opened or searched the fifth "
-    "set's files (pairs, judgments, judge's notes or draw)"
-    + (f", and its rules were frozen at {RULES_FROZEN_AT} before the fifth set was read." if RULES_FROZEN_AT else "."),
+    "set's files (pairs, judgments, judge's notes or draw), and its rules were frozen at 985ffc1 before the fifth set "
+    "was read.",
+    "- Scorer 3.9's rules were chosen on the first to fifth stratified sets (all read and published) and the earlier "
+    "judged sets, by an AI agent session working as a helper; it never opened, listed or searched the sixth set's "
+    "files (pairs, judgments, judge's notes or draw)"
+    + (f", and its rules were frozen at {RULES_FROZEN_AT} before the sixth set was read." if RULES_FROZEN_AT else "."),
     "",
 ]
 
 
-# Every published run's headline (and results F1, true positives) under scorer 3.7 and gold 1.6, before the re-score
-# with scorer 3.8 (gold unchanged), with why it moved: each reason counts the items a 3.8 rule decides otherwise.
-RESCORED_FROM = ("3.7", "1.6")
+# Every published run's headline (and results F1, true positives) under scorer 3.8 and gold 1.6, before the re-score
+# with scorer 3.9 (gold unchanged), with why it moved: each reason counts the items a 3.9 rule decides otherwise.
+RESCORED_FROM = ("3.8", "1.6")
 PREVIOUS_HEADLINES: dict[str, tuple[float, float, int, str]] = {
     "agent-confidence__submitted__test": (0.9008, 0.9172, 72, "no change"),
     "agent-evidence__submitted__test": (0.8855, 0.9542, 73, "no change"),
@@ -787,35 +807,27 @@ PREVIOUS_HEADLINES: dict[str, tuple[float, float, int, str]] = {
     "agent-zero-shot__submitted__test": (0.8684, 0.9103, 71, "no change"),
     "annotator_second-blind__imported__test": (0.9821, 1.0, 34, "no change"),
     "local_gemma3-270m__confidence__test": (
-        0.1454,
+        0.1439,
         0.0,
         0,
-        "method_name -1 (refused: 'One-stage Policy Optimization (OnePO) for Medical Adaptation' for gold 'OnePO', "
-        "the coined name narrowed to one domain)",
+        "metrics -1 (refused: 'retention_accuracy' for gold 'accuracy' where gold lists 'retention' too: one measure "
+        "joined to another, naming neither)",
     ),
     "local_gemma3-270m__evidence__test": (
-        0.1311,
+        0.1294,
         0.0,
         0,
-        "method_name -1 (refused: 'One-stage Policy Optimization (OnePO) with Teacher-Output Integration' for gold "
-        "'OnePO', the coined name with a component added)",
+        "method_full_name -1 (refused: 'One-stage Policy Optimization (OnePO) with Teacher-Output Integration' for "
+        "gold 'One-stage Policy Optimization': a component joined after the definition, a longer method)",
     ),
-    "local_gemma3-270m__few_shot__test": (
-        0.169,
-        0.0074,
-        1,
-        "method_name +1 ('Multi-Head-MoE' ~ 'MH-MoE': the undefined acronym's initials spelt out in words the "
-        "abstract writes)",
-    ),
-    "local_gemma3-270m__reasoning_first__test": (0.1349, 0.0, 0, "no change"),
-    "local_gemma3-270m__zero_shot__test": (
-        0.1586,
+    "local_gemma3-270m__few_shot__test": (0.1705, 0.0074, 1, "no change"),
+    "local_gemma3-270m__reasoning_first__test": (
+        0.1349,
         0.0,
         0,
-        "method_name -1 (refused: 'One-stage Policy Optimization (OnePO) for Medical Adaptation' for gold 'OnePO', "
-        "the coined name narrowed to one domain); results +1 (the 8.15% absolute improvement with "
-        "'evaluation_benchmarks' as dataset, model and baseline: a class of benchmarks, read as no context)",
+        "method_name +1 ('safe-compass' ~ 'SafeCompass': a coined name written with its parts apart)",
     ),
+    "local_gemma3-270m__zero_shot__test": (0.1574, 0.0038, 1, "no change"),
     "local_qwen2.5-coder-0.5b__confidence__test": (0.3661, 0.0533, 4, "no change"),
     "local_qwen2.5-coder-0.5b__evidence__test": (0.2602, 0.0593, 4, "no change"),
     "local_qwen2.5-coder-0.5b__few_shot__test": (0.3334, 0.0703, 11, "no change"),

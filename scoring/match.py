@@ -303,6 +303,11 @@ class MatchRule:
     Scorer 3.8: ``glued_heads`` (metrics): a generic head glued to the last word by a hyphen is cut as a spaced one is
     ("accuracy-score" is "accuracy", as "accuracy score" is); which accuracy it then names, where the abstract or gold
     holds more than one, the modifier rules decide as for "accuracy" itself.
+
+    Scorer 3.9: ``joined`` (metrics): a measure written with one modifier more that is, on its own, another of gold's
+    items joins two of the paper's measures and names neither ("retention_accuracy" where gold lists "retention" and
+    "accuracy"; :func:`adds_item`, asked as a list is aligned). Not on tasks, where another task before the head says
+    where the task is done ("post-training data selection" is data selection).
     """
 
     threshold: float
@@ -328,6 +333,7 @@ class MatchRule:
     activities: tuple[frozenset[str], ...] = ()
     applied: bool = False
     glued_heads: bool = False
+    joined: bool = False
 
 
 NAME = MatchRule(0.9)  # names: models, and the base of datasets and baselines; versions must agree
@@ -359,6 +365,7 @@ METRIC_NAMES = replace(
     modifiers=CHANGE_HEADS | MEASURE_FORM_HEADS,
     placeholders=PLACEHOLDER_METRICS,
     glued_heads=True,
+    joined=True,
 )
 DATASETS = replace(_LIST_NAME, heads=frozenset({"benchmark", "benchmarks", "bench", "dataset", "datasets"}))
 BASELINES = replace(
@@ -657,6 +664,40 @@ def drops_modifier(predicted: str, gold: str, rule: MatchRule) -> bool:
     extras = [(i, w) for i, w in enumerate(g.words) if not set(w) <= shared]
     counted = [(i, w) for i, w in extras if not _neutral_word(i, w, g.words, rule, False)]
     return len(counted) == 1 and counted[0][0] < len(g.words) - 1
+
+
+def _added_modifier(predicted: str, gold: str, rule: MatchRule) -> Optional[str]:
+    """The one written word that ``predicted`` holds before its head beyond ``gold``'s words, not a neutral one
+    (:func:`_neutral_word`), as written ("retention" of "retention_accuracy" against "accuracy"); None when the
+    prediction is not gold with one such modifier more, or on a rule without ``modifiers``."""
+    if rule.modifiers is None:
+        return None
+    p, g = _phrase(predicted, rule), _phrase(gold, rule)
+    shared = _tokens(g.words)
+    if not shared or not shared < _tokens(p.words):
+        return None
+    extras = [(i, w) for i, w in enumerate(p.words) if not set(w) <= shared]
+    counted = [(i, w) for i, w in extras if not _neutral_word(i, w, p.words, rule, False)]
+    if len(counted) != 1 or counted[0][0] == len(p.words) - 1:
+        return None
+    return " ".join(counted[0][1])
+
+
+def adds_item(
+    predicted: str, gold: str, others: Sequence[Sequence[str]], rule: MatchRule, text: Optional[str] = None
+) -> bool:
+    """``predicted`` is ``gold`` with one modifier more before its head (:func:`_added_modifier`) that on its own is
+    another of gold's items (``others``: the accepted forms of each other gold item of the list, as
+    :func:`accepted_forms` gives them): the prediction joins two of the paper's measures into one
+    ("retention_accuracy" where gold lists "retention" and "accuracy": the retention-accuracy trade-off), and names
+    neither (scorer 3.9, ``MatchRule.joined``; see :func:`string_similarities`). A modifier that is no item of gold's
+    ("model_accuracy", "near-full-retention accuracy" beside "accuracy"), or a neutral one ("average accuracy"),
+    leaves the pair to the other rules. False on a rule without ``modifiers`` or ``joined``; ``text`` is the abstract,
+    for the rule's reading of the modifier against each item."""
+    modifier = _added_modifier(predicted, gold, rule) if rule.joined else None
+    if modifier is None:
+        return False
+    return any(similarity(modifier, list(forms), rule, text) >= rule.threshold for forms in others)
 
 
 def _contained(
@@ -962,7 +1003,10 @@ def string_similarities(
     n_gold)), as :func:`align_strings` aligns them: :func:`similarity` with each gold item's accepted
     forms, except that a prediction short of a modifier of two gold items or more names neither
     (:func:`drops_modifier`: "accuracy" where gold holds "global accuracy" and "mean accuracy" matches
-    only the mean, whose modifier is neutral), so those pairs are 0."""
+    only the mean, whose modifier is neutral), and that a prediction with one modifier more that is another gold
+    item (:func:`adds_item`, on a rule with ``joined``: "retention_accuracy" where gold holds "retention" and
+    "accuracy", or gold's "retention_accuracy" where the predictions hold the two) names none of them (scorer 3.9),
+    so those pairs are 0."""
     index = _alternate_index(alternates)
     sim = np.array([[similarity(p, [g] + index.get(normalize(g), []), rule, text) for g in gold] for p in pred])
     if rule.modifiers is not None and len(gold) > 1:
@@ -972,6 +1016,14 @@ def string_similarities(
                 for j in accepted:
                     if drops_modifier(p, gold[j], rule):
                         sim[i, j] = 0.0
+            if not rule.joined:
+                continue
+            # either side may hold the joined item: the rule is symmetric, as the matcher is
+            predicted_others = [[q] for k, q in enumerate(pred) if k != i]
+            for j in np.flatnonzero(sim[i] >= rule.threshold):
+                others = [[g] + index.get(normalize(g), []) for k, g in enumerate(gold) if k != j]
+                if adds_item(p, gold[j], others, rule, text) or adds_item(gold[j], p, predicted_others, rule, text):
+                    sim[i, j] = 0.0
     return sim
 
 
@@ -1045,21 +1097,33 @@ def _inflected(key: str) -> str:
     return " ".join(words)
 
 
+def _name_keys(text: str) -> frozenset[str]:
+    """The keys a name is compared by at the strict level: its strict key (:func:`_strict_key`) and that key with a
+    plural last word read as its singular (:func:`_inflected`), each without the spaces between its parts (scorer
+    3.9): a coined name written with its parts apart or together is one name ("safe-compass", "safe_compass" and
+    "SafeCompass" are all ``safecompass``), while a letter or a word more or less still makes another key."""
+    key = _strict_key(text)
+    return frozenset({key.replace(" ", ""), _inflected(key).replace(" ", "")})
+
+
 def _strict_keys(forms: Sequence[str]) -> set[str]:
-    return {_inflected(_strict_key(form)) for form in forms}
+    return {k for form in forms for k in _name_keys(form)}
 
 
 def strict_name_agrees(predicted: str, gold: str, alternates: dict[str, list[str]], text: Optional[str] = None) -> bool:
     """The strict (headline) level of a coined name: ``predicted`` is gold or one of its accepted forms
     (``alternates``, which the scorer extends with the abstract's acronyms) by :func:`_strict_key`, a plural
-    last word read as its singular (:func:`_inflected`, scorer 3.6); or it writes a name with the form the
+    last word read as its singular (:func:`_inflected`, scorer 3.6), without the spaces between its parts
+    (:func:`_name_keys`, scorer 3.9: "safe-compass" is ``SafeCompass``); or it writes a name with the form the
     abstract defines for it, "Long (SHORT)" (``Grid-Trained Value Nets (GTVN)`` for ``GTVN``: one part
     accepted, every other part its defined pair or accepted too, so a part written twice is one part: "DRA
     (Denoised Representation Attribution)" with the long form before it), and what follows the definition is
     a description ("Grid-Trained Value Nets (GTVN) framework"), though not, where gold is the definition's short
     form, a phrase opened by a preposition other than a setting's (:func:`_narrowed_short_form`, scorer 3.8:
     "One-stage Policy Optimization (OnePO) for Medical Adaptation" is OnePO for one domain, a narrower thing than
-    ``OnePO``, while it still is the spelt-out ``One-stage Policy Optimization``); or, with the abstract, gold's
+    ``OnePO``, while it still is the spelt-out ``One-stage Policy Optimization``), nor, whichever part gold is, a
+    component joined after it (:func:`_component_added`, scorer 3.9: "... (OnePO) with Teacher-Output Integration"
+    is a longer method than either part); or, with the abstract, gold's
     hyphenated name with an acronym the abstract never defines spelt out by its initials in words the abstract
     writes (:func:`_initials_written`, scorer 3.8: "Multi-Head-MoE" for ``MH-MoE`` where it writes "multi-head"),
     either way round; or it is a coined name (two capitals, or a capital and a digit) followed by a setting phrase
@@ -1069,29 +1133,28 @@ def strict_name_agrees(predicted: str, gold: str, alternates: dict[str, list[str
     Tokens via attentiOn Contribution``: the judges of the first stratified set read the two as one method)."""
     forms_ = accepted_forms(gold, alternates)
     accepted = _strict_keys(forms_)
-    if _inflected(_strict_key(predicted)) in accepted or _misspelt_name(
-        predicted, {_strict_key(form) for form in forms_}, text
-    ):
+    if _name_keys(predicted) & accepted or _misspelt_name(predicted, {_strict_key(form) for form in forms_}, text):
         return True
     written = strip_markup(predicted).strip()
     if text and (_initials_written(written, gold, text) or _initials_written(gold, written, text)):
         return True
     head = written.split("(", 1)[0].strip()
     parts = [head, *(m.strip() for m in _BRACKETED.findall(written))]
-    if len(parts) > 1 and _narrowed_short_form(parts, written.rpartition(")")[2], gold):
+    after = written.rpartition(")")[2]
+    if len(parts) > 1 and (_narrowed_short_form(parts, after, gold) or _component_added(after)):
         return False
     if len(parts) > 1 and all(parts):
         for i, one in enumerate(parts):
-            if _inflected(_strict_key(one)) not in accepted:
+            if not _name_keys(one) & accepted:
                 continue
             paired = _strict_keys(accepted_forms(one, alternates)) | accepted
-            if all(_inflected(_strict_key(other)) in paired for other in parts[:i] + parts[i + 1 :]):
+            if all(_name_keys(other) & paired for other in parts[:i] + parts[i + 1 :]):
                 return True
     words = written.split()
     cut = next((i for i in range(1, len(words)) if normalize(words[i]) in NAME_SETTINGS), None)
     if cut is not None:
         name = " ".join(words[:cut])
-        return bool(_COINED.fullmatch(name)) and _inflected(_strict_key(name)) in accepted
+        return bool(_COINED.fullmatch(name)) and bool(_name_keys(name) & accepted)
     return False
 
 
@@ -1111,11 +1174,27 @@ def _narrowed_short_form(parts: list[str], after: str, gold: str) -> bool:
     words = after.split()
     if not words or normalize(words[0]) not in NARROWING_PREPOSITIONS:
         return False
-    key = _inflected(_strict_key(gold))
+    key = _name_keys(gold)
     return any(
-        _inflected(_strict_key(one)) == key and any(_abbreviates(one, other) for other in parts if other != one)
-        for one in parts
+        _name_keys(one) & key and any(_abbreviates(one, other) for other in parts if other != one) for one in parts
     )
+
+
+# Words that join a component to a method written after its definition (scorer 3.9): "One-stage Policy Optimization
+# (OnePO) with Teacher-Output Integration" is OnePO and another part, a compound method that is neither the coined
+# short form nor the spelt-out long form. "for", "in" and the other narrowing prepositions say what the method is for
+# and narrow only the short form (:func:`_narrowed_short_form`); "and" coordinates two names and is left to the
+# rules of a list ("Multi-Head LatentMoE and Head Parallel" was judged one proposal).
+COMPONENT_WORDS = frozenset({"with", "without", "plus"})
+
+
+def _component_added(after: str) -> bool:
+    """What follows a name written "Long (SHORT)" opens with a word that joins a component to it
+    (:data:`COMPONENT_WORDS`: "with Teacher-Output Integration"): the whole names a longer method, another name than
+    either part, whichever part gold is (scorer 3.9). False for nothing after the definition, a generic word
+    ("framework") or a phrase of another kind ("for Robot Navigation", "across four backbones")."""
+    words = after.split()
+    return bool(words) and normalize(words[0]) in COMPONENT_WORDS
 
 
 def _initials_written(spelt: str, short: str, text: str) -> bool:

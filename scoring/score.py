@@ -107,8 +107,13 @@ from paperfields.scoring.metrics.wilson import f1_edge_ci, wilson_ci
 # SHORT (a narrower thing; gold's spelt-out long form still is it), and a hyphenated name whose acronym the abstract
 # never defines is its initials spelt out in words the abstract writes ("Multi-Head-MoE" ~ "MH-MoE"); a metric's
 # generic head glued by a hyphen is cut as a spaced one ("accuracy-score" is "accuracy"); at the claim level a class of
-# benchmarks written as the dataset and in another slot is no context, not a contradiction.
-SCORER_VERSION = "3.8"
+# benchmarks written as the dataset and in another slot is no context, not a contradiction. 3.9 (issue 38, round six):
+# at the strict name level "Long (SHORT) with X" (a component joined: with, without, plus) is neither part, gold's
+# spelt-out long form included ("for X" still is the long form), and a coined name is one name whatever joins its parts
+# ("safe-compass" ~ "SafeCompass": compared without the spaces between them); a metric written with one modifier more
+# that is on its own another of gold's metrics joins the two and names neither ("retention_accuracy" where gold lists
+# "retention" and "accuracy").
+SCORER_VERSION = "3.9"
 SOFT_THRESHOLD = PHRASE.threshold  # the soft name score: the phrase rule on a name
 
 # Derived from the schema's field facts (paperfields.core.fields); each names the fields in schema order.

@@ -47,6 +47,7 @@ from paperfields.scoring.match import (
     MATCH_RULES,
     MatchRule,
     accepted_forms,
+    adds_item,
     dedupe,
     explain,
     forms,
@@ -949,8 +950,12 @@ def headline_verdict(
     same = bool(matrix[0, keys.index(normalize(gold))] >= rule.threshold)
     reason = explain(prediction, accepted_forms(gold, alternates), rule, abstract)
     if not same and similarity(prediction, accepted_forms(gold, alternates), rule, abstract) >= rule.threshold:
+        others = [accepted_forms(g, alternates) for g in golds if normalize(g) != normalize(gold)]
         reason = (
-            "gold holds the head under another modifier too, so the prediction, short of the modifier, names neither"
+            "the modifier the prediction adds is another of gold's items: it joins two of them and names neither"
+            if adds_item(prediction, gold, others, rule, abstract)
+            else "gold holds the head under another modifier too, so the prediction, short of the modifier, names "
+            "neither"
         )
     return same, reason
 

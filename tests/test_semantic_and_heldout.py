@@ -16,6 +16,7 @@ import pytest
 from paperfields.core.gold import GoldError, GoldRecord, load_gold
 from paperfields.core.schema import PaperRecord
 from paperfields.scoring import semantic
+from paperfields.scoring.score import SCORER_VERSION
 from paperfields.scoring.semantic import (
     THRESHOLD,
     Embedder,
@@ -322,45 +323,64 @@ def test_the_fourth_set_is_a_tuning_set_with_its_scorer_37_read_kept():
     assert agreement.HELDOUT_SETS[fourth.judgments] is fourth and agreement.HELD_OUT is not fourth
 
 
-def test_the_fifth_set_is_held_out_and_never_opened_before_the_freeze(tmp_path, monkeypatch):
-    """Scorer 3.8's held-out set is the fifth, frozen at 985ffc1 with its unedited judgments entered (2b3c985); before
-    the lead froze the rules and entered that commit, both None, `paperfields gold agreement` never read its files
-    (here they hold no JSON at all) and the page said the set is not read yet; without them it says so too, and that
-    the set is not in gold/ yet."""
+def test_the_fifth_set_is_a_tuning_set_with_its_scorer_38_read_kept():
+    """Scorer 3.9's rules were chosen on the fifth set: it is a tuning set now, its entered commits (2b3c985, sha256
+    462beead..., rules frozen at 985ffc1) and its scorer 3.8 read (44/47, contested 12/15, results 32/32) kept as
+    history."""
+    from paperfields.scoring import agreement
+
+    fifth = agreement.FIFTH_STRATIFIED
+    assert (fifth.pairs, fifth.judgments) == ("scorer_stratified5_pairs.jsonl", "scorer_stratified5_judgments.jsonl")
+    assert (fifth.committed_at, fifth.sha256_prefix, fifth.rules_frozen_at) == ("2b3c985", "462beead", "985ffc1")
+    entry = next(t for t in agreement.TUNING_STRATIFIED if t[0] is fifth)
+    assert entry[1:] == (
+        {"overall": (44, 47), "contested": (12, 15), "results": (32, 32), "version": "3.8"},
+        "the fifth stratified set",
+        42,
+        "3.7",
+        "claim",
+    )
+    assert agreement.HELDOUT_SETS[fifth.judgments] is fifth and agreement.HELD_OUT is not fifth
+
+
+def test_the_sixth_set_is_held_out_and_never_opened_before_the_freeze(tmp_path, monkeypatch):
+    """Scorer 3.9's held-out set is the sixth; before the lead freezes the rules and enters the commit that added its
+    unedited judgments (both None), `paperfields gold agreement` never reads its files (here they hold no JSON at
+    all) and the page says the set is not read yet; without them it says so too, and that the set is not in gold/
+    yet."""
     import dataclasses
 
     from paperfields.scoring import agreement
 
-    fifth = agreement.HELD_OUT
-    assert fifth is agreement.FIFTH_STRATIFIED and agreement.HELDOUT_SETS[fifth.judgments] is fifth
-    assert (fifth.pairs, fifth.judgments) == ("scorer_stratified5_pairs.jsonl", "scorer_stratified5_judgments.jsonl")
-    assert (fifth.committed_at, fifth.sha256_prefix, fifth.rules_frozen_at) == ("2b3c985", "462beead", "985ffc1")
-    assert agreement.RULES_FROZEN_AT == "985ffc1"
-    assert fifth not in [t[0] for t in agreement.TUNING_STRATIFIED]
-    # the state before the freeze, as it was until 985ffc1
-    fifth = dataclasses.replace(fifth, committed_at=None, sha256_prefix=None, rules_frozen_at=None)
+    sixth = agreement.HELD_OUT
+    assert sixth is agreement.SIXTH_STRATIFIED and agreement.HELDOUT_SETS[sixth.judgments] is sixth
+    assert (sixth.pairs, sixth.judgments) == ("scorer_stratified6_pairs.jsonl", "scorer_stratified6_judgments.jsonl")
+    assert sixth not in [t[0] for t in agreement.TUNING_STRATIFIED]
+    # the state before the freeze
+    sixth = dataclasses.replace(sixth, committed_at=None, sha256_prefix=None, rules_frozen_at=None)
     monkeypatch.setattr(agreement, "RULES_FROZEN_AT", None)
-    monkeypatch.setattr(agreement, "FIFTH_STRATIFIED", fifth)
-    monkeypatch.setattr(agreement, "HELD_OUT", fifth)
-    monkeypatch.setattr(agreement, "HELDOUT_SETS", {**agreement.HELDOUT_SETS, fifth.judgments: fifth})
+    monkeypatch.setattr(agreement, "SIXTH_STRATIFIED", sixth)
+    monkeypatch.setattr(agreement, "HELD_OUT", sixth)
+    monkeypatch.setattr(agreement, "HELDOUT_SETS", {**agreement.HELDOUT_SETS, sixth.judgments: sixth})
     folder = tmp_path / "gold"
     folder.mkdir()
-    for name in ("gold.jsonl", "corpus.jsonl", "scorer_stratified4_pairs.jsonl", "scorer_stratified4_judgments.jsonl"):
+    for name in ("gold.jsonl", "corpus.jsonl", "scorer_stratified5_pairs.jsonl", "scorer_stratified5_judgments.jsonl"):
         shutil.copy(ROOT / "gold" / name, folder / name)
     assert agreement._stratified_section(folder, [], {}) == []  # not drawn: nothing to say, nothing opened
     gold = load_gold(folder / "gold.jsonl")
     page = "\n".join(agreement._validity_section(folder / "gold.jsonl", gold))
-    assert "`gold/scorer_stratified5_judgments.jsonl`, is not read yet: it is drawn and judged blind" in page
+    assert "`gold/scorer_stratified6_judgments.jsonl`, is not read yet: it is drawn and judged blind" in page
     assert "its pairs and judgments are not both in gold/ yet" in page
-    assert "the fourth stratified set; scorer 3.8's rules were chosen on its disagreements" in page
-    assert "read once with scorer 3.7 (rules frozen at 88c37e0): overall 0.963" in page
-    (folder / fifth.pairs).write_text("not even JSON\n")
-    (folder / fifth.judgments).write_text("not even JSON\n")  # would fail if it were read
+    assert f"the fifth stratified set; scorer {SCORER_VERSION}'s rules were chosen on its disagreements" in page
+    assert "read once with scorer 3.8 (rules frozen at 985ffc1): overall 0.936" in page
+    (folder / sixth.pairs).write_text("not even JSON\n")
+    (folder / sixth.judgments).write_text("not even JSON\n")  # would fail if it were read
     text = "\n".join(agreement._stratified_section(folder, [], {}))
     assert "is held out: it is read once, after the rules are frozen" in text
-    assert "scorer 3.8's figure on it is not read yet" in text
+    assert f"scorer {SCORER_VERSION}'s figure on it is not read yet" in text
     page = "\n".join(agreement._validity_section(folder / "gold.jsonl", gold))
-    assert "scorer 3.8's figure on it is not read yet" in page and "- Scorer 3.8's rules were chosen on the" in page
+    assert f"scorer {SCORER_VERSION}'s figure on it is not read yet" in page
+    assert "- Scorer 3.9's rules were chosen on the first to fifth stratified sets" in page
     assert not (folder / "validity.json").exists()
 
 
