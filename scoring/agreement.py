@@ -495,12 +495,12 @@ FIFTH_STRATIFIED = HeldOutSet(
 FIFTH_STRATIFIED_FIGURE = {"overall": (44, 47), "contested": (12, 15), "results": (32, 32), "version": "3.8"}
 # The commit at which scorer 3.9's rules are frozen (issue 38, round six), before the sixth set is read; None until
 # the lead freezes them.
-RULES_FROZEN_AT: Optional[str] = None
+RULES_FROZEN_AT: Optional[str] = "f944ada"
 # The sixth stratified set, drawn (and judged blind) after the fifth was read; it checks scorer 3.9. Its commits are
 # None until the rules are frozen and the lead enters the commit that added the judgments unedited (and the start of
 # their sha256): until then `paperfields gold agreement` never opens its files.
 SIXTH_STRATIFIED = HeldOutSet(
-    "scorer_stratified6_pairs.jsonl", "scorer_stratified6_judgments.jsonl", None, None, RULES_FROZEN_AT
+    "scorer_stratified6_pairs.jsonl", "scorer_stratified6_judgments.jsonl", "55eb1c5", "b4b0ad2c", RULES_FROZEN_AT
 )
 HELD_OUT = SIXTH_STRATIFIED  # the set `paperfields gold agreement` reads by default
 HELDOUT_SETS = {
@@ -833,6 +833,7 @@ PREVIOUS_HEADLINES: dict[str, tuple[float, float, int, str]] = {
     "local_qwen2.5-coder-0.5b__few_shot__test": (0.3334, 0.0703, 11, "no change"),
     "local_qwen2.5-coder-0.5b__reasoning_first__test": (0.3377, 0.0513, 4, "no change"),
     "local_qwen2.5-coder-0.5b__zero_shot__test": (0.3638, 0.0288, 2, "no change"),
+    "local_qwen2.5-coder-1.5b__evidence__test": (0.417, 0.0719, 6, "no change"),
     "local_qwen2.5-coder-1.5b__few_shot__test": (0.4548, 0.1929, 27, "no change"),
     "local_qwen2.5-coder-1.5b__zero_shot__test": (0.4635, 0.1062, 18, "no change"),
     "rules_baseline__zero_shot__test": (0.5099, 0.6935, 43, "no change"),
