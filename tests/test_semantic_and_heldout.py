@@ -344,10 +344,10 @@ def test_the_fifth_set_is_a_tuning_set_with_its_scorer_38_read_kept():
 
 
 def test_the_sixth_set_is_held_out_and_never_opened_before_the_freeze(tmp_path, monkeypatch):
-    """Scorer 3.9's held-out set is the sixth; before the lead freezes the rules and enters the commit that added its
-    unedited judgments (both None), `paperfields gold agreement` never reads its files (here they hold no JSON at
-    all) and the page says the set is not read yet; without them it says so too, and that the set is not in gold/
-    yet."""
+    """Scorer 3.9's held-out set is the sixth, frozen at f944ada with its unedited judgments entered (55eb1c5); before
+    the lead froze the rules and entered that commit (both None), `paperfields gold agreement` never read its files
+    (here they hold no JSON at all) and the page said the set is not read yet; without them it says so too, and that
+    the set is not in gold/ yet."""
     import dataclasses
 
     from paperfields.scoring import agreement
@@ -355,6 +355,8 @@ def test_the_sixth_set_is_held_out_and_never_opened_before_the_freeze(tmp_path, 
     sixth = agreement.HELD_OUT
     assert sixth is agreement.SIXTH_STRATIFIED and agreement.HELDOUT_SETS[sixth.judgments] is sixth
     assert (sixth.pairs, sixth.judgments) == ("scorer_stratified6_pairs.jsonl", "scorer_stratified6_judgments.jsonl")
+    assert (sixth.committed_at, sixth.sha256_prefix, sixth.rules_frozen_at) == ("55eb1c5", "b4b0ad2c", "f944ada")
+    assert agreement.RULES_FROZEN_AT == "f944ada"
     assert sixth not in [t[0] for t in agreement.TUNING_STRATIFIED]
     # the state before the freeze
     sixth = dataclasses.replace(sixth, committed_at=None, sha256_prefix=None, rules_frozen_at=None)
@@ -406,6 +408,17 @@ def test_the_fifth_sets_committed_judgments_are_the_ones_read():
     assert len(data.splitlines()) == 47
 
 
+def test_the_sixth_sets_committed_judgments_are_the_ones_read():
+    """The judgments read are the bytes committed unedited at 55eb1c5: their sha256 starts with what was entered."""
+    import hashlib
+
+    from paperfields.scoring import agreement
+
+    data = (ROOT / "gold" / agreement.SIXTH_STRATIFIED.judgments).read_bytes()
+    assert hashlib.sha256(data).hexdigest().startswith("b4b0ad2c")
+    assert len(data.splitlines()) == 22
+
+
 def test_the_board_and_the_readme_state_the_held_out_figures_and_who_judged():
     from paperfields.scoring import agreement
     from paperfields.scoring.method import validity_figures, validity_text
@@ -414,14 +427,14 @@ def test_the_board_and_the_readme_state_the_held_out_figures_and_who_judged():
     read = {s.pairs: s for s in agreement.HELDOUT_SETS.values()}[figures["set"]]  # the newest set read so far
     assert figures["rules_frozen_at"] == read.rules_frozen_at is not None
     assert figures["judgments_sha256"].startswith(read.sha256_prefix or "")
-    # set #5 read once at scorer 3.8 (2b3c985's unedited judgments): 47 pairs, 15 contested + 32 results
-    assert agreement.FOURTH_STRATIFIED.committed_at == "8198002"
-    assert figures["set"] == "scorer_stratified5_pairs.jsonl" and figures["scorer_version"] == "3.8"
-    assert figures["overall"]["pairs"] == 47 and (figures["contested"]["pairs"], figures["results"]["pairs"]) == (
-        15,
-        32,
+    # set #6 read once at scorer 3.9 (55eb1c5's unedited judgments): 22 pairs, 5 contested + 17 results
+    assert agreement.FIFTH_STRATIFIED.committed_at == "2b3c985"
+    assert figures["set"] == "scorer_stratified6_pairs.jsonl" and figures["scorer_version"] == "3.9"
+    assert figures["overall"]["pairs"] == 22 and (figures["contested"]["pairs"], figures["results"]["pairs"]) == (
+        5,
+        17,
     )
-    assert (figures["overall"]["agree"], figures["contested"]["agree"], figures["results"]["agree"]) == (44, 12, 32)
+    assert (figures["overall"]["agree"], figures["contested"]["agree"], figures["results"]["agree"]) == (21, 5, 16)
     o = figures["overall"]
     stated = f"{o['agreement']:.3f} [{o['ci95'][0]:.3f}, {o['ci95'][1]:.3f}]"
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
