@@ -142,6 +142,24 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group(MODEL_GROUP))
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook, in the controller, once per worker's collection
+def pytest_xdist_node_collection_finished(node, ids):
+    """Stop the run where the group did not take. Under ``--dist loadgroup`` the worker's xdist appends "@model" to
+    the id of every test of the group and the scheduler groups by that suffix alone; where it is missing (pytest 9.2
+    with pytest-xdist 3.8.0: pytest-dev/pytest-xdist#1386) nothing fails, the model tests spread over both workers and
+    each worker loads models (2.2 GB, issue 39 item 7)."""
+    if node.config.getoption("dist") != "loadgroup":
+        return
+    lost = [i for i in ids if i.partition("::")[0].rpartition("/")[2] in MODEL_FILES and "@" not in i]
+    if lost:
+        pytest.exit(
+            f"--dist loadgroup did not group the model tests ({len(lost)} without '@{MODEL_GROUP}', {lost[0]}): "
+            "this pytest and pytest-xdist drop xdist_group (pytest-dev/pytest-xdist#1386): ./install.sh test pins "
+            "pytest below 9.2",
+            returncode=pytest.ExitCode.USAGE_ERROR,
+        )
+
+
 def in_model_group(item) -> bool:
     return any((m.args[:1] or (m.kwargs.get("name"),))[0] == MODEL_GROUP for m in item.iter_markers("xdist_group"))
 
