@@ -654,16 +654,9 @@ def _core(words: Words, rule: MatchRule) -> tuple[str, ...]:
 def drops_modifier(predicted: str, gold: str, rule: MatchRule) -> bool:
     """``predicted`` is ``gold`` without one modifier before its head that is not neutral ("accuracy" for
     "global accuracy"; not "accuracy" for "mean accuracy"): when gold holds two items that the prediction
-    is so short of, it names neither (see :func:`align_strings`). False on a rule without ``modifiers``."""
-    if rule.modifiers is None:
-        return False
-    p, g = _phrase(predicted, rule), _phrase(gold, rule)
-    shared = _tokens(p.words)
-    if not shared or not shared < _tokens(g.words):
-        return False
-    extras = [(i, w) for i, w in enumerate(g.words) if not set(w) <= shared]
-    counted = [(i, w) for i, w in extras if not _neutral_word(i, w, g.words, rule, False)]
-    return len(counted) == 1 and counted[0][0] < len(g.words) - 1
+    is so short of, it names neither (see :func:`align_strings`). False on a rule without ``modifiers``. The mirror of
+    :func:`_added_modifier`: gold is the prediction with that modifier more."""
+    return _added_modifier(gold, predicted, rule) is not None
 
 
 def _added_modifier(predicted: str, gold: str, rule: MatchRule) -> Optional[str]:
@@ -1008,7 +1001,8 @@ def string_similarities(
     "accuracy", or gold's "retention_accuracy" where the predictions hold the two) names none of them (scorer 3.9),
     so those pairs are 0."""
     index = _alternate_index(alternates)
-    sim = np.array([[similarity(p, [g] + index.get(normalize(g), []), rule, text) for g in gold] for p in pred])
+    gold_forms = [[g] + index.get(normalize(g), []) for g in gold]
+    sim = np.array([[similarity(p, forms, rule, text) for forms in gold_forms] for p in pred])
     if rule.modifiers is not None and len(gold) > 1:
         for i, p in enumerate(pred):
             accepted = np.flatnonzero(sim[i] >= rule.threshold)
@@ -1021,7 +1015,7 @@ def string_similarities(
             # either side may hold the joined item: the rule is symmetric, as the matcher is
             predicted_others = [[q] for k, q in enumerate(pred) if k != i]
             for j in np.flatnonzero(sim[i] >= rule.threshold):
-                others = [[g] + index.get(normalize(g), []) for k, g in enumerate(gold) if k != j]
+                others = gold_forms[:j] + gold_forms[j + 1 :]
                 if adds_item(p, gold[j], others, rule, text) or adds_item(gold[j], p, predicted_others, rule, text):
                     sim[i, j] = 0.0
     return sim
