@@ -1455,9 +1455,16 @@ def _submissions_dir(folder: Optional[Path]) -> Path:
 
 def _submission_folder(root: Path, name: str) -> Path:
     """``root/name`` for a plain submission name (a folder directly under the submissions folder), or exit 1
-    naming the rule: no path (``../x``, ``/abs``, ``a/b``), nothing but the characters of a run id."""
-    from paperfields.scoring.submissions import NAME
+    naming the rule: no path (``../x``, ``/abs``, ``a/b``), nothing but the characters of a run id; an invisible
+    character (a bidirectional control, a zero-width one) is named by its code point."""
+    from paperfields.scoring.submissions import NAME, invisible_problem
 
+    if hidden := invisible_problem(f"{name!r}:", name, "the name"):
+        fail(
+            f"{hidden}; a submission is a folder directly under {root}, named with lower-case letters, digits, "
+            "'.', '_' or '-'",
+            1,
+        )
     if not NAME.fullmatch(name):
         fail(
             f"{name!r} is not a submission name: a submission is a folder directly under {root}, named with lower-case "
@@ -1596,6 +1603,7 @@ def submission_from_run(
             _submissions_dir(folder),
             paths.gold_dir() / "gold.jsonl",
             paths.gold_dir() / "corpus.jsonl",
+            paths.published_runs_dir(),  # --name may not read as a reference's name there, as `check` refuses it
         )
     except SubmissionError as exc:
         fail(str(exc), 1)

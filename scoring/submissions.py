@@ -10,11 +10,15 @@ A submission is two files (``submissions/README.md`` says how to make them):
 
 :func:`check_submission` finds every problem at once, each naming file, line and field: the TOML
 against :class:`SubmissionMeta` (unknown keys refused); the predictions file's size
-(:data:`MAX_FILE_BYTES`) and each line's (:data:`MAX_LINE_BYTES`); JSON Lines as its spec says (LF line endings,
-no blank line, no byte order mark on any line, no control character in a string: :data:`CONTROL`); each line
+(:data:`MAX_FILE_BYTES`) and each line's (:data:`~paperfields.scoring.imported.MAX_LINE_BYTES`); JSON Lines as its
+spec says (:func:`~paperfields.scoring.imported.strict_lines`, the reader ``paperfields score --predictions`` uses
+too: LF line endings, no blank line, no byte order mark on any line, no control character in a string); no
+bidirectional control or zero-width character in a name or a text of ``submission.toml``
+(:data:`~paperfields.core.confusables.INVISIBLE`); each line
 against the prediction line's JSON Schema (:func:`line_schema`: the record schema with every object closed, so a
 misspelled key is an error, never a field left empty) and against the record model; every test paper exactly once,
-no dev paper, no unknown id. :func:`add_submission` then scores the submission into a new run folder
+no dev paper, no unknown id. :func:`add_submission` then scores the bytes it checked (each file is read once) into
+a new run folder
 under the published runs (``<name>__submitted__test``), which the board marks *submitted*; a
 submission with a problem changes nothing.
 """
@@ -23,7 +27,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 import os
 import re
 import shutil
@@ -38,12 +41,20 @@ from typing import Any, Literal, Optional
 import tomllib
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
+from paperfields.core.confusables import FOLD, fold_lookalikes, invisible
 from paperfields.core.corpus import load_corpus, month_index
 from paperfields.core.gold import load_gold
 from paperfields.core.paths import SUBMISSION_NAME
 from paperfields.core.runlog import FailureClass, RunError
 from paperfields.core.schema import PaperRecord
-from paperfields.scoring.imported import BOM, bom_problem, parse_row
+from paperfields.scoring.imported import (  # noqa: F401 (MAX_LINE_BYTES: named here, in the module's docstring)
+    BOM,
+    MAX_LINE_BYTES,
+    control_problem,
+    key_problem,
+    parse_row,
+    strict_lines,
+)
 
 META_FILE = "submission.toml"
 PREDICTIONS_FILE = "predictions.jsonl"
@@ -51,7 +62,6 @@ SPLIT = "test"
 MAX_FILE_BYTES = (
     4 * 1024 * 1024
 )  # the published runs' predictions files, grounding and notes included, are under 0.3 MiB
-MAX_LINE_BYTES = 64 * 1024  # their longest line is about 11 KiB
 MAX_TOML_BYTES = 64 * 1024  # submission.toml, capped before it is parsed (a long prompt fits: 20,000 characters)
 MAX_PROBLEMS = 50  # listed per submission; a file that is wrong throughout says so once
 NAME = SUBMISSION_NAME
@@ -67,14 +77,40 @@ class SubmissionError(RunError):
     """A submission that cannot go on the board: the message lists every problem, one per line."""
 
 
+# A name's words as reference_spelling splits it: a run of capitals, a camelCase hump, digits, other letters.
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[^\W\d_]+")
+
+
+def reference_word(name: str) -> Optional[str]:
+    """The reference word (:data:`~paperfields.scoring.score.REFERENCE_WORDS`) that ``name`` spells, or None: as
+    :func:`~paperfields.scoring.score.reference_spelling` reads it (case, separators and camelCase aside: ``Rules``,
+    ``human_``, ``HumanLabels``, ``ruIes``), or with the name and its words compared by :func:`skeleton`, as written
+    and with every look-alike folded first (:func:`~paperfields.core.confusables.fold_lookalikes`: ``hum4n``,
+    ``rul3s``, ``annot4tion``, ``MyHum4n``): the one table of look-alikes,
+    :data:`~paperfields.core.confusables.LOOKALIKES`, folds here as in :func:`looks_like`."""
+    import unicodedata
+
+    from paperfields.scoring.score import REFERENCE_WORDS, reference_spelling
+
+    found = reference_spelling(name)
+    if found:
+        return found
+    words = {skeleton(word): word for word in sorted(REFERENCE_WORDS)}
+    text = unicodedata.normalize("NFKC", name)
+    for form in (text, fold_lookalikes(text)):
+        parts = _WORDS.findall(form)
+        for candidate in ("".join(parts), *parts):
+            if word := words.get(skeleton(candidate)):
+                return word
+    return None
+
+
 def _not_posing_as_a_reference(value: str) -> str:
     """``value`` (submission.toml's provider or model) unless it spells a reference word (rules/, annotator/,
     human/, gold: the rows made here), whatever the role: then ValueError. A submitted reference named
     ``rules/baseline`` stood on the board beside the real one, told apart only by "(submitted)" (an outsider's
     attempt, 2026-12-02)."""
-    from paperfields.scoring.score import reference_spelling
-
-    word = reference_spelling(value)
+    word = reference_word(value)
     if word:
         raise ValueError(
             f"'{value}' names a reference ({word}: rules/, annotator/, human/, gold: the rows made here), not a "
@@ -257,14 +293,17 @@ def _validator():
 @dataclass
 class SubmissionCheck:
     """What :func:`check_submission` found: the folder, its ``meta`` (None when the TOML is bad), the
-    ``problems`` (each ``file:line: field 'x': what is wrong``; empty when the submission is valid) and
-    ``papers`` (the test papers it answers)."""
+    ``problems`` (each ``file:line: field 'x': what is wrong``; empty when the submission is valid),
+    ``papers`` (the test papers it answers) and ``files``: the bytes of ``submission.toml`` and
+    ``predictions.jsonl`` as read once and checked (what :func:`add_submission` scores; the files are not opened
+    again)."""
 
     folder: Path
     meta: Optional[SubmissionMeta] = None
     problems: list[str] = dc_field(default_factory=list)
     papers: int = 0
     records: dict[str, Optional[dict[str, Any]]] = dc_field(default_factory=dict, repr=False)
+    files: dict[str, bytes] = dc_field(default_factory=dict, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -276,7 +315,7 @@ class SubmissionCheck:
 
 
 def _toml_line(text: str, key: str) -> Optional[int]:
-    found = re.search(rf"^\s*{re.escape(key)}\s*=", text, re.M)
+    found = re.search(rf"^\s*(?:{re.escape(key)}|\"{re.escape(key)}\"|'{re.escape(key)}')\s*=", text, re.M)
     return text[: found.start()].count("\n") + 1 if found else None
 
 
@@ -324,11 +363,27 @@ def _read_regular(path: Path, limit: int, check: SubmissionCheck, missing: str) 
     return data
 
 
+def invisible_problem(subject: str, text: str, of: str) -> Optional[str]:
+    """The problem line ``<subject> holds the invisible character U+202E (right-to-left override) at character 3 of
+    <of>; ...`` for a ``text`` (a name, or a text of ``submission.toml``) holding a bidirectional control or a
+    zero-width character (:data:`~paperfields.core.confusables.INVISIBLE`), naming its code point (never printing
+    it), or None. ``subject`` starts the line (``file:line: field 'x':``, ``--name 'x':``)."""
+    found = invisible(text)
+    if found is None:
+        return None
+    at, char = found
+    return (
+        f"{subject} holds the invisible character {char} at character {at} of {of}; drawn as nothing, it can make "
+        "one name read as another (bidirectional controls and zero-width characters are refused): remove it"
+    )
+
+
 def _check_meta(folder: Path, check: SubmissionCheck) -> None:
     path = folder / META_FILE
     data = _read_regular(path, MAX_TOML_BYTES, check, "see submissions/README.md for its fields")
     if data is None:
         return
+    check.files[META_FILE] = data
     if data.startswith(BOM):
         check.problems.append(
             f"{path}:1: starts with a byte order mark (BOM, bytes EF BB BF), which TOML does not allow; "
@@ -349,9 +404,16 @@ def _check_meta(folder: Path, check: SubmissionCheck) -> None:
         check.problems.append(f"{path}:{at.group(1) if at else 1}: not TOML ({exc})")
         return
     keyed = [
-        _key_problem(where, key, value) or _control_problem(where, key, value)
+        invisible_problem(f"{where}: a key", key, "the key")
+        or (
+            isinstance(value, str)
+            and (
+                key_problem(where, key, value)
+                or control_problem(where, key, value)
+                or invisible_problem(f"{where}: field '{key}':", value, "the value")
+            )
+        )
         for key, value in data.items()
-        if isinstance(value, str)
         for line in [_toml_line(text, key)]
         for where in [f"{path}{f':{line}' if line else ''}"]
     ]
@@ -374,45 +436,6 @@ def _check_meta(folder: Path, check: SubmissionCheck) -> None:
             check.problems.append(f"{path}{f':{line}' if line else ''}: field '{key}': {what}")
 
 
-MAX_DEPTH = 32  # a prediction line nests 4 levels deep (line, record, results, a result); deeper is refused
-
-
-# Secret keys by their published shapes; each must start a token, so ordinary words ("task-relevant") never match.
-# paperfields.core.runlog.redact_secrets masks the OpenAI shape in what runs write; a submission is refused instead.
-KEY_SHAPES = {
-    "an OpenAI or Anthropic key": r"sk-[A-Za-z0-9_\-]{16,}",
-    "a Hugging Face token": r"hf_[A-Za-z0-9]{20,}",
-    "a GitHub token": r"(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})",
-    "an AWS access key id": r"(?:AKIA|ASIA)[0-9A-Z]{16}",
-    "a Google API key": r"AIza[0-9A-Za-z_\-]{35}",
-    "a Slack token": r"xox[abposr]-[A-Za-z0-9-]{10,}",
-    "a Stripe key": r"[rs]k_live_[0-9A-Za-z]{16,}",
-    "a private key": r"-----BEGIN [A-Z ]*PRIVATE KEY-----",
-}
-_KEY = re.compile("|".join(f"(?P<k{i}>(?<![A-Za-z0-9_\\-]){shape})" for i, shape in enumerate(KEY_SHAPES.values())))
-
-
-def key_shaped(text: str) -> Optional[str]:
-    """What kind of secret key ``text`` holds (:data:`KEY_SHAPES`: ``an OpenAI or Anthropic key``, ``a Hugging Face
-    token``, ``a GitHub token``, ``an AWS access key id``, ...), or None. Never returns the key itself."""
-    found = _KEY.search(text)
-    if found is None:
-        return None
-    return list(KEY_SHAPES)[int(found.lastgroup[1:])]
-
-
-def _key_problem(where: str, field: Optional[str], value: str) -> Optional[str]:
-    """The problem line for a key-shaped ``value`` at ``where`` (``field`` named when there is one), or None."""
-    kind = key_shaped(value)
-    if kind is None:
-        return None
-    named = f" field '{field}':" if field else ""
-    return (
-        f"{where}:{named} holds what looks like {kind}; remove it (a key must never reach results/, "
-        "where the submission's text is kept); revoke the key if it is real"
-    )
-
-
 MAX_OTHER_BYTES = 256 * 1024  # a file beside the two (a prompt shared as prompt.txt); a longer one is refused
 
 
@@ -433,99 +456,9 @@ def _check_other_files(folder: Path, check: SubmissionCheck) -> None:
             check.problems.append(f"{path}: not UTF-8; a file of a submission is text")
             continue
         for number, line in enumerate(text.splitlines(), 1):
-            problem = _key_problem(f"{path}:{number}", None, line)
+            problem = key_problem(f"{path}:{number}", None, line)
             if problem:
                 check.problems.append(problem)
-
-
-class _NonFinite(str):
-    """What the strict reader puts where a line has ``NaN``, ``Infinity``, ``-Infinity`` or a number out of a
-    float's range (``1e999``): the token, found afterwards with its field (:func:`_strict_problem`)."""
-
-
-def _finite_float(token: str) -> Any:
-    value = float(token)
-    return value if math.isfinite(value) else _NonFinite(token)
-
-
-def _finite_int(token: str) -> Any:
-    """An integer token, or :class:`_NonFinite` when no float holds it (a 400-digit value passed the check and
-    was then dropped from the record when scored: refused here, never mended)."""
-    return int(token) if math.isfinite(float(token)) else _NonFinite(token)
-
-
-class _DuplicateKey(ValueError):
-    """A JSON object of a line with one key twice: JSON readers keep the last silently (a record followed by
-    ``"record": null`` passed the check as the null)."""
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(key)
-        out[key] = value
-    return out
-
-
-# Control characters a string value of a line may not hold, escaped or not (JSON refuses them raw; "\u0000" reads as
-# a NUL): C0 but tab and line feed, DEL and C1. Invisible on the board and in a terminal, and a NUL ends a C string.
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-CONTROL_NAMES = {0x00: "NUL", 0x08: "backspace", 0x0B: "vertical tab", 0x0C: "form feed", 0x0D: "carriage return"}
-CONTROL_NAMES |= {0x1B: "escape", 0x7F: "DEL"}
-
-
-def _control_problem(where: str, field: str, value: str) -> Optional[str]:
-    """The problem line for a string ``value`` of ``field`` holding a control character (:data:`CONTROL`), naming
-    its code point (never printing it), or None."""
-    control = CONTROL.search(value)
-    if control is None:
-        return None
-    code = ord(control.group(0))
-    return (
-        f"{where}: field '{field}': holds the control character U+{code:04X}"
-        f"{f' ({CONTROL_NAMES[code]})' if code in CONTROL_NAMES else ''} at character {control.start() + 1} "
-        "of the value; a value is plain text (tab and newline, written \\t and \\n, are the only controls "
-        "allowed): remove it"
-    )
-
-
-def _strict_problem(where: str, row: Any) -> Optional[str]:
-    """``where: field 'record.results[0].value': NaN is not a JSON number ...`` for the first non-finite number
-    of a parsed line, string holding a control character (:data:`CONTROL`) or a key-shaped one, or a line nested
-    deeper than :data:`MAX_DEPTH`; None for a line of plain JSON values."""
-    stack: list[tuple[Any, str, int]] = [(row, "", 1)]
-    while stack:
-        node, path, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            return (
-                f"{where}: nested more than {MAX_DEPTH} levels deep (at "
-                f"'{path}'); a line is one record, a few levels deep"
-            )
-        if isinstance(node, _NonFinite):
-            return (
-                f"{where}: field '{path.lstrip('.') or '(line)'}': {str(node)[:40]} is not a finite JSON number "
-                "(NaN, Infinity and values beyond a float's range are refused, not mended)"
-            )
-        if isinstance(node, str) and (control := _control_problem(where, path.lstrip(".") or "(line)", node)):
-            return control
-        if isinstance(node, str) and (found := _key_problem(where, path.lstrip(".") or "(line)", node)):
-            return found
-        if isinstance(node, dict):
-            stack += [(v, f"{path}.{k}", depth + 1) for k, v in reversed(list(node.items()))]
-        elif isinstance(node, list):
-            stack += [(v, f"{path}[{i}]", depth + 1) for i, v in reversed(list(enumerate(node)))]
-    return None
-
-
-_PAPER_ID = re.compile(r'"paper_id"\s*:\s*"([A-Za-z0-9_.-]{1,100})"')
-
-
-def _paper_id_in(raw: str) -> set[str]:
-    """The paper id a line refused unread (too long, not JSON, a BOM) names, as a set of at most one: that paper is
-    then reported once, as invalid on its line, and not a second time as missing."""
-    found = _PAPER_ID.search(raw)
-    return {found.group(1)} if found else set()
 
 
 def _check_predictions(folder: Path, check: SubmissionCheck, gold_path: Path, corpus_path: Path) -> None:
@@ -535,89 +468,19 @@ def _check_predictions(folder: Path, check: SubmissionCheck, gold_path: Path, co
     )
     if data is None:
         return
-    if data.startswith(BOM):
-        check.problems.append(bom_problem(path))
-        return
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        check.problems.append(f"{path}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x}); save the file as UTF-8")
-        return
+    check.files[PREDICTIONS_FILE] = data
     split_of = {g.id: g.split for g in load_gold(gold_path)}
     known = {p.id for p in load_corpus(corpus_path)}
     seen: dict[str, int] = {}
-    named: set[str] = set()  # ids on lines refused above: those papers are invalid there, not missing
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()  # the line feed that ends the last line
-    crlf = [number for number, raw in enumerate(lines, start=1) if raw.endswith("\r")]
-    if crlf:  # once for the file; its lines are then read as they would be with LF alone
-        many = (
-            "; every line does" if len(crlf) == len(lines) > 1 else f"; {len(crlf)} lines do" if len(crlf) > 1 else ""
-        )
-        check.problems.append(
-            f"{path}:{crlf[0]}: ends with CR LF (Windows line endings{many}); a line of JSON Lines ends with LF "
-            "alone: convert the file (`dos2unix predictions.jsonl`) or write it with LF (in Python: "
-            "open(path, 'w', newline='\\n'))"
-        )
-    for number, raw in enumerate(lines, start=1):
-        raw = raw.removesuffix("\r")
-        where = f"{path}:{number}"
-        if not raw.strip():
-            check.problems.append(
-                f"{where}: a blank line; every line is one paper's JSON object, blank lines are refused (a paper your "
-                'system failed is {"paper_id": ..., "record": null}): remove the line'
-            )
+    named: set[str] = set()  # ids on lines refused: those papers are invalid there, not missing
+    for read in strict_lines(path, data):
+        named |= read.named
+        if read.problem:
+            check.problems.append(read.problem)
+            if read.unread:  # not UTF-8, or a BOM first: no line of it is read, so no paper is missing either
+                return
             continue
-        if raw.startswith(BOM.decode("utf-8")):
-            check.problems.append(
-                f"{where}: starts with a byte order mark (BOM, bytes EF BB BF) in the middle of the file, which JSON "
-                "Lines does not allow (files saved with a BOM and then joined, as by `cat a.jsonl b.jsonl`, leave "
-                f"one where each began): delete those three bytes at the start of line {number}, or save each part "
-                "as UTF-8 without BOM before joining them"
-            )
-            named.update(_paper_id_in(raw))
-            continue
-        if len(raw.encode("utf-8")) > MAX_LINE_BYTES:
-            check.problems.append(
-                f"{where}: line of {len(raw.encode('utf-8'))} bytes, more "
-                f"than {MAX_LINE_BYTES}: one paper's record per line"
-            )
-            named.update(_paper_id_in(raw))
-            continue
-        try:
-            row = json.loads(
-                raw,
-                parse_constant=_NonFinite,
-                parse_float=_finite_float,
-                parse_int=_finite_int,
-                object_pairs_hook=_unique_keys,
-            )
-        except _DuplicateKey as exc:
-            check.problems.append(
-                f"{where}: field '{exc}': the key appears twice in one object; give each key once (a JSON reader "
-                "keeps one of the two without a word)"
-            )
-            named.update(_paper_id_in(raw))
-            continue
-        except RecursionError:
-            check.problems.append(
-                f"{where}: nested too deep to read (more than {MAX_DEPTH} "
-                "levels); a line is one record, a few levels deep"
-            )
-            named.update(_paper_id_in(raw))
-            continue
-        except ValueError as exc:
-            check.problems.append(f"{where}: not JSON ({exc})")
-            named.update(_paper_id_in(raw))
-            continue
-        if isinstance(row, dict) and isinstance(row.get("paper_id"), str):
-            named.add(row["paper_id"])
-        problem = _strict_problem(where, row)
-        if problem:
-            check.problems.append(problem)
-            continue
+        number, where, row = read.number, read.where, read.row
         problem = _schema_problem(where, row)
         if problem:
             check.problems.append(problem)
@@ -746,7 +609,9 @@ def check_submission(
             check.problems.append(f"{folder / entry.name}: a folder; a submission holds regular files only")
     if check.problems:
         return check
-    if not NAME.fullmatch(folder.name):
+    if hidden := invisible_problem(f"{folder}: the folder name", folder.name, "the name"):
+        check.problems.append(hidden)
+    elif not NAME.fullmatch(folder.name):
         check.problems.append(
             f"{folder}: the folder name must be lower-case letters, digits, '.', '_' or '-' (at most 64), "
             "as it becomes the run id"
@@ -777,18 +642,16 @@ def check_submission(
 
 def name_problem(name: str) -> Optional[str]:
     """What is wrong with a submission name (a folder name, ``from-run --name``) of the plain :data:`NAME` shape that
-    poses as something else, or None: starting with a reference's spelling (``rules-baseline``, ``Annotator2``:
-    :func:`~paperfields.scoring.score.reference_spelling` of its first word) or holding ``__``, the run id's
-    separator (``rules_baseline__zero_shot__test`` would read as a published run's id)."""
-    from paperfields.scoring.score import reference_spelling
-
+    poses as something else, or None: starting with a reference's spelling (``rules-baseline``, ``Annotator2``,
+    ``hum4n-x``: :func:`reference_word` of its first word) or holding ``__``, the run id's separator
+    (``rules_baseline__zero_shot__test`` would read as a published run's id)."""
     if "__" in name:
         return (
             f"'{name}' holds '__', which separates the parts of a run id (<name>__submitted__test): "
             "a submission name is one part"
         )
     first = re.match(r"[^._-]+", name)
-    word = reference_spelling(first.group(0)) if first else None
+    word = reference_word(first.group(0)) if first else None
     if word:
         return (
             f"'{name}' starts with '{word}', which names a reference of the board (rules, annotator, human, gold), "
@@ -840,40 +703,15 @@ RESERVED_NAMES = {
 }
 LOOKALIKE_RATIO = 88  # rapidfuzz ratio of two skeletons at or above which a name reads as a reference's
 
-# What a letter or digit passes for once case-folded (NFKC has already made full-width forms plain): 0 for o; 1, i
-# and | for l; 5 and $ for s; 3 for e; 4 and @ for a; and the Cyrillic and Greek letters drawn like Latin ones.
-_SKELETON = str.maketrans(
-    {
-        **dict.fromkeys("0οоσ", "o"),
-        **dict.fromkeys("1i|ιіӏ!", "l"),
-        **dict.fromkeys("5$ѕ", "s"),
-        **dict.fromkeys("3εе", "e"),
-        **dict.fromkeys("4@αа", "a"),
-        **dict.fromkeys("ρр", "p"),
-        **dict.fromkeys("с", "c"),
-        **dict.fromkeys("уγ", "y"),
-        **dict.fromkeys("хχ", "x"),
-        **dict.fromkeys("νѵ", "v"),
-        **dict.fromkeys("τт", "t"),
-        **dict.fromkeys("κк", "k"),
-        **dict.fromkeys("υ", "u"),
-        **dict.fromkeys("ոп", "n"),
-        **dict.fromkeys("ɡ", "g"),
-        **dict.fromkeys("һ", "h"),
-        **dict.fromkeys("ԁ", "d"),
-        **dict.fromkeys("ј", "j"),
-        **dict.fromkeys("м", "m"),
-    }
-)
-
 
 def skeleton(name: str) -> str:
     """``name`` as it reads: NFKC (full-width and other compatibility forms made plain), case-folded, look-alike
-    letters and digits folded (:data:`_SKELETON`: ``agent-sessi0n``, Cyrillic ``а``) and everything but a-z and
-    0-9 dropped (separators: ``agent_session``, ``Agent.Session``). Two names with one skeleton read as one."""
+    letters and digits folded (:data:`~paperfields.core.confusables.LOOKALIKES`, the one table :func:`reference_word`
+    folds with too: ``agent-sessi0n``, Cyrillic ``а``) and everything but a-z and 0-9 dropped (separators:
+    ``agent_session``, ``Agent.Session``). Two names with one skeleton read as one."""
     import unicodedata
 
-    text = unicodedata.normalize("NFKC", name).casefold().translate(_SKELETON)
+    text = unicodedata.normalize("NFKC", name).casefold().translate(FOLD)
     return re.sub(r"[^a-z0-9]", "", text)
 
 
@@ -916,6 +754,19 @@ def _reference_names(references: list[tuple[str, str, Optional[str]]]) -> dict[s
     return names
 
 
+def lookalike_problem(name: str, reserved: dict[str, str]) -> Optional[str]:
+    """What is wrong with a submission name (a folder name, ``from-run --name``) that reads as a name of
+    ``reserved`` (:func:`looks_like`: ``agent-sessi0n``, ``my-agent-session``), as ``'<name>' reads as '<theirs>', a
+    name of <where> on the board (...); choose a name of your own``, or None."""
+    theirs = looks_like(name, reserved)
+    if theirs is None:
+        return None
+    return (
+        f"'{name}' reads as '{theirs}', a name of {reserved[theirs]} on the board (case, separators and look-alike "
+        "letters such as 0 for o aside); choose a name of your own"
+    )
+
+
 def _check_not_a_reference_backend(folder: Path, check: SubmissionCheck, runs_dir: Optional[Path]) -> None:
     """A contender whose ``provider/model`` is a reference's backend on the board would read as that reference
     ranked: refused on the model's line. So is a contender whose provider, model or folder name reads as a
@@ -925,7 +776,7 @@ def _check_not_a_reference_backend(folder: Path, check: SubmissionCheck, runs_di
     references = _references(folder, runs_dir)
     where = next((w for b, w, _ in references if b.casefold() == backend.casefold()), None)
     path = folder / META_FILE
-    text = path.read_text(encoding="utf-8")
+    text = check.files[META_FILE].decode("utf-8")  # the bytes checked, not the file read again
     if where:
         line = _toml_line(text, "model")
         check.problems.append(
@@ -945,11 +796,9 @@ def _check_not_a_reference_backend(folder: Path, check: SubmissionCheck, runs_di
                 f"{path}{f':{line}' if line else ''}: field '{key}': '{value}' reads as '{theirs}', a name of "
                 f"{reserved[theirs]} on the board (case, separators and look-alike letters such as 0 for o aside)" + own
             )
-    if theirs := looks_like(folder.name, reserved):
+    if posing := lookalike_problem(folder.name, reserved):
         check.problems.append(
-            f"{folder}: the folder name '{folder.name}' reads as '{theirs}', a name of {reserved[theirs]} on the "
-            "board (case, separators and look-alike letters such as 0 for o aside); choose a name of your own "
-            '(or say role = "reference" with its reference_reason)'
+            f'{folder}: the folder name {posing} (or say role = "reference" with its reference_reason)'
         )
 
 
@@ -960,9 +809,11 @@ def run_id_of(name: str) -> str:
 
 def add_submission(folder: Path, gold_path: Path, corpus_path: Path, runs_dir: Path) -> Path:
     """Check the submission in ``folder``, score it and place its run folder ``runs_dir/<name>__submitted__test``
-    (what the board reads); returns that folder. Raises SubmissionError listing every problem, or when
-    the run folder exists with other predictions (remove it to replace the submission); nothing in
-    ``runs_dir`` changes then. Adding the same submission again returns the existing folder."""
+    (what the board reads); returns that folder. What is scored are the bytes the check read (each file read once,
+    a regular file under its size limit, never through a link): a file changed after the check never lands.
+    Raises SubmissionError listing every problem, or when the run folder exists with other predictions (remove it
+    to replace the submission); nothing in ``runs_dir`` changes then. Adding the same submission again returns the
+    existing folder."""
     from paperfields.scoring.imported import import_predictions
     from paperfields.scoring.runs import score_run
 
@@ -989,6 +840,7 @@ def add_submission(folder: Path, gold_path: Path, corpus_path: Path, runs_dir: P
             strategy=meta.strategy,
             run_id=target.name,
             submission={"name": folder.name, **meta.model_dump(mode="json", exclude_none=True)},
+            data=check.files[PREDICTIONS_FILE],  # the bytes checked: the file is not opened again
         )
         score_run(made, gold_path, corpus_path)
         if target.exists():
@@ -1008,20 +860,32 @@ def _toml_value(value: Any) -> str:
     return value.isoformat() if isinstance(value, dt.date) else json.dumps(value, ensure_ascii=False)
 
 
-def submission_from_run(run_dir: Path, name: str, submissions_dir: Path, gold_path: Path, corpus_path: Path) -> Path:
+def submission_from_run(
+    run_dir: Path,
+    name: str,
+    submissions_dir: Path,
+    gold_path: Path,
+    corpus_path: Path,
+    published_runs: Optional[Path] = None,
+) -> Path:
     """Write ``submissions_dir/<name>/`` from a finished run of ``paperfields run`` in ``run_dir``: its
     ``predictions.jsonl`` in the submission format (``paper_id`` and ``record``, ``failure`` only on a failed
     paper's line; the test papers in corpus order) and a ``submission.toml`` filled from the run's manifest
     (model, provider, date run, strategy, mode, prompt hash, the model's cutoff when the cutoff table lists it),
     with :data:`PLACEHOLDER` where only the submitter can answer (``submitted_by``). Returns the folder.
 
-    Raises SubmissionError, writing nothing, when ``name`` is not a plain submission name, the folder exists, the
+    Raises SubmissionError, writing nothing, when ``name`` is not a plain submission name, holds an invisible
+    character, poses as a reference (:func:`name_problem`) or reads as a reference's name as ``submission check``
+    finds it (:func:`lookalike_problem`: against the AI agent session references, the references among
+    ``published_runs`` and the reference submissions under ``submissions_dir``), the folder exists, the
     run is a reference (``rules/``, ...), scores another split or corpus than the benchmark's test split, or does
     not answer every test paper (run it without ``--limit``; resume a run with papers still unanswered)."""
     from paperfields.core.runlog import load_manifest, read_predictions
     from paperfields.scoring.contamination import load_cutoffs
     from paperfields.scoring.score import is_reference_backend
 
+    if hidden := invisible_problem(f"--name {name!r}:", name, "the name"):
+        raise SubmissionError(hidden)
     if not NAME.fullmatch(name):
         raise SubmissionError(
             f"--name {name!r}: a submission name is lower-case letters, digits, '.', '_' or '-' (at most 64), "
@@ -1030,6 +894,8 @@ def submission_from_run(run_dir: Path, name: str, submissions_dir: Path, gold_pa
     if posing := name_problem(name):
         raise SubmissionError(f"--name {posing}")
     target = submissions_dir / name
+    if posing := lookalike_problem(name, _reference_names(_references(target, published_runs))):
+        raise SubmissionError(f"--name {posing}")
     if target.exists() or target.is_symlink():
         raise SubmissionError(f"{target} exists; choose another --name or remove it first")
     manifest = load_manifest(run_dir)

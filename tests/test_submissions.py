@@ -1087,3 +1087,361 @@ def test_a_control_character_in_a_submission_toml_value_is_refused_naming_line_a
         "character 2 of the value; a value is plain text (tab and newline, written \\t and \\n, are the only "
         "controls allowed): remove it"
     ]
+
+
+def _strict_case(kind: str) -> bytes:
+    """A predictions file (the test papers' rows) with one fault the strict reader refuses, or none (``plain``)."""
+    rows = _rows()
+    lines = [json.dumps(r) for r in rows]
+    if kind == "control":
+        lines[3] = json.dumps({**rows[3], "record": {**rows[3]["record"], "method_name": "Fast\u0000Net"}})
+    elif kind == "escape sequence":
+        lines[3] = json.dumps({**rows[3], "record": {**rows[3]["record"], "tasks": ["\u001b[31mred"]}})
+    elif kind == "nan":
+        lines[3] = _result_row(rows[3], "NaN")
+    elif kind == "duplicate key":
+        lines[3] = lines[3][:-1] + ', "record": null}'
+    elif kind == "bom inside":
+        lines[3] = "\ufeff" + lines[3]
+    elif kind == "key":
+        lines[3] = json.dumps(
+            {**rows[3], "record": {**rows[3]["record"], "tasks": ["sk-proj-" + "Ab3dEf6hIj9kLm2nOp5q"]}}
+        )
+    elif kind == "deep":
+        lines[3] = lines[3][:-1] + ', "x": ' + "[" * 40 + "]" * 40 + "}"
+    text = "\n".join(lines) + "\n"
+    if kind == "crlf":
+        text = text.replace("\n", "\r\n")
+    elif kind == "one crlf":
+        text = text.replace("\n", "\r\n", 8).replace("\r\n", "\n", 7)
+    elif kind == "blank":
+        text = text.replace("\n", "\n\n", 4).replace("\n\n", "\n", 3)
+    elif kind == "blank at the end":
+        text += "\n"
+    return text.encode("utf-8")
+
+
+STRICT = [
+    ("crlf", ":1: ends with CR LF (Windows line endings; every line does)"),
+    ("one crlf", ":8: ends with CR LF (Windows line endings); a line of JSON Lines ends with LF alone"),
+    ("blank", ":5: a blank line; every line is one paper's JSON object"),
+    ("blank at the end", ":61: a blank line"),
+    ("control", ":4: field 'record.method_name': holds the control character U+0000 (NUL) at character 5"),
+    ("escape sequence", ":4: field 'record.tasks[0]': holds the control character U+001B (escape) at character 1"),
+    ("nan", ":4: field 'record.results[0].value': NaN is not a finite JSON number"),
+    ("duplicate key", ":4: field 'record': the key appears twice in one object"),
+    ("bom inside", ":4: starts with a byte order mark (BOM, bytes EF BB BF) in the middle of the file"),
+    ("key", ":4: field 'record.tasks[0]': holds what looks like an OpenAI or Anthropic key"),
+    ("deep", ":4: nested more than 32 levels deep"),
+]
+
+
+@pytest.mark.parametrize("kind, expected", STRICT)
+def test_score_predictions_refuses_what_the_submission_check_refuses_with_the_same_error(tmp_path, kind, expected):
+    """Hole 1 of the submission door: `paperfields score --predictions FILE` read CR LF line ends, blank lines and
+    control characters in strings that `submission check` refuses (all three scored and written as a run). One reader
+    (scoring.imported.strict_lines) now serves both: the same error, naming file, line and field, from `check`, from
+    `score --predictions` (exit 2, nothing written) and from the Python API's `paperfields.score(FILE)`."""
+    from paperfields import api
+    from paperfields.core.runlog import RunError
+    from tests.cli_in_process import run_cli
+
+    folder = _folder(tmp_path / "submissions", "strict", [])
+    path = folder / "predictions.jsonl"
+    path.write_bytes(_strict_case(kind))
+    problems = check_submission(folder, GOLD, CORPUS).problems
+    assert len(problems) == 1 and problems[0].startswith(f"{path}{expected}"), problems
+    runs = tmp_path / "runs"
+    scored = run_cli("score", "--predictions", str(path), "--name", "strict", "--runs-dir", str(runs))
+    assert scored.returncode == 2 and scored.stderr.startswith(f"error: {problems[0]}"), scored.stderr
+    assert "Traceback" not in scored.output and not runs.exists()
+    with pytest.raises(RunError) as info:
+        api.score(path)
+    assert str(info.value) == problems[0]
+
+
+@pytest.mark.parametrize("kind", ["plain", "tab and newline", "no line feed at the end"])
+def test_score_predictions_accepts_what_the_submission_check_accepts(tmp_path, kind):
+    """The near misses of the strict reading pass both doors: LF line ends, a tab and a newline inside a string
+    (written \\t and \\n), a last line without its line feed."""
+    from tests.cli_in_process import run_cli
+
+    rows = _rows()
+    if kind == "tab and newline":
+        rows[3]["record"]["method_name"] = "Fast\tNet\nv2"
+    folder = _folder(tmp_path / "submissions", "plain", rows)
+    path = folder / "predictions.jsonl"
+    if kind == "no line feed at the end":
+        path.write_bytes(path.read_bytes().removesuffix(b"\n"))
+    assert check_submission(folder, GOLD, CORPUS).problems == []
+    runs = tmp_path / "runs"
+    scored = run_cli("score", "--predictions", str(path), "--name", "plain", "--runs-dir", str(runs), "--json")
+    assert scored.returncode == 0, scored.stderr
+    assert json.loads(scored.stdout)["papers"] == 60 and (runs / "outside_plain__imported__test").is_dir()
+
+
+@pytest.mark.parametrize("swap", ["rewritten", "replaced by a link"])
+def test_add_scores_the_bytes_it_checked_and_a_file_swapped_after_the_check_never_lands(tmp_path, monkeypatch, swap):
+    """Hole 2 of the submission door: `submission add` checked the folder, then opened predictions.jsonl again to
+    import it, so a file swapped between the check and the import landed unchecked (here: a record holding a NUL and
+    a key, or a link to a copy of gold outside the folder). The bytes read once by the check are what is imported,
+    and the manifest's imported_sha256 is theirs."""
+    import hashlib
+
+    subs = tmp_path / "submissions"
+    rows = _rows()
+    folder = _folder(subs, "swapper", rows)
+    path = folder / "predictions.jsonl"
+    checked = path.read_bytes()
+    swapped = _rows()
+    swapped[0]["record"]["method_name"] = "SWAPPED\u0000IN sk-proj-" + "Ab3dEf6hIj9kLm2nOp5q"
+    outside = tmp_path / "outside" / "gold.jsonl"
+    outside.parent.mkdir()
+    outside.write_text("".join(json.dumps(r) + "\n" for r in _gold_rows()))
+    real = submissions.check_submission
+
+    def check_then_swap(*args, **kwargs):
+        found = real(*args, **kwargs)
+        assert found.ok  # the file as it was when checked
+        if swap == "rewritten":
+            path.write_text("".join(json.dumps(r) + "\n" for r in swapped))
+        else:
+            path.unlink()
+            path.symlink_to(outside)
+        return found
+
+    monkeypatch.setattr(submissions, "check_submission", check_then_swap)
+    runs = _board_dir(tmp_path)
+    run_dir = add_submission(folder, GOLD, CORPUS, runs)
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["import"]["imported_sha256"] == hashlib.sha256(checked).hexdigest()
+    landed = [json.loads(line) for line in (run_dir / "predictions.jsonl").read_text().splitlines()]
+    by_id = {line["paper_id"]: line["record"] for line in landed}
+    assert len(by_id) == 60 and all(by_id[r["paper_id"]]["method_full_name"] is None for r in rows)  # not gold's
+    assert by_id[rows[0]["paper_id"]]["method_name"] == rows[0]["record"]["method_name"]
+    assert not any("SWAPPED" in p.read_text(errors="replace") for p in runs.parent.rglob("*") if p.is_file())
+
+
+def test_check_and_add_read_each_file_of_a_submission_once(tmp_path, monkeypatch):
+    """Hole 2, the other half: after its check read submission.toml, the contender check opened it again (for line
+    numbers, following a link), and add opened predictions.jsonl twice more (its lines, its hash). Each file now goes
+    the moment it has been read (size limit, regular file, no link) and check and add still succeed on what was read."""
+    real = submissions._read_regular
+    read: list[str] = []
+
+    def read_then_remove(path, *args):
+        data = real(path, *args)
+        read.append(path.name)
+        path.unlink()
+        return data
+
+    monkeypatch.setattr(submissions, "_read_regular", read_then_remove)
+    runs = _board_dir(tmp_path)
+    folder = _folder(tmp_path / "submissions", "once-only", _rows(), TOML + 'prompt = "prompt.txt"\n')
+    (folder / "prompt.txt").write_text("Extract the record.\n")
+    run_dir = add_submission(folder, GOLD, CORPUS, runs)
+    assert read == ["submission.toml", "predictions.jsonl", "prompt.txt"] and not any(folder.iterdir())
+    assert run_dir == runs / "once-only__submitted__test" and (run_dir / "scores.json").is_file()
+
+
+RUN_TO_SUBMIT = ROOT / "results" / "runs" / "local_qwen2.5-coder-0.5b__zero_shot__test"
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("agent-sessi0n", "'agent-sessi0n' reads as 'agent-session', a name of the AI agent session references"),
+        ("agent_session", "'agent_session' reads as 'agent-session', a name of the AI agent session references"),
+        ("my-agent-session", "'my-agent-session' reads as 'agent-session'"),
+        ("agent-zero-sh0t", "'agent-zero-sh0t' reads as 'agent-zero-shot', a name of the published reference run"),
+        ("agent-sesion", "'agent-sesion' reads as 'agent-session'"),
+        ("rules-x", "'rules-x' starts with 'rules', which names a reference of the board"),
+        ("annotator2", "'annotator2' starts with 'annotator', which names a reference of the board"),
+        ("hum4n-labels", "'hum4n-labels' starts with 'human', which names a reference of the board"),
+    ],
+)
+def test_from_run_refuses_a_name_posing_as_a_reference_with_the_error_check_gives(tmp_path, name, expected):
+    """Hole 3 of the submission door: `submission from-run --name agent-sessi0n` (or agent_session, a name reading as
+    a published reference run's) wrote the folder that `submission check` then refused. The same check (one
+    function, lookalike_problem, against the same names) refuses it first with the same words, writing nothing;
+    check refuses the folder of that name with them too."""
+    from tests.cli_in_process import run_cli
+
+    subs = tmp_path / "submissions"
+    with pytest.raises(SubmissionError) as info:
+        submissions.submission_from_run(RUN_TO_SUBMIT, name, subs, GOLD, CORPUS, ROOT / "results" / "runs")
+    assert str(info.value).startswith(f"--name {expected}"), str(info.value)
+    assert not subs.exists() or not any(subs.iterdir())
+    made = run_cli("submission", "from-run", str(RUN_TO_SUBMIT), "--name", name, "--dir", str(subs))
+    assert made.returncode == 1 and f"error: --name {expected}" in made.stderr and not (subs / name).exists()
+    folder = _folder(tmp_path / "elsewhere", name, _rows())
+    problems = check_submission(folder, GOLD, CORPUS, ROOT / "results" / "runs").problems
+    said = str(info.value).removeprefix("--name ")
+    assert any(p.startswith(f"{folder}: the folder name {said}") for p in problems), (said, problems)
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("\u0430gent-session", "--name '\u0430gent-session': a submission name is lower-case letters"),  # Cyrillic а
+        ("rules/baseline", "--name 'rules/baseline': a submission name is lower-case letters"),
+        ("annotator/second-blind", "--name 'annotator/second-blind': a submission name is lower-case letters"),
+        ("acme\u202eyfed", "--name 'acme\\u202eyfed': holds the invisible character U+202E (right-to-left override)"),
+    ],
+)
+def test_from_run_refuses_a_name_that_is_no_plain_folder_name(tmp_path, name, expected):
+    """The other names of hole 3 (a Cyrillic letter, a reference's rules/ or annotator/ path) and of hole 4 (a
+    bidirectional control): refused by from-run before anything is written."""
+    subs = tmp_path / "submissions"
+    with pytest.raises(SubmissionError) as info:
+        submissions.submission_from_run(RUN_TO_SUBMIT, name, subs, GOLD, CORPUS, ROOT / "results" / "runs")
+    assert str(info.value).startswith(expected), str(info.value)
+    assert not subs.exists()
+
+
+@pytest.mark.parametrize("name", ["acme-session", "agentic-qwen", "my-agent", "zero-shot-qwen", "goldfish-7b"])
+def test_from_run_accepts_a_name_near_a_references_that_check_accepts(tmp_path, name):
+    """Near misses of the look-alike check pass from-run, and check finds nothing but the placeholder."""
+    subs = tmp_path / "submissions"
+    folder = submissions.submission_from_run(RUN_TO_SUBMIT, name, subs, GOLD, CORPUS, ROOT / "results" / "runs")
+    problems = check_submission(folder, GOLD, CORPUS, ROOT / "results" / "runs").problems
+    assert len(problems) == 1 and "field 'submitted_by': still 'FILL IN'" in problems[0], problems
+
+
+# Every character the submission door refuses as invisible: the bidirectional controls and the zero-width ones.
+INVISIBLE_CODES = [0x061C, *range(0x200B, 0x2010), *range(0x202A, 0x202F), 0x2060, *range(0x2066, 0x206A), 0xFEFF]
+
+
+@pytest.mark.parametrize("code", INVISIBLE_CODES, ids=lambda c: f"U+{c:04X}")
+def test_an_invisible_character_in_a_submission_toml_text_is_refused_naming_line_field_and_code_point(tmp_path, code):
+    """Hole 4 of the submission door: a right-to-left override or a zero-width character in submitted_by (a text
+    the board shows) passed the check: a name can render as another (``a\\u202etset`` is drawn as ``attest``).
+    Refused naming file, line, field and the code point, never printing the character."""
+    import unicodedata
+
+    toml = TOML.replace('"a test"', f'"a{chr(code)}test"')
+    folder = _folder(tmp_path, "hidden", _rows(), toml)
+    problems = check_submission(folder, GOLD, CORPUS).problems
+    assert problems == [
+        f"{folder / 'submission.toml'}:5: field 'submitted_by': holds the invisible character U+{code:04X} "
+        f"({unicodedata.name(chr(code)).lower()}) at character 2 of the value; drawn as nothing, it can make one name "
+        "read as another (bidirectional controls and zero-width characters are refused): remove it"
+    ]
+    assert chr(code) not in problems[0]
+
+
+@pytest.mark.parametrize(
+    "key, line",
+    [
+        ("model", 1),
+        ("provider", 2),
+        ("strategy", 4),
+        ("notes", 7),
+        ("prompt", 7),
+        ("mode", 7),
+        ("model_cutoff", 6),
+        ("reference_reason", 8),
+    ],
+)
+def test_an_invisible_character_is_refused_in_every_name_and_text_of_submission_toml(tmp_path, key, line):
+    """Hole 4 in every field of submission.toml that holds a name or a text (provider and model would otherwise be
+    refused as "should match pattern", which does not say what is wrong): one problem, naming line and field."""
+    toml = TOML
+    if key in ("model", "provider", "strategy", "model_cutoff"):
+        value = {"model": "tiny-model-1", "provider": "acme", "strategy": "own pipeline", "model_cutoff": "2023-10"}[
+            key
+        ]
+        toml = toml.replace(f'{key} = "{value}"', f'{key} = "{value[:2]}\u2067{value[2:]}"')
+    elif key == "reference_reason":
+        toml += 'role = "reference"\nreference_reason = "a second labeling\u200d by a lab"\n'
+    else:
+        toml += f'{key} = "zero\u200bshot"\n'
+    folder = _folder(tmp_path, "hidden", _rows(), toml)
+    problems = check_submission(folder, GOLD, CORPUS).problems
+    assert len(problems) == 1, problems
+    assert problems[0].startswith(
+        f"{folder / 'submission.toml'}:{line}: field '{key}': holds the invisible character U+"
+    )
+    hidden = '"not\u200ba-key" = "x"\n'
+    problems = check_submission(_folder(tmp_path, "keyed", _rows(), TOML + hidden), GOLD, CORPUS).problems
+    assert problems == [
+        f"{tmp_path / 'keyed' / 'submission.toml'}:7: a key holds the invisible character U+200B (zero width space) at "
+        "character 4 of the key; drawn as nothing, it can make one name read as another (bidirectional controls and "
+        "zero-width characters are refused): remove it"
+    ]
+
+
+def test_an_invisible_character_in_a_folder_name_is_named_by_check_and_the_command(tmp_path):
+    """Hole 4 for the folder name: refused (it always was, as not a plain name) now naming the code point, by
+    check_submission, by `submission check` over the folder and by `submission check NAME`."""
+    from tests.cli_in_process import run_cli
+
+    subs = tmp_path / "submissions"
+    folder = _folder(subs, "acme\u2066tiny", _rows())
+    expected = (
+        f"{folder}: the folder name holds the invisible character U+2066 (left-to-right isolate) at character 5 of "
+        "the name; drawn as nothing, it can make one name read as another"
+    )
+    problems = check_submission(folder, GOLD, CORPUS).problems
+    assert len(problems) == 1 and problems[0].startswith(expected), problems
+    checked = run_cli("submission", "check", "--dir", str(subs))
+    assert checked.returncode == 1 and expected in checked.stderr, checked.stderr
+    named = run_cli("submission", "check", "acme\u2066tiny", "--dir", str(subs))
+    assert named.returncode == 1 and "'acme\\u2066tiny': holds the invisible character U+2066" in named.stderr
+
+
+def test_visible_characters_beside_the_invisible_ones_pass(tmp_path):
+    """Near misses of hole 4: letters of any script, and the visible spaces and signs on either side of the refused
+    ranges (U+200A hair space, U+2010 hyphen, U+202F narrow no-break space, U+205F, U+2070 superscript zero)."""
+    toml = TOML.replace('"a test"', '"Zoë Łukasz 山田 a\u200ab\u2010c\u202fd\u205fe\u2070"')
+    toml += 'notes = "tab\\tand\\nnewline, → and ⁰"\n'
+    assert check_submission(_folder(tmp_path, "visible", _rows(), toml), GOLD, CORPUS).problems == []
+
+
+def test_the_one_lookalike_table_folds_alike_in_every_check():
+    """Hole 5 of the submission door: two tables folded look-alikes, submissions._SKELETON (the skeleton names are
+    compared by) and score._LOOKALIKES (the reference words a name may not spell), and had drifted: hum4n, rul3s and
+    annot4tion passed as a provider or a name while agent-sessi0n was refused. One table
+    (paperfields.core.confusables.LOOKALIKES) now folds for both: every character it folds is folded by the skeleton
+    and by the reference-word check, and score.py's older table adds nothing of its own."""
+    from paperfields.core.confusables import LOOKALIKES, fold_lookalikes
+    from paperfields.scoring.score import _LOOKALIKES, REFERENCE_WORDS
+
+    assert not hasattr(submissions, "_SKELETON")
+    in_words = set()
+    for char, letter in LOOKALIKES.items():
+        assert submissions.skeleton(f"x{char}y") == submissions.skeleton(f"x{letter}y"), char
+        assert fold_lookalikes(char) == fold_lookalikes(char.upper()) == letter, char
+        reserved = {f"agent-{letter * 3}-session": "a test reference"}
+        assert submissions.looks_like(f"agent-{char * 3}-session", reserved) == f"agent-{letter * 3}-session", char
+        for word in sorted(REFERENCE_WORDS):
+            if letter in word:
+                posed = word.replace(letter, char, 1)
+                assert submissions.reference_word(posed) is not None, posed
+                assert submissions.reference_word(posed.upper()) is not None, posed.upper()
+                in_words.add(char)
+    assert set("0134i|!5$@оεа") <= in_words  # the digits and signs a plain id may hold among them
+    assert {chr(code): letter for code, letter in _LOOKALIKES.items() if fold_lookalikes(chr(code)) != letter} == {}
+    # near misses: real words and ids are no reference words
+    for name in ("goldfish", "humane", "ruler", "gpt-4o", "Qwen2.5-Coder-1.5B", "o1-mini", "deepseek-r1", "h2o"):
+        assert submissions.reference_word(name) is None, name
+
+
+@pytest.mark.parametrize(
+    "provider, model, field, word",
+    [
+        ("hum4n", "tiny-model-1", "provider", "human"),
+        ("rul3s", "tiny-model-1", "provider", "rules"),
+        ("acme", "annot4tion-v1", "model", "annotation"),
+        ("MyHum4n", "tiny-model-1", "provider", "human"),
+    ],
+)
+def test_a_provider_or_model_spelling_a_reference_word_with_a_lookalike_is_refused(
+    tmp_path, provider, model, field, word
+):
+    """Hole 5 through the check: a look-alike digit in a reference word (the skeleton folded it, the reference-word
+    check did not) is refused as the word itself is."""
+    toml = TOML.replace('"acme"', f'"{provider}"').replace('"tiny-model-1"', f'"{model}"')
+    problems = check_submission(_folder(tmp_path, "poser", _rows(), toml), GOLD, CORPUS).problems
+    value = provider if field == "provider" else model
+    assert len(problems) == 1 and f"field '{field}': '{value}' names a reference ({word}:" in problems[0], problems

@@ -10,6 +10,8 @@ Nothing here imports ``paperfields.extract`` or ``paperfields.scoring`` (a test 
 - :mod:`~paperfields.core.runlog`: the run log (``RunConfig``, ``PredictionLine``, ``Manifest``,
   ``FailureClass``, ``Usage``; ``redact_secrets``, which masks every key-shaped string);
 - :mod:`~paperfields.core.escape`: text from runs and submissions made safe for the Markdown we write;
+- :mod:`~paperfields.core.confusables`: look-alike letters and invisible characters, which make a name read as
+  another;
 - :mod:`~paperfields.core.errors`, :mod:`~paperfields.core.paths`,
   :mod:`~paperfields.core.plural`, :mod:`~paperfields.core.version`.
 """
