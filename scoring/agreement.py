@@ -493,16 +493,23 @@ FIFTH_STRATIFIED = HeldOutSet(
 )
 # What scorer 3.8 measured on it when it was read (gold/AGREEMENT.md at 57e86a8); kept as history.
 FIFTH_STRATIFIED_FIGURE = {"overall": (44, 47), "contested": (12, 15), "results": (32, 32), "version": "3.8"}
-# The commit at which scorer 3.9's rules are frozen (issue 38, round six), before the sixth set is read; None until
-# the lead freezes them.
-RULES_FROZEN_AT: Optional[str] = "f944ada"
-# The sixth stratified set, drawn (and judged blind) after the fifth was read; it checks scorer 3.9. Its commits are
-# None until the rules are frozen and the lead enters the commit that added the judgments unedited (and the start of
-# their sha256): until then `paperfields gold agreement` never opens its files.
+# The sixth stratified set (drawn with scorer 3.8, seed 43, after the fifth was read), judged blind and committed
+# unedited at 55eb1c5; read once with scorer 3.9 (rules frozen at f944ada); published, a tuning set since.
 SIXTH_STRATIFIED = HeldOutSet(
-    "scorer_stratified6_pairs.jsonl", "scorer_stratified6_judgments.jsonl", "55eb1c5", "b4b0ad2c", RULES_FROZEN_AT
+    "scorer_stratified6_pairs.jsonl", "scorer_stratified6_judgments.jsonl", "55eb1c5", "b4b0ad2c", "f944ada"
 )
-HELD_OUT = SIXTH_STRATIFIED  # the set `paperfields gold agreement` reads by default
+# What scorer 3.9 measured on it when it was read (gold/AGREEMENT.md at d02dc38); kept as history.
+SIXTH_STRATIFIED_FIGURE = {"overall": (21, 22), "contested": (5, 5), "results": (16, 17), "version": "3.9"}
+# The commit at which the rules checked by the seventh set are frozen (issue 38, round seven): scorer 3.9 kept, the
+# sixth set's one disagreement being a judge split (tests/test_match_kinds_310.py), before the seventh set was drawn.
+RULES_FROZEN_AT: Optional[str] = "e330039"
+# The seventh stratified set, drawn with scorer 3.9 (seed 44) after the sixth was read and judged blind; its commits
+# are None until the lead enters the commit that added the judgments unedited (and the start of their sha256): until
+# then `paperfields gold agreement` never opens its files.
+SEVENTH_STRATIFIED = HeldOutSet(
+    "scorer_stratified7_pairs.jsonl", "scorer_stratified7_judgments.jsonl", "0a618a4", "9830ff8e", RULES_FROZEN_AT
+)
+HELD_OUT = SEVENTH_STRATIFIED  # the set `paperfields gold agreement` reads by default
 HELDOUT_SETS = {
     s.judgments: s
     for s in (
@@ -512,6 +519,7 @@ HELDOUT_SETS = {
         FOURTH_STRATIFIED,
         FIFTH_STRATIFIED,
         SIXTH_STRATIFIED,
+        SEVENTH_STRATIFIED,
     )
 }
 # The stratified sets read and published before today's rules were chosen: tuning sets, shown with today's scorer.
@@ -521,6 +529,7 @@ TUNING_STRATIFIED = (
     (THIRD_STRATIFIED, THIRD_STRATIFIED_FIGURE, "the third stratified set", 40, "3.5", "claim"),
     (FOURTH_STRATIFIED, FOURTH_STRATIFIED_FIGURE, "the fourth stratified set", 41, "3.6", "claim"),
     (FIFTH_STRATIFIED, FIFTH_STRATIFIED_FIGURE, "the fifth stratified set", 42, "3.7", "claim"),
+    (SIXTH_STRATIFIED, SIXTH_STRATIFIED_FIGURE, "the sixth stratified set", 43, "3.8", "claim"),
 )
 TARGET_CONTESTED = 0.90
 JUDGE = (
@@ -646,8 +655,8 @@ def _stratified_section(
             if not sha_prefix or digest.startswith(sha_prefix)
             else f", NOT the {sha_prefix}... it was committed with"
         )
-        + f"), before scorer {SCORER_VERSION}'s rules were frozen (a helper that never opened the set's files wrote "
-        "them). The rules, gold alternates and semantic tier of "
+        + f"); scorer {SCORER_VERSION}'s rules were written by a helper that never opened the set's files. "
+        "The rules, gold alternates and semantic tier of "
         f"scorer {SCORER_VERSION} were chosen on the tuning pairs and the dev split only and frozen at commit "
         f"{frozen_at}; these judgments were then read once, by this command, and no rule was changed after.",
         "",
@@ -791,7 +800,17 @@ DISCLOSURES = [
     "- Scorer 3.9's rules were chosen on the first to fifth stratified sets (all read and published) and the earlier "
     "judged sets, by an AI agent session working as a helper; it never opened, listed or searched the sixth set's "
     "files (pairs, judgments, judge's notes or draw)"
-    + (f", and its rules were frozen at {RULES_FROZEN_AT} before the sixth set was read." if RULES_FROZEN_AT else "."),
+    + ", and its rules were frozen at f944ada before the sixth set was read.",
+    "- Scorer 3.9 was kept for the seventh stratified set: the sixth set's one disagreement (a result tied to a model "
+    "the abstract never names, 'Alpaca' beside 'AlpacaEval 2.0') is a judge split, the second set's judge having "
+    "called the same tuple the same; a rule refusing that kind was written and measured on the first to sixth sets by "
+    "an AI agent session working as a helper (it fixed the sixth set's pair and broke the second's) and not taken. "
+    "That helper never opened, listed or searched the seventh set's files (pairs, judgments, judge's notes or draw)"
+    + (
+        f", and the rules were frozen at {RULES_FROZEN_AT} before the seventh set was drawn."
+        if RULES_FROZEN_AT
+        else "."
+    ),
     "",
 ]
 
@@ -885,8 +904,8 @@ def _tuning_stratified_lines(
     judged = load_stratified_judgments(folder / held.judgments, folder / held.pairs, {g.id for g in gold})
     report = stratified_report(judged, gold, abstracts)
     lines = [
-        f"`gold/{held.judgments}` ({title}; scorer {SCORER_VERSION}'s rules were chosen on its disagreements), at the "
-        "headline's level:",
+        f"`gold/{held.judgments}` ({title}; scorer {SCORER_VERSION}'s rules were chosen weighing its disagreements), "
+        "at the headline's level:",
         "",
     ]
     lines += _figure_rows(
@@ -963,8 +982,8 @@ def _validity_section(
         history.append(
             f"`gold/{FRESH_SET}`: {n} (prediction, nearest gold) pairs judged blind before scorer {version}'s rules "
             f"were written; scorer {version} agreed on {k} of {n}: {k / n:.3f} [{low:.3f}, {high:.3f}], the held-out "
-            "figure quoted until the stratified set above. Published, its disagreements were then used to choose "
-            f"scorer {SCORER_VERSION}'s rules, so it is a tuning set now."
+            "figure quoted until the stratified set above. Published, its disagreements were then weighed in "
+            f"choosing scorer {SCORER_VERSION}'s rules, so it is a tuning set now."
         )
     if (folder / EARLIER_HELDOUT_SET).is_file():
         k, n, version = EARLIER_HELDOUT_FIGURE
@@ -985,9 +1004,9 @@ def _validity_section(
             f"`gold/{held.judgments}`: {title} ({figure['overall'][1]} pairs, drawn with seed {seed} at scorer "
             f"{drawn_with}), read once with scorer {figure['version']} (rules frozen at {held.rules_frozen_at}): "
             + "; ".join(cells)
-            + f", its result verdict at the `{level}` level. Published, its disagreements were then used to choose "
-            f"scorer {SCORER_VERSION}'s rules, so it is a tuning set now (its figure with today's scorer is under the "
-            "tuning pairs below).",
+            + f", its result verdict at the `{level}` level. Published, its disagreements were then weighed in "
+            f"choosing scorer {SCORER_VERSION}'s rules, so it is a tuning set now (its figure with today's scorer is "
+            "under the tuning pairs below).",
         )
     if history:
         lines += ["### Earlier held-out pairs (history, now tuning material)", ""]

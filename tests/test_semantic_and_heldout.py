@@ -343,46 +343,69 @@ def test_the_fifth_set_is_a_tuning_set_with_its_scorer_38_read_kept():
     assert agreement.HELDOUT_SETS[fifth.judgments] is fifth and agreement.HELD_OUT is not fifth
 
 
-def test_the_sixth_set_is_held_out_and_never_opened_before_the_freeze(tmp_path, monkeypatch):
-    """Scorer 3.9's held-out set is the sixth, frozen at f944ada with its unedited judgments entered (55eb1c5); before
-    the lead froze the rules and entered that commit (both None), `paperfields gold agreement` never read its files
-    (here they hold no JSON at all) and the page said the set is not read yet; without them it says so too, and that
-    the set is not in gold/ yet."""
+def test_the_sixth_set_is_a_tuning_set_with_its_scorer_39_read_kept():
+    """Scorer 3.9 was kept for round seven weighing the sixth set: it is a tuning set now, its entered commits
+    (55eb1c5, sha256 b4b0ad2c..., rules frozen at f944ada) and its scorer 3.9 read (21/22, contested 5/5, results
+    16/17) kept as history."""
+    from paperfields.scoring import agreement
+
+    sixth = agreement.SIXTH_STRATIFIED
+    assert (sixth.pairs, sixth.judgments) == ("scorer_stratified6_pairs.jsonl", "scorer_stratified6_judgments.jsonl")
+    assert (sixth.committed_at, sixth.sha256_prefix, sixth.rules_frozen_at) == ("55eb1c5", "b4b0ad2c", "f944ada")
+    entry = next(t for t in agreement.TUNING_STRATIFIED if t[0] is sixth)
+    assert entry[1:] == (
+        {"overall": (21, 22), "contested": (5, 5), "results": (16, 17), "version": "3.9"},
+        "the sixth stratified set",
+        43,
+        "3.8",
+        "claim",
+    )
+    assert agreement.HELDOUT_SETS[sixth.judgments] is sixth and agreement.HELD_OUT is not sixth
+
+
+def test_the_seventh_set_is_held_out_and_never_opened_before_the_freeze(tmp_path, monkeypatch):
+    """Round seven's held-out set is the seventh, read with scorer 3.9 kept and frozen at e330039, its unedited
+    judgments entered (0a618a4); before the lead froze the rules and entered that commit (both None), `paperfields gold
+    agreement` never read its files (here they hold no JSON at all) and the page said the set is not read yet; without
+    them it says so too, and that the set is not in gold/ yet."""
     import dataclasses
 
     from paperfields.scoring import agreement
 
-    sixth = agreement.HELD_OUT
-    assert sixth is agreement.SIXTH_STRATIFIED and agreement.HELDOUT_SETS[sixth.judgments] is sixth
-    assert (sixth.pairs, sixth.judgments) == ("scorer_stratified6_pairs.jsonl", "scorer_stratified6_judgments.jsonl")
-    assert (sixth.committed_at, sixth.sha256_prefix, sixth.rules_frozen_at) == ("55eb1c5", "b4b0ad2c", "f944ada")
-    assert agreement.RULES_FROZEN_AT == "f944ada"
-    assert sixth not in [t[0] for t in agreement.TUNING_STRATIFIED]
+    seventh = agreement.HELD_OUT
+    assert seventh is agreement.SEVENTH_STRATIFIED and agreement.HELDOUT_SETS[seventh.judgments] is seventh
+    assert (seventh.pairs, seventh.judgments) == (
+        "scorer_stratified7_pairs.jsonl",
+        "scorer_stratified7_judgments.jsonl",
+    )
+    assert (seventh.committed_at, seventh.sha256_prefix, seventh.rules_frozen_at) == ("0a618a4", "9830ff8e", "e330039")
+    assert agreement.RULES_FROZEN_AT == "e330039"
+    assert seventh not in [t[0] for t in agreement.TUNING_STRATIFIED]
     # the state before the freeze
-    sixth = dataclasses.replace(sixth, committed_at=None, sha256_prefix=None, rules_frozen_at=None)
+    seventh = dataclasses.replace(seventh, committed_at=None, sha256_prefix=None, rules_frozen_at=None)
     monkeypatch.setattr(agreement, "RULES_FROZEN_AT", None)
-    monkeypatch.setattr(agreement, "SIXTH_STRATIFIED", sixth)
-    monkeypatch.setattr(agreement, "HELD_OUT", sixth)
-    monkeypatch.setattr(agreement, "HELDOUT_SETS", {**agreement.HELDOUT_SETS, sixth.judgments: sixth})
+    monkeypatch.setattr(agreement, "SEVENTH_STRATIFIED", seventh)
+    monkeypatch.setattr(agreement, "HELD_OUT", seventh)
+    monkeypatch.setattr(agreement, "HELDOUT_SETS", {**agreement.HELDOUT_SETS, seventh.judgments: seventh})
     folder = tmp_path / "gold"
     folder.mkdir()
-    for name in ("gold.jsonl", "corpus.jsonl", "scorer_stratified5_pairs.jsonl", "scorer_stratified5_judgments.jsonl"):
+    for name in ("gold.jsonl", "corpus.jsonl", "scorer_stratified6_pairs.jsonl", "scorer_stratified6_judgments.jsonl"):
         shutil.copy(ROOT / "gold" / name, folder / name)
     assert agreement._stratified_section(folder, [], {}) == []  # not drawn: nothing to say, nothing opened
     gold = load_gold(folder / "gold.jsonl")
     page = "\n".join(agreement._validity_section(folder / "gold.jsonl", gold))
-    assert "`gold/scorer_stratified6_judgments.jsonl`, is not read yet: it is drawn and judged blind" in page
+    assert "`gold/scorer_stratified7_judgments.jsonl`, is not read yet: it is drawn and judged blind" in page
     assert "its pairs and judgments are not both in gold/ yet" in page
-    assert f"the fifth stratified set; scorer {SCORER_VERSION}'s rules were chosen on its disagreements" in page
-    assert "read once with scorer 3.8 (rules frozen at 985ffc1): overall 0.936" in page
-    (folder / sixth.pairs).write_text("not even JSON\n")
-    (folder / sixth.judgments).write_text("not even JSON\n")  # would fail if it were read
+    assert f"the sixth stratified set; scorer {SCORER_VERSION}'s rules were chosen weighing its disagreements" in page
+    assert "read once with scorer 3.9 (rules frozen at f944ada): overall 0.955" in page
+    (folder / seventh.pairs).write_text("not even JSON\n")
+    (folder / seventh.judgments).write_text("not even JSON\n")  # would fail if it were read
     text = "\n".join(agreement._stratified_section(folder, [], {}))
     assert "is held out: it is read once, after the rules are frozen" in text
     assert f"scorer {SCORER_VERSION}'s figure on it is not read yet" in text
     page = "\n".join(agreement._validity_section(folder / "gold.jsonl", gold))
     assert f"scorer {SCORER_VERSION}'s figure on it is not read yet" in page
-    assert "- Scorer 3.9's rules were chosen on the first to fifth stratified sets" in page
+    assert "- Scorer 3.9 was kept for the seventh stratified set" in page
     assert not (folder / "validity.json").exists()
 
 
@@ -419,6 +442,17 @@ def test_the_sixth_sets_committed_judgments_are_the_ones_read():
     assert len(data.splitlines()) == 22
 
 
+def test_the_seventh_sets_committed_judgments_are_the_ones_read():
+    """The judgments read are the bytes committed unedited at 0a618a4: their sha256 starts with what was entered."""
+    import hashlib
+
+    from paperfields.scoring import agreement
+
+    data = (ROOT / "gold" / agreement.SEVENTH_STRATIFIED.judgments).read_bytes()
+    assert hashlib.sha256(data).hexdigest().startswith("9830ff8e")
+    assert len(data.splitlines()) == 33
+
+
 def test_the_board_and_the_readme_state_the_held_out_figures_and_who_judged():
     from paperfields.scoring import agreement
     from paperfields.scoring.method import validity_figures, validity_text
@@ -427,14 +461,14 @@ def test_the_board_and_the_readme_state_the_held_out_figures_and_who_judged():
     read = {s.pairs: s for s in agreement.HELDOUT_SETS.values()}[figures["set"]]  # the newest set read so far
     assert figures["rules_frozen_at"] == read.rules_frozen_at is not None
     assert figures["judgments_sha256"].startswith(read.sha256_prefix or "")
-    # set #6 read once at scorer 3.9 (55eb1c5's unedited judgments): 22 pairs, 5 contested + 17 results
-    assert agreement.FIFTH_STRATIFIED.committed_at == "2b3c985"
-    assert figures["set"] == "scorer_stratified6_pairs.jsonl" and figures["scorer_version"] == "3.9"
-    assert figures["overall"]["pairs"] == 22 and (figures["contested"]["pairs"], figures["results"]["pairs"]) == (
-        5,
-        17,
+    # set #7 read once at scorer 3.9 (0a618a4's unedited judgments): 33 pairs, 3 contested + 30 results
+    assert agreement.SIXTH_STRATIFIED.committed_at == "55eb1c5"
+    assert figures["set"] == "scorer_stratified7_pairs.jsonl" and figures["scorer_version"] == "3.9"
+    assert figures["overall"]["pairs"] == 33 and (figures["contested"]["pairs"], figures["results"]["pairs"]) == (
+        3,
+        30,
     )
-    assert (figures["overall"]["agree"], figures["contested"]["agree"], figures["results"]["agree"]) == (21, 5, 16)
+    assert (figures["overall"]["agree"], figures["contested"]["agree"], figures["results"]["agree"]) == (31, 3, 28)
     o = figures["overall"]
     stated = f"{o['agreement']:.3f} [{o['ci95'][0]:.3f}, {o['ci95'][1]:.3f}]"
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
