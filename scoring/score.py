@@ -27,7 +27,6 @@ the expansion), ``method_full_name_soft`` the phrase rule (one dropped or added 
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -660,27 +659,15 @@ REFERENCE_WORDS = frozenset(
 )
 
 
-# Letters a name can pass off as others in most fonts: ``ruIes`` (capital I), ``ru1es``, ``g0ld`` read as rules and
-# gold. A small explicit fold (no confusables library is installed); tried besides the name as written, so a real
-# capital I still splits camelCase (``HumanInput``).
-_LOOKALIKES = str.maketrans({"I": "l", "1": "l", "|": "l", "0": "o"})
-
-
 def reference_spelling(name: str) -> Optional[str]:
-    """The reference word (:data:`REFERENCE_WORDS`) that ``name`` (a provider) spells, or None. Case,
-    compatibility forms (NFKC: full-width letters), punctuation and separators do not matter: the name's
-    words (split at anything not a letter or digit and at camelCase humps) and the name with its separators
-    removed are each compared (``Rules``, ``rules.``, ``human_``, ``h-u-m-a-n``, ``HumanLabels``, ``my-gold``), as
-    written and with look-alikes folded (:data:`_LOOKALIKES`: ``ruIes``, ``ru1es``, ``g0ld``)."""
-    import unicodedata
+    """The reference word (:data:`REFERENCE_WORDS`) that ``name`` (a provider, a model, a folder name) spells, or
+    None: :func:`~paperfields.core.confusables.spelled_word`, which folds with the one table of look-alikes
+    (:data:`~paperfields.core.confusables.LOOKALIKES`), so case, compatibility forms (NFKC: full-width letters),
+    punctuation, separators and look-alikes do not matter (``Rules``, ``rules.``, ``human_``, ``h-u-m-a-n``,
+    ``HumanLabels``, ``my-gold``, ``ruIes``, ``ru1es``, ``g0ld``, ``hum4n``)."""
+    from paperfields.core.confusables import spelled_word
 
-    text = unicodedata.normalize("NFKC", name)
-    for form in (text, text.translate(_LOOKALIKES)):
-        words = [w.casefold() for w in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[^\W\d_]+", form)]
-        for candidate in ("".join(words), *words):
-            if candidate in REFERENCE_WORDS:
-                return candidate
-    return None
+    return spelled_word(name, REFERENCE_WORDS)
 
 
 def is_reference_backend(backend: str) -> bool:

@@ -41,7 +41,7 @@ from typing import Any, Literal, Optional
 import tomllib
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from paperfields.core.confusables import FOLD, fold_lookalikes, invisible
+from paperfields.core.confusables import invisible, skeleton
 from paperfields.core.corpus import load_corpus, month_index
 from paperfields.core.gold import load_gold
 from paperfields.core.paths import SUBMISSION_NAME
@@ -77,32 +77,14 @@ class SubmissionError(RunError):
     """A submission that cannot go on the board: the message lists every problem, one per line."""
 
 
-# A name's words as reference_spelling splits it: a run of capitals, a camelCase hump, digits, other letters.
-_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[^\W\d_]+")
-
-
 def reference_word(name: str) -> Optional[str]:
-    """The reference word (:data:`~paperfields.scoring.score.REFERENCE_WORDS`) that ``name`` spells, or None: as
-    :func:`~paperfields.scoring.score.reference_spelling` reads it (case, separators and camelCase aside: ``Rules``,
-    ``human_``, ``HumanLabels``, ``ruIes``), or with the name and its words compared by :func:`skeleton`, as written
-    and with every look-alike folded first (:func:`~paperfields.core.confusables.fold_lookalikes`: ``hum4n``,
-    ``rul3s``, ``annot4tion``, ``MyHum4n``): the one table of look-alikes,
-    :data:`~paperfields.core.confusables.LOOKALIKES`, folds here as in :func:`looks_like`."""
-    import unicodedata
+    """The reference word (:data:`~paperfields.scoring.score.REFERENCE_WORDS`) that ``name`` spells, or None:
+    :func:`~paperfields.scoring.score.reference_spelling` (``Rules``, ``human_``, ``HumanLabels``, ``ruIes``,
+    ``hum4n``, ``rul3s``, ``annot4tion``, ``MyHum4n``), folding with the one table of look-alikes,
+    :data:`~paperfields.core.confusables.LOOKALIKES`, as :func:`looks_like` does."""
+    from paperfields.scoring.score import reference_spelling
 
-    from paperfields.scoring.score import REFERENCE_WORDS, reference_spelling
-
-    found = reference_spelling(name)
-    if found:
-        return found
-    words = {skeleton(word): word for word in sorted(REFERENCE_WORDS)}
-    text = unicodedata.normalize("NFKC", name)
-    for form in (text, fold_lookalikes(text)):
-        parts = _WORDS.findall(form)
-        for candidate in ("".join(parts), *parts):
-            if word := words.get(skeleton(candidate)):
-                return word
-    return None
+    return reference_spelling(name)
 
 
 def _not_posing_as_a_reference(value: str) -> str:
@@ -702,17 +684,6 @@ RESERVED_NAMES = {
     "frontier-llm-agent-session": "the AI agent session references",
 }
 LOOKALIKE_RATIO = 88  # rapidfuzz ratio of two skeletons at or above which a name reads as a reference's
-
-
-def skeleton(name: str) -> str:
-    """``name`` as it reads: NFKC (full-width and other compatibility forms made plain), case-folded, look-alike
-    letters and digits folded (:data:`~paperfields.core.confusables.LOOKALIKES`, the one table :func:`reference_word`
-    folds with too: ``agent-sessi0n``, Cyrillic ``а``) and everything but a-z and 0-9 dropped (separators:
-    ``agent_session``, ``Agent.Session``). Two names with one skeleton read as one."""
-    import unicodedata
-
-    text = unicodedata.normalize("NFKC", name).casefold().translate(FOLD)
-    return re.sub(r"[^a-z0-9]", "", text)
 
 
 def looks_like(name: str, reserved: dict[str, str]) -> Optional[str]:

@@ -1403,11 +1403,13 @@ def test_the_one_lookalike_table_folds_alike_in_every_check():
     compared by) and score._LOOKALIKES (the reference words a name may not spell), and had drifted: hum4n, rul3s and
     annot4tion passed as a provider or a name while agent-sessi0n was refused. One table
     (paperfields.core.confusables.LOOKALIKES) now folds for both: every character it folds is folded by the skeleton
-    and by the reference-word check, and score.py's older table adds nothing of its own."""
+    and by the reference-word check, and score.py's older table is gone."""
     from paperfields.core.confusables import LOOKALIKES, fold_lookalikes
-    from paperfields.scoring.score import _LOOKALIKES, REFERENCE_WORDS
+    from paperfields.scoring import score
+    from paperfields.scoring.score import REFERENCE_WORDS
 
-    assert not hasattr(submissions, "_SKELETON")
+    assert not hasattr(submissions, "_SKELETON") and not hasattr(score, "_LOOKALIKES")
+    assert submissions.skeleton is __import__("paperfields.core.confusables", fromlist=["skeleton"]).skeleton
     in_words = set()
     for char, letter in LOOKALIKES.items():
         assert submissions.skeleton(f"x{char}y") == submissions.skeleton(f"x{letter}y"), char
@@ -1421,7 +1423,8 @@ def test_the_one_lookalike_table_folds_alike_in_every_check():
                 assert submissions.reference_word(posed.upper()) is not None, posed.upper()
                 in_words.add(char)
     assert set("0134i|!5$@оεа") <= in_words  # the digits and signs a plain id may hold among them
-    assert {chr(code): letter for code, letter in _LOOKALIKES.items() if fold_lookalikes(chr(code)) != letter} == {}
+    assert {c: score.reference_spelling(f"ru{c}es") for c in "I1|"} == dict.fromkeys("I1|", "rules")  # the old table's
+    assert score.reference_spelling("g0ld") == "gold"
     # near misses: real words and ids are no reference words
     for name in ("goldfish", "humane", "ruler", "gpt-4o", "Qwen2.5-Coder-1.5B", "o1-mini", "deepseek-r1", "h2o"):
         assert submissions.reference_word(name) is None, name

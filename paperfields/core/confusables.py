@@ -3,9 +3,9 @@ folded by :func:`fold_lookalikes`) and characters that draw nothing yet move or 
 (:data:`INVISIBLE`: bidirectional controls and zero-width characters, found by :func:`invisible`).
 
 :data:`LOOKALIKES` is the one table of look-alikes the submission door folds with: the skeleton a name is compared
-with the references' names by (:func:`~paperfields.scoring.submissions.skeleton`) and the reference words a name may
-not spell (:func:`~paperfields.scoring.submissions.reference_word`) both read it, so a character folded in one is
-folded in the other.
+with the references' names by (:func:`skeleton`) and the words a name may not spell (:func:`spelled_word`, which
+:func:`~paperfields.scoring.score.reference_spelling` reads the reference words with) both fold with it, so a
+character folded in one is folded in the other.
 """
 
 from __future__ import annotations
@@ -39,6 +39,34 @@ LOOKALIKES: dict[str, str] = {
     **dict.fromkeys("м", "m"),
 }
 FOLD = str.maketrans(LOOKALIKES)  # for case-folded text (str.translate)
+
+
+def skeleton(name: str) -> str:
+    """``name`` as it reads: NFKC (full-width and other compatibility forms made plain), case-folded, look-alike
+    letters and digits folded (:data:`LOOKALIKES`: ``agent-sessi0n``, Cyrillic ``а``) and everything but a-z and 0-9
+    dropped (separators: ``agent_session``, ``Agent.Session``). Two names with one skeleton read as one."""
+    text = unicodedata.normalize("NFKC", name).casefold().translate(FOLD)
+    return re.sub(r"[^a-z0-9]", "", text)
+
+
+# A name's words: a run of capitals, a camelCase hump, digits, other letters.
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[^\W\d_]+")
+
+
+def spelled_word(name: str, words: frozenset[str]) -> Optional[str]:
+    """The word of ``words`` (lower-case a-z words) that ``name`` spells, or None: the name with its separators
+    removed and each of its words (split at anything not a letter or digit and at camelCase humps), as written and
+    with every look-alike folded first (:func:`fold_lookalikes`), are compared by :func:`skeleton`, so case,
+    compatibility forms, separators and look-alikes do not matter (``Rules``, ``human_``, ``h-u-m-a-n``,
+    ``HumanLabels``, ``ruIes``, ``hum4n``, ``MyHum4n``), while a longer word is no word of ``words`` (``goldfish``)."""
+    by_skeleton = {skeleton(word): word for word in sorted(words)}
+    text = unicodedata.normalize("NFKC", name)
+    for form in (text, fold_lookalikes(text)):
+        parts = _WORDS.findall(form)
+        for candidate in ("".join(parts), *parts):
+            if word := by_skeleton.get(skeleton(candidate)):
+                return word
+    return None
 
 
 def fold_lookalikes(text: str) -> str:
