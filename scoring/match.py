@@ -1520,7 +1520,12 @@ def metric_verdict(
     words is ``"other"`` when the abstract writes every one of its words, none in a sentence that writes gold's
     number (:func:`_written_away_from_number`: "activation subspace bottlenecks", what the method targets, for an
     8.27% performance gain written in another sentence); a reader's wording of the number's own sentence stays
-    ``"unnamed"`` ("cross-domain generalization" where that sentence writes it)."""
+    ``"unnamed"`` ("cross-domain generalization" where that sentence writes it).
+
+    Scorer 3.10: a slot whose content words (the last not a setting) share none with gold's metric and that names a
+    quantity the abstract never writes (:func:`unwritten_metric`: "auc", "roc_auc" for a paper that reports only a
+    gain in "performance") is ``"other"``, gold's metric a placeholder or not; a slot the abstract writes, as a phrase
+    or word by word, is read as before."""
     predicted, wanted = pred.get("metric"), gold.get("metric")
     if same_name(predicted, wanted, alternates, METRIC_NAMES, text):
         return "same"
@@ -1553,7 +1558,42 @@ def metric_verdict(
         return "other"
     if plain and not g_words and _written_away_from_number(content, gold, text):
         return "other"
+    if (
+        content
+        and content[-1] not in SETTING_WORDS
+        and not set(content) & set(g_words)
+        and unwritten_metric(predicted, content, alternates, text, golds)
+    ):
+        return "other"  # a quantity the abstract never writes, gold's metric a placeholder or not (scorer 3.10)
     return "unnamed"
+
+
+def unwritten_metric(
+    predicted: str, content: Sequence[str], alternates: dict[str, list[str]], text: Optional[str], golds: Sequence[dict]
+) -> bool:
+    """A result's metric slot ``predicted``, with ``content`` its words that name something (the slot's words less
+    :data:`UNNAMED_METRIC_WORDS` and bare numbers), is a quantity the abstract ``text`` never writes (scorer 3.10):
+    :func:`~paperfields.core.locate.locate` grounds none of its accepted forms (the slot, its alternates, which hold
+    the abstract's acronyms and their long forms, and its content words alone: "steering" of "steering
+    performance"), some content word is written nowhere in the abstract (a Snowball stem, as
+    :func:`_written_away_from_number` reads words), and it is no dataset of the paper's gold results (``golds``: a
+    benchmark's name as the metric). "auc" or "ROC-AUC" for an abstract that writes neither (only "improves
+    performance by 8.27%") names a quantity the paper does not report. The abbreviations of
+    :data:`METRIC_ABBREVIATIONS` are words of a measure family, which :func:`metric_verdict` decides before. False
+    without an abstract or without content words."""
+    from paperfields.core.locate import locate
+
+    if not text or not content:
+        return False
+    forms = {*accepted_forms(predicted, alternates), " ".join(content)}
+    if any(form and locate(form, text).grounded for form in forms):
+        return False
+    if {_stem(w) for w in content} <= frozenset().union(*(stems for stems, _ in _sentences(text))):
+        return False
+    return not any(
+        result.get("dataset") and same_name(predicted, result["dataset"], alternates, DATASETS, text)
+        for result in golds
+    )
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")

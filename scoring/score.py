@@ -111,8 +111,10 @@ from paperfields.scoring.metrics.wilson import f1_edge_ci, wilson_ci
 # spelt-out long form included ("for X" still is the long form), and a coined name is one name whatever joins its parts
 # ("safe-compass" ~ "SafeCompass": compared without the spaces between them); a metric written with one modifier more
 # that is on its own another of gold's metrics joins the two and names neither ("retention_accuracy" where gold lists
-# "retention" and "accuracy").
-SCORER_VERSION = "3.9"
+# "retention" and "accuracy"). 3.10 (issue 38, round eight): at the claim level a metric slot that names a quantity the
+# abstract never writes in any accepted form ("auc" for a paper that reports only "performance", no AUC), sharing no
+# word with gold's metric and no dataset of the paper's, names another quantity, gold's metric a placeholder or not.
+SCORER_VERSION = "3.10"
 SOFT_THRESHOLD = PHRASE.threshold  # the soft name score: the phrase rule on a name
 
 # Derived from the schema's field facts (paperfields.core.fields); each names the fields in schema order.

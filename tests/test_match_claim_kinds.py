@@ -200,7 +200,10 @@ def test_a_generic_name_in_model_and_baseline_names_no_other_model_where_gold_ha
 def test_the_metric_verdict_says_other_for_a_slot_without_a_word():
     assert metric_verdict(R(9.8, "%"), LONGCOT, {}, TEXT) == "other"
     assert metric_verdict(R(9.8, "8\\times"), LONGCOT, {}, TEXT) == "other"
-    assert metric_verdict(R(9.8, "EvoMAS also"), LONGCOT, {}, TEXT) == "unnamed"
+    # a fragment of the number's sentence ("EvoMAS also reaches ..."), as the judged pair's abstract writes it
+    assert metric_verdict(R(9.8, "EvoMAS also"), LONGCOT, {}, TEXT + " EvoMAS also reaches 9.8%.") == "unnamed"
+    # scorer 3.10: a slot the abstract never writes (no "EvoMAS" in TEXT) names a quantity the paper does not report
+    assert metric_verdict(R(9.8, "EvoMAS also"), LONGCOT, {}, TEXT) == "other"
     assert metric_verdict(R(8.0, "Qwen2.5-32B-Instruct"), FIDELITY, {}, TEXT, GOLD) == "other"
     assert (
         metric_verdict(R(8.0, "Qwen2.5-32B-Instruct"), FIDELITY, {}, TEXT) == "unnamed"

@@ -144,7 +144,8 @@ SCORE = R(16.32, "score")
         ("attention sink heads", PERFORMANCE, "other"),  # what the method targets, written in another sentence
         ("attention_sink_heads", PERFORMANCE, "other"),
         ("steering gains", PERFORMANCE, "unnamed"),  # a word of the number's own sentence
-        ("task success", PERFORMANCE, "unnamed"),  # a reader's wording, written nowhere: left to the number
+        ("task success", PERFORMANCE, "other"),  # written nowhere: a quantity the paper never reports (scorer 3.10)
+        ("six-benchmark steering", PERFORMANCE, "unnamed"),  # its words written in the number's sentence
         ("cross-domain generalization", SCORE, "unnamed"),  # the number's sentence writes it
         ("attention sink heads", R(8.27, "accuracy", qualifier="average"), "other"),  # 3.6: plain words for a measure
     ],
