@@ -500,16 +500,22 @@ SIXTH_STRATIFIED = HeldOutSet(
 )
 # What scorer 3.9 measured on it when it was read (gold/AGREEMENT.md at d02dc38); kept as history.
 SIXTH_STRATIFIED_FIGURE = {"overall": (21, 22), "contested": (5, 5), "results": (16, 17), "version": "3.9"}
-# The commit at which the rules checked by the seventh set are frozen (issue 38, round seven): scorer 3.9 kept, the
-# sixth set's one disagreement being a judge split (tests/test_match_kinds_310.py), before the seventh set was drawn.
-RULES_FROZEN_AT: Optional[str] = "e330039"
-# The seventh stratified set, drawn with scorer 3.9 (seed 44) after the sixth was read and judged blind; its commits
-# are None until the lead enters the commit that added the judgments unedited (and the start of their sha256): until
-# then `paperfields gold agreement` never opens its files.
+# The seventh stratified set (drawn with scorer 3.9, seed 44, after the sixth was read), judged blind and committed
+# unedited at 0a618a4; read once with scorer 3.9 (rules kept, frozen at e330039); published, a tuning set since.
 SEVENTH_STRATIFIED = HeldOutSet(
-    "scorer_stratified7_pairs.jsonl", "scorer_stratified7_judgments.jsonl", "0a618a4", "9830ff8e", RULES_FROZEN_AT
+    "scorer_stratified7_pairs.jsonl", "scorer_stratified7_judgments.jsonl", "0a618a4", "9830ff8e", "e330039"
 )
-HELD_OUT = SEVENTH_STRATIFIED  # the set `paperfields gold agreement` reads by default
+# What scorer 3.9 measured on it when it was read (gold/AGREEMENT.md at 81e755a); kept as history.
+SEVENTH_STRATIFIED_FIGURE = {"overall": (31, 33), "contested": (3, 3), "results": (28, 30), "version": "3.9"}
+# The commit at which scorer 3.10's rules are frozen (issue 38, round eight), before the eighth set is drawn.
+RULES_FROZEN_AT: Optional[str] = "0cd4c67"
+# The eighth stratified set, drawn with scorer 3.10 after its rules were frozen and judged blind; its commits are None
+# until the lead enters the commit that added the judgments unedited (and the start of their sha256): until then
+# `paperfields gold agreement` never opens its files.
+EIGHTH_STRATIFIED = HeldOutSet(
+    "scorer_stratified8_pairs.jsonl", "scorer_stratified8_judgments.jsonl", None, None, RULES_FROZEN_AT
+)
+HELD_OUT = EIGHTH_STRATIFIED  # the set `paperfields gold agreement` reads by default
 HELDOUT_SETS = {
     s.judgments: s
     for s in (
@@ -520,6 +526,7 @@ HELDOUT_SETS = {
         FIFTH_STRATIFIED,
         SIXTH_STRATIFIED,
         SEVENTH_STRATIFIED,
+        EIGHTH_STRATIFIED,
     )
 }
 # The stratified sets read and published before today's rules were chosen: tuning sets, shown with today's scorer.
@@ -530,6 +537,7 @@ TUNING_STRATIFIED = (
     (FOURTH_STRATIFIED, FOURTH_STRATIFIED_FIGURE, "the fourth stratified set", 41, "3.6", "claim"),
     (FIFTH_STRATIFIED, FIFTH_STRATIFIED_FIGURE, "the fifth stratified set", 42, "3.7", "claim"),
     (SIXTH_STRATIFIED, SIXTH_STRATIFIED_FIGURE, "the sixth stratified set", 43, "3.8", "claim"),
+    (SEVENTH_STRATIFIED, SEVENTH_STRATIFIED_FIGURE, "the seventh stratified set", 44, "3.9", "claim"),
 )
 TARGET_CONTESTED = 0.90
 JUDGE = (
@@ -806,18 +814,20 @@ DISCLOSURES = [
     "called the same tuple the same; a rule refusing that kind was written and measured on the first to sixth sets by "
     "an AI agent session working as a helper (it fixed the sixth set's pair and broke the second's) and not taken. "
     "That helper never opened, listed or searched the seventh set's files (pairs, judgments, judge's notes or draw)"
+    + ", and the rules were frozen at e330039 before the seventh set was drawn.",
+    "- Scorer 3.10's rules were chosen on the first to seventh stratified sets (all read and published) and the "
+    "earlier judged sets, by an AI agent session working as a helper; the eighth set did not exist while it worked "
+    "and it never opened, listed or searched its files (pairs, judgments, judge's notes or draw)"
     + (
-        f", and the rules were frozen at {RULES_FROZEN_AT} before the seventh set was drawn."
-        if RULES_FROZEN_AT
-        else "."
+        f", and its rules were frozen at {RULES_FROZEN_AT} before the eighth set was drawn." if RULES_FROZEN_AT else "."
     ),
     "",
 ]
 
 
-# Every published run's headline (and results F1, true positives) under scorer 3.8 and gold 1.6, before the re-score
-# with scorer 3.9 (gold unchanged), with why it moved: each reason counts the items a 3.9 rule decides otherwise.
-RESCORED_FROM = ("3.8", "1.6")
+# Every published run's headline (and results F1, true positives) under scorer 3.9 and gold 1.6, before the re-score
+# with scorer 3.10 (gold unchanged), with why it moved: each reason counts the items a 3.10 rule decides otherwise.
+RESCORED_FROM = ("3.9", "1.6")
 PREVIOUS_HEADLINES: dict[str, tuple[float, float, int, str]] = {
     "agent-confidence__submitted__test": (0.9008, 0.9172, 72, "no change"),
     "agent-evidence__submitted__test": (0.8855, 0.9542, 73, "no change"),
@@ -825,33 +835,23 @@ PREVIOUS_HEADLINES: dict[str, tuple[float, float, int, str]] = {
     "agent-reasoning-first__submitted__test": (0.8814, 0.9125, 73, "no change"),
     "agent-zero-shot__submitted__test": (0.8684, 0.9103, 71, "no change"),
     "annotator_second-blind__imported__test": (0.9821, 1.0, 34, "no change"),
-    "local_gemma3-270m__confidence__test": (
-        0.1439,
-        0.0,
-        0,
-        "metrics -1 (refused: 'retention_accuracy' for gold 'accuracy' where gold lists 'retention' too: one measure "
-        "joined to another, naming neither)",
-    ),
-    "local_gemma3-270m__evidence__test": (
-        0.1294,
-        0.0,
-        0,
-        "method_full_name -1 (refused: 'One-stage Policy Optimization (OnePO) with Teacher-Output Integration' for "
-        "gold 'One-stage Policy Optimization': a component joined after the definition, a longer method)",
-    ),
+    "local_gemma3-270m__confidence__test": (0.1426, 0.0, 0, "no change"),
+    "local_gemma3-270m__evidence__test": (0.1269, 0.0, 0, "no change"),
     "local_gemma3-270m__few_shot__test": (0.1705, 0.0074, 1, "no change"),
-    "local_gemma3-270m__reasoning_first__test": (
-        0.1349,
-        0.0,
-        0,
-        "method_name +1 ('safe-compass' ~ 'SafeCompass': a coined name written with its parts apart)",
-    ),
+    "local_gemma3-270m__reasoning_first__test": (0.1364, 0.0, 0, "no change"),
     "local_gemma3-270m__zero_shot__test": (0.1574, 0.0038, 1, "no change"),
     "local_qwen2.5-coder-0.5b__confidence__test": (0.3661, 0.0533, 4, "no change"),
     "local_qwen2.5-coder-0.5b__evidence__test": (0.2602, 0.0593, 4, "no change"),
     "local_qwen2.5-coder-0.5b__few_shot__test": (0.3334, 0.0703, 11, "no change"),
     "local_qwen2.5-coder-0.5b__reasoning_first__test": (0.3377, 0.0513, 4, "no change"),
     "local_qwen2.5-coder-0.5b__zero_shot__test": (0.3638, 0.0288, 2, "no change"),
+    "local_qwen2.5-coder-1.5b__confidence__test": (
+        0.4351,
+        0.0857,
+        15,
+        "results -1 (refused: metric 'auc' for gold's 8.27% average gain whose metric, 'performance', names no "
+        "quantity: a measure the abstract never writes)",
+    ),
     "local_qwen2.5-coder-1.5b__evidence__test": (0.417, 0.0719, 6, "no change"),
     "local_qwen2.5-coder-1.5b__few_shot__test": (0.4548, 0.1929, 27, "no change"),
     "local_qwen2.5-coder-1.5b__zero_shot__test": (0.4635, 0.1062, 18, "no change"),

@@ -363,49 +363,67 @@ def test_the_sixth_set_is_a_tuning_set_with_its_scorer_39_read_kept():
     assert agreement.HELDOUT_SETS[sixth.judgments] is sixth and agreement.HELD_OUT is not sixth
 
 
-def test_the_seventh_set_is_held_out_and_never_opened_before_the_freeze(tmp_path, monkeypatch):
-    """Round seven's held-out set is the seventh, read with scorer 3.9 kept and frozen at e330039, its unedited
-    judgments entered (0a618a4); before the lead froze the rules and entered that commit (both None), `paperfields gold
-    agreement` never read its files (here they hold no JSON at all) and the page said the set is not read yet; without
-    them it says so too, and that the set is not in gold/ yet."""
-    import dataclasses
-
+def test_the_seventh_set_is_a_tuning_set_with_its_scorer_39_read_kept():
+    """Scorer 3.10's rules were chosen on the seventh set: it is a tuning set now, its entered commits (0a618a4,
+    sha256 9830ff8e..., rules frozen at e330039) and its scorer 3.9 read (31/33, contested 3/3, results 28/30) kept
+    as history."""
     from paperfields.scoring import agreement
 
-    seventh = agreement.HELD_OUT
-    assert seventh is agreement.SEVENTH_STRATIFIED and agreement.HELDOUT_SETS[seventh.judgments] is seventh
+    seventh = agreement.SEVENTH_STRATIFIED
     assert (seventh.pairs, seventh.judgments) == (
         "scorer_stratified7_pairs.jsonl",
         "scorer_stratified7_judgments.jsonl",
     )
     assert (seventh.committed_at, seventh.sha256_prefix, seventh.rules_frozen_at) == ("0a618a4", "9830ff8e", "e330039")
-    assert agreement.RULES_FROZEN_AT == "e330039"
-    assert seventh not in [t[0] for t in agreement.TUNING_STRATIFIED]
-    # the state before the freeze
-    seventh = dataclasses.replace(seventh, committed_at=None, sha256_prefix=None, rules_frozen_at=None)
-    monkeypatch.setattr(agreement, "RULES_FROZEN_AT", None)
-    monkeypatch.setattr(agreement, "SEVENTH_STRATIFIED", seventh)
-    monkeypatch.setattr(agreement, "HELD_OUT", seventh)
-    monkeypatch.setattr(agreement, "HELDOUT_SETS", {**agreement.HELDOUT_SETS, seventh.judgments: seventh})
+    entry = next(t for t in agreement.TUNING_STRATIFIED if t[0] is seventh)
+    assert entry[1:] == (
+        {"overall": (31, 33), "contested": (3, 3), "results": (28, 30), "version": "3.9"},
+        "the seventh stratified set",
+        44,
+        "3.9",
+        "claim",
+    )
+    assert agreement.HELDOUT_SETS[seventh.judgments] is seventh and agreement.HELD_OUT is not seventh
+
+
+def test_the_eighth_set_is_held_out_and_never_opened_before_the_freeze(tmp_path, monkeypatch):
+    """Scorer 3.10's held-out set is the eighth, its rules frozen at 0cd4c67 before it was drawn; until the lead enters
+    the commit of its unedited judgments (None), `paperfields gold agreement` never reads its files (here they hold
+    no JSON at all) and the page says the set is not read yet; without them it says so too, and that the set is not
+    in gold/ yet."""
+    import dataclasses
+
+    from paperfields.scoring import agreement
+
+    eighth = agreement.HELD_OUT
+    assert eighth is agreement.EIGHTH_STRATIFIED and agreement.HELDOUT_SETS[eighth.judgments] is eighth
+    assert (eighth.pairs, eighth.judgments) == ("scorer_stratified8_pairs.jsonl", "scorer_stratified8_judgments.jsonl")
+    assert eighth.rules_frozen_at == agreement.RULES_FROZEN_AT == "0cd4c67"
+    assert eighth not in [t[0] for t in agreement.TUNING_STRATIFIED]
+    # the state before the lead enters the commit of the unedited judgments
+    eighth = dataclasses.replace(eighth, committed_at=None, sha256_prefix=None)
+    monkeypatch.setattr(agreement, "EIGHTH_STRATIFIED", eighth)
+    monkeypatch.setattr(agreement, "HELD_OUT", eighth)
+    monkeypatch.setattr(agreement, "HELDOUT_SETS", {**agreement.HELDOUT_SETS, eighth.judgments: eighth})
     folder = tmp_path / "gold"
     folder.mkdir()
-    for name in ("gold.jsonl", "corpus.jsonl", "scorer_stratified6_pairs.jsonl", "scorer_stratified6_judgments.jsonl"):
+    for name in ("gold.jsonl", "corpus.jsonl", "scorer_stratified7_pairs.jsonl", "scorer_stratified7_judgments.jsonl"):
         shutil.copy(ROOT / "gold" / name, folder / name)
     assert agreement._stratified_section(folder, [], {}) == []  # not drawn: nothing to say, nothing opened
     gold = load_gold(folder / "gold.jsonl")
     page = "\n".join(agreement._validity_section(folder / "gold.jsonl", gold))
-    assert "`gold/scorer_stratified7_judgments.jsonl`, is not read yet: it is drawn and judged blind" in page
+    assert "`gold/scorer_stratified8_judgments.jsonl`, is not read yet: it is drawn and judged blind" in page
     assert "its pairs and judgments are not both in gold/ yet" in page
-    assert f"the sixth stratified set; scorer {SCORER_VERSION}'s rules were chosen weighing its disagreements" in page
-    assert "read once with scorer 3.9 (rules frozen at f944ada): overall 0.955" in page
-    (folder / seventh.pairs).write_text("not even JSON\n")
-    (folder / seventh.judgments).write_text("not even JSON\n")  # would fail if it were read
+    assert f"the seventh stratified set; scorer {SCORER_VERSION}'s rules were chosen weighing its disagreements" in page
+    assert "read once with scorer 3.9 (rules frozen at e330039): overall 0.939" in page
+    (folder / eighth.pairs).write_text("not even JSON\n")
+    (folder / eighth.judgments).write_text("not even JSON\n")  # would fail if it were read
     text = "\n".join(agreement._stratified_section(folder, [], {}))
     assert "is held out: it is read once, after the rules are frozen" in text
     assert f"scorer {SCORER_VERSION}'s figure on it is not read yet" in text
     page = "\n".join(agreement._validity_section(folder / "gold.jsonl", gold))
     assert f"scorer {SCORER_VERSION}'s figure on it is not read yet" in page
-    assert "- Scorer 3.9 was kept for the seventh stratified set" in page
+    assert "- Scorer 3.10's rules were chosen on the first to seventh stratified sets" in page
     assert not (folder / "validity.json").exists()
 
 
