@@ -509,11 +509,11 @@ SEVENTH_STRATIFIED = HeldOutSet(
 SEVENTH_STRATIFIED_FIGURE = {"overall": (31, 33), "contested": (3, 3), "results": (28, 30), "version": "3.9"}
 # The commit at which scorer 3.10's rules are frozen (issue 38, round eight), before the eighth set is drawn.
 RULES_FROZEN_AT: Optional[str] = "0cd4c67"
-# The eighth stratified set, drawn with scorer 3.10 after its rules were frozen and judged blind; its commits are None
-# until the lead enters the commit that added the judgments unedited (and the start of their sha256): until then
-# `paperfields gold agreement` never opens its files.
+# The eighth stratified set, drawn with scorer 3.10 (seed 45) after its rules were frozen and judged blind, its
+# judgments committed unedited at aa8a1c0; before the lead entered that commit (and the start of their sha256)
+# `paperfields gold agreement` never opened its files.
 EIGHTH_STRATIFIED = HeldOutSet(
-    "scorer_stratified8_pairs.jsonl", "scorer_stratified8_judgments.jsonl", None, None, RULES_FROZEN_AT
+    "scorer_stratified8_pairs.jsonl", "scorer_stratified8_judgments.jsonl", "aa8a1c0", "fedadace", RULES_FROZEN_AT
 )
 HELD_OUT = EIGHTH_STRATIFIED  # the set `paperfields gold agreement` reads by default
 HELDOUT_SETS = {

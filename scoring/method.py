@@ -167,8 +167,16 @@ DOCS_BLOCKS = {
 
 
 def _figure(f: dict[str, Any]) -> str:
+    """An agreement with its interval, or "–" (undefined) when the band holds no pair."""
+    if f.get("agreement") is None or not f.get("ci95"):
+        return "–"
     low, high = f["ci95"]
     return f"{f['agreement']:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def _kappa(f: dict[str, Any]) -> str:
+    """Cohen's kappa to two places, or "–" where it is undefined (no pair, or one verdict only on both sides)."""
+    return "–" if f.get("kappa") is None else f"{f['kappa']:.2f}"
 
 
 def validity_figures(gold_dir: Any = None) -> dict[str, Any] | None:
@@ -197,7 +205,7 @@ def validity_text(figures: dict[str, Any] | None, short: bool = False) -> str:
         f"Scorer validity: on {o['pairs']} held-out (prediction, gold) pairs judged blind by "
         + ("a separate AI agent session (not a person)" if short else figures["judge"])
         + f", scorer {figures['scorer_version']} agrees with the judge on {_figure(o)} of pairs (Cohen's kappa "
-        f"{o['kappa']:.2f}): on {_figure(c)} of the {c['pairs']} contested string pairs, those a rule decides by a "
+        f"{_kappa(o)}): on {_figure(c)} of the {c['pairs']} contested string pairs, those a rule decides by a "
         f"word or a letter, and on {_figure(r)} of the {r['pairs']} result tuples, judged at the headline's "
         + (
             "value-and-metric level, which does not ask the unit or the kind "

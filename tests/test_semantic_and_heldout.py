@@ -387,10 +387,10 @@ def test_the_seventh_set_is_a_tuning_set_with_its_scorer_39_read_kept():
 
 
 def test_the_eighth_set_is_held_out_and_never_opened_before_the_freeze(tmp_path, monkeypatch):
-    """Scorer 3.10's held-out set is the eighth, its rules frozen at 0cd4c67 before it was drawn; until the lead enters
-    the commit of its unedited judgments (None), `paperfields gold agreement` never reads its files (here they hold
-    no JSON at all) and the page says the set is not read yet; without them it says so too, and that the set is not
-    in gold/ yet."""
+    """Scorer 3.10's held-out set is the eighth, its rules frozen at 0cd4c67 before it was drawn and its unedited
+    judgments entered (aa8a1c0); before the lead entered that commit (None), `paperfields gold agreement` never read
+    its files (here they hold no JSON at all) and the page said the set is not read yet; without them it says so
+    too, and that the set is not in gold/ yet."""
     import dataclasses
 
     from paperfields.scoring import agreement
@@ -398,7 +398,8 @@ def test_the_eighth_set_is_held_out_and_never_opened_before_the_freeze(tmp_path,
     eighth = agreement.HELD_OUT
     assert eighth is agreement.EIGHTH_STRATIFIED and agreement.HELDOUT_SETS[eighth.judgments] is eighth
     assert (eighth.pairs, eighth.judgments) == ("scorer_stratified8_pairs.jsonl", "scorer_stratified8_judgments.jsonl")
-    assert eighth.rules_frozen_at == agreement.RULES_FROZEN_AT == "0cd4c67"
+    assert (eighth.committed_at, eighth.sha256_prefix, eighth.rules_frozen_at) == ("aa8a1c0", "fedadace", "0cd4c67")
+    assert agreement.RULES_FROZEN_AT == "0cd4c67"
     assert eighth not in [t[0] for t in agreement.TUNING_STRATIFIED]
     # the state before the lead enters the commit of the unedited judgments
     eighth = dataclasses.replace(eighth, committed_at=None, sha256_prefix=None)
@@ -471,6 +472,17 @@ def test_the_seventh_sets_committed_judgments_are_the_ones_read():
     assert len(data.splitlines()) == 33
 
 
+def test_the_eighth_sets_committed_judgments_are_the_ones_read():
+    """The judgments read are the bytes committed unedited at aa8a1c0: their sha256 starts with what was entered."""
+    import hashlib
+
+    from paperfields.scoring import agreement
+
+    data = (ROOT / "gold" / agreement.EIGHTH_STRATIFIED.judgments).read_bytes()
+    assert hashlib.sha256(data).hexdigest().startswith("fedadace")
+    assert len(data.splitlines()) == 6
+
+
 def test_the_board_and_the_readme_state_the_held_out_figures_and_who_judged():
     from paperfields.scoring import agreement
     from paperfields.scoring.method import validity_figures, validity_text
@@ -479,14 +491,12 @@ def test_the_board_and_the_readme_state_the_held_out_figures_and_who_judged():
     read = {s.pairs: s for s in agreement.HELDOUT_SETS.values()}[figures["set"]]  # the newest set read so far
     assert figures["rules_frozen_at"] == read.rules_frozen_at is not None
     assert figures["judgments_sha256"].startswith(read.sha256_prefix or "")
-    # set #7 read once at scorer 3.9 (0a618a4's unedited judgments): 33 pairs, 3 contested + 30 results
-    assert agreement.SIXTH_STRATIFIED.committed_at == "55eb1c5"
-    assert figures["set"] == "scorer_stratified7_pairs.jsonl" and figures["scorer_version"] == "3.9"
-    assert figures["overall"]["pairs"] == 33 and (figures["contested"]["pairs"], figures["results"]["pairs"]) == (
-        3,
-        30,
-    )
-    assert (figures["overall"]["agree"], figures["contested"]["agree"], figures["results"]["agree"]) == (31, 3, 28)
+    # set #8 read once at scorer 3.10 (aa8a1c0's unedited judgments): 6 result tuples, no string pair left to draw
+    assert agreement.SEVENTH_STRATIFIED.committed_at == "0a618a4"
+    assert figures["set"] == "scorer_stratified8_pairs.jsonl" and figures["scorer_version"] == "3.10"
+    assert (figures["overall"]["pairs"], figures["contested"]["pairs"], figures["results"]["pairs"]) == (6, 0, 6)
+    assert (figures["overall"]["agree"], figures["contested"]["agree"], figures["results"]["agree"]) == (6, 0, 6)
+    assert figures["contested"]["agreement"] is None and not figures["target"]["met"]
     o = figures["overall"]
     stated = f"{o['agreement']:.3f} [{o['ci95'][0]:.3f}, {o['ci95'][1]:.3f}]"
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -495,3 +505,26 @@ def test_the_board_and_the_readme_state_the_held_out_figures_and_who_judged():
     assert validity_text(figures) in board and stated in board
     assert "## Semantic tier (beside the headline, never ranked)" in board
     assert validity_text(None).startswith("Scorer validity: the held-out judged pairs are not read yet")
+
+
+def test_the_validity_paragraph_says_undefined_for_an_empty_band_and_an_undefined_kappa():
+    """A held-out set of result tuples only (the eighth: no string pair left to draw) has no contested pair, and six
+    pairs judged all one way have no kappa: the board's paragraph says "–" for both instead of failing."""
+    from paperfields.scoring.method import validity_text
+
+    band = {"agree": 6, "pairs": 6, "agreement": 1.0, "ci95": (0.61, 1.0), "kappa": None, "kappa_ci95": None}
+    empty = {"agree": 0, "pairs": 0, "agreement": None, "ci95": None, "kappa": None, "kappa_ci95": None}
+    figures = {
+        "overall": band,
+        "contested": empty,
+        "results": band,
+        "scorer_version": "3.10",
+        "judge": "a judge",
+        "target": {"overall": 0.97, "contested": 0.90, "met": False},
+    }
+    text = validity_text(figures, short=True)
+    assert "agrees with the judge on 1.000 [0.610, 1.000] of pairs (Cohen's kappa –)" in text
+    assert "on – of the 0 contested string pairs" in text
+    assert "on 1.000 [0.610, 1.000] of the 6 result tuples" in text
+    figures["overall"] = {**band, "kappa": 0.5}
+    assert "(Cohen's kappa 0.50)" in validity_text(figures)
