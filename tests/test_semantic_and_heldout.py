@@ -304,86 +304,61 @@ def test_without_the_commit_of_its_judgments_a_frozen_set_is_never_opened(tmp_pa
     assert third.rules_frozen_at in text and not (folder / "validity.json").exists()
 
 
-def test_the_fourth_set_is_a_tuning_set_with_its_scorer_37_read_kept():
-    """Scorer 3.8's rules were chosen on the fourth set: it is a tuning set now, its entered commits (8198002, sha256
-    429da9bb..., rules frozen at 88c37e0) and its scorer 3.7 read (79/82, contested 41/44, results 38/38) kept as
-    history."""
-    from paperfields.scoring import agreement
-
-    fourth = agreement.FOURTH_STRATIFIED
-    assert (fourth.committed_at, fourth.sha256_prefix, fourth.rules_frozen_at) == ("8198002", "429da9bb", "88c37e0")
-    entry = next(t for t in agreement.TUNING_STRATIFIED if t[0] is fourth)
-    assert entry[1:] == (
+# The stratified sets read once and published, tuning sets since, each as it was read: its constant, files, entered
+# commits (the unedited judgments, the start of their sha256, the rules' freeze), the figure of the scorer that read it
+# (kept as history), its title, seed, the scorer it was drawn with and its result level.
+READ_SETS = [
+    (
+        "FOURTH_STRATIFIED",
+        4,
+        ("8198002", "429da9bb", "88c37e0"),
         {"overall": (79, 82), "contested": (41, 44), "results": (38, 38), "version": "3.7"},
-        "the fourth stratified set",
-        41,
-        "3.6",
-        "claim",
-    )
-    assert agreement.HELDOUT_SETS[fourth.judgments] is fourth and agreement.HELD_OUT is not fourth
-
-
-def test_the_fifth_set_is_a_tuning_set_with_its_scorer_38_read_kept():
-    """Scorer 3.9's rules were chosen on the fifth set: it is a tuning set now, its entered commits (2b3c985, sha256
-    462beead..., rules frozen at 985ffc1) and its scorer 3.8 read (44/47, contested 12/15, results 32/32) kept as
-    history."""
-    from paperfields.scoring import agreement
-
-    fifth = agreement.FIFTH_STRATIFIED
-    assert (fifth.pairs, fifth.judgments) == ("scorer_stratified5_pairs.jsonl", "scorer_stratified5_judgments.jsonl")
-    assert (fifth.committed_at, fifth.sha256_prefix, fifth.rules_frozen_at) == ("2b3c985", "462beead", "985ffc1")
-    entry = next(t for t in agreement.TUNING_STRATIFIED if t[0] is fifth)
-    assert entry[1:] == (
+        ("the fourth stratified set", 41, "3.6", "claim"),
+        82,
+    ),
+    (
+        "FIFTH_STRATIFIED",
+        5,
+        ("2b3c985", "462beead", "985ffc1"),
         {"overall": (44, 47), "contested": (12, 15), "results": (32, 32), "version": "3.8"},
-        "the fifth stratified set",
-        42,
-        "3.7",
-        "claim",
-    )
-    assert agreement.HELDOUT_SETS[fifth.judgments] is fifth and agreement.HELD_OUT is not fifth
-
-
-def test_the_sixth_set_is_a_tuning_set_with_its_scorer_39_read_kept():
-    """Scorer 3.9 was kept for round seven weighing the sixth set: it is a tuning set now, its entered commits
-    (55eb1c5, sha256 b4b0ad2c..., rules frozen at f944ada) and its scorer 3.9 read (21/22, contested 5/5, results
-    16/17) kept as history."""
-    from paperfields.scoring import agreement
-
-    sixth = agreement.SIXTH_STRATIFIED
-    assert (sixth.pairs, sixth.judgments) == ("scorer_stratified6_pairs.jsonl", "scorer_stratified6_judgments.jsonl")
-    assert (sixth.committed_at, sixth.sha256_prefix, sixth.rules_frozen_at) == ("55eb1c5", "b4b0ad2c", "f944ada")
-    entry = next(t for t in agreement.TUNING_STRATIFIED if t[0] is sixth)
-    assert entry[1:] == (
+        ("the fifth stratified set", 42, "3.7", "claim"),
+        47,
+    ),
+    (
+        "SIXTH_STRATIFIED",
+        6,
+        ("55eb1c5", "b4b0ad2c", "f944ada"),
         {"overall": (21, 22), "contested": (5, 5), "results": (16, 17), "version": "3.9"},
-        "the sixth stratified set",
-        43,
-        "3.8",
-        "claim",
-    )
-    assert agreement.HELDOUT_SETS[sixth.judgments] is sixth and agreement.HELD_OUT is not sixth
+        ("the sixth stratified set", 43, "3.8", "claim"),
+        22,
+    ),
+    (
+        "SEVENTH_STRATIFIED",
+        7,
+        ("0a618a4", "9830ff8e", "e330039"),
+        {"overall": (31, 33), "contested": (3, 3), "results": (28, 30), "version": "3.9"},
+        ("the seventh stratified set", 44, "3.9", "claim"),
+        33,
+    ),
+]
 
 
-def test_the_seventh_set_is_a_tuning_set_with_its_scorer_39_read_kept():
-    """Scorer 3.10's rules were chosen on the seventh set: it is a tuning set now, its entered commits (0a618a4,
-    sha256 9830ff8e..., rules frozen at e330039) and its scorer 3.9 read (31/33, contested 3/3, results 28/30) kept
-    as history."""
+@pytest.mark.parametrize("name, number, commits, figure, entry, lines", READ_SETS, ids=[r[0] for r in READ_SETS])
+def test_a_read_set_is_a_tuning_set_with_its_read_kept(name, number, commits, figure, entry, lines):
+    """Each set read once is a tuning set of the next scorer: its entered commits and the figure of the scorer that
+    read it are kept as history (the fourth read by 3.7, the fifth by 3.8, the sixth by 3.9, which round seven kept,
+    the seventh by 3.9 again), and it is never today's held-out set."""
     from paperfields.scoring import agreement
 
-    seventh = agreement.SEVENTH_STRATIFIED
-    assert (seventh.pairs, seventh.judgments) == (
-        "scorer_stratified7_pairs.jsonl",
-        "scorer_stratified7_judgments.jsonl",
+    held = getattr(agreement, name)
+    assert (held.pairs, held.judgments) == (
+        f"scorer_stratified{number}_pairs.jsonl",
+        f"scorer_stratified{number}_judgments.jsonl",
     )
-    assert (seventh.committed_at, seventh.sha256_prefix, seventh.rules_frozen_at) == ("0a618a4", "9830ff8e", "e330039")
-    entry = next(t for t in agreement.TUNING_STRATIFIED if t[0] is seventh)
-    assert entry[1:] == (
-        {"overall": (31, 33), "contested": (3, 3), "results": (28, 30), "version": "3.9"},
-        "the seventh stratified set",
-        44,
-        "3.9",
-        "claim",
-    )
-    assert agreement.HELDOUT_SETS[seventh.judgments] is seventh and agreement.HELD_OUT is not seventh
+    assert (held.committed_at, held.sha256_prefix, held.rules_frozen_at) == commits
+    tuning = next(t for t in agreement.TUNING_STRATIFIED if t[0] is held)
+    assert tuning[1:] == (figure, *entry)
+    assert agreement.HELDOUT_SETS[held.judgments] is held and agreement.HELD_OUT is not held
 
 
 def test_the_eighth_set_is_held_out_and_never_opened_before_the_freeze(tmp_path, monkeypatch):
@@ -428,59 +403,21 @@ def test_the_eighth_set_is_held_out_and_never_opened_before_the_freeze(tmp_path,
     assert not (folder / "validity.json").exists()
 
 
-def test_the_fourth_sets_committed_judgments_are_the_ones_read():
+@pytest.mark.parametrize(
+    "name, prefix, lines",
+    [(r[0], r[2][1], r[5]) for r in READ_SETS] + [("EIGHTH_STRATIFIED", "fedadace", 6)],
+    ids=[r[0] for r in READ_SETS] + ["EIGHTH_STRATIFIED"],
+)
+def test_a_sets_committed_judgments_are_the_ones_read(name, prefix, lines):
     """The judgments read are the bytes committed unedited: their sha256 starts with what was entered."""
     import hashlib
 
     from paperfields.scoring import agreement
 
-    data = (ROOT / "gold" / agreement.FOURTH_STRATIFIED.judgments).read_bytes()
-    assert hashlib.sha256(data).hexdigest().startswith("429da9bb")
-    assert len(data.splitlines()) == 82
-
-
-def test_the_fifth_sets_committed_judgments_are_the_ones_read():
-    """The judgments read are the bytes committed unedited at 2b3c985: their sha256 starts with what was entered."""
-    import hashlib
-
-    from paperfields.scoring import agreement
-
-    data = (ROOT / "gold" / agreement.FIFTH_STRATIFIED.judgments).read_bytes()
-    assert hashlib.sha256(data).hexdigest().startswith("462beead")
-    assert len(data.splitlines()) == 47
-
-
-def test_the_sixth_sets_committed_judgments_are_the_ones_read():
-    """The judgments read are the bytes committed unedited at 55eb1c5: their sha256 starts with what was entered."""
-    import hashlib
-
-    from paperfields.scoring import agreement
-
-    data = (ROOT / "gold" / agreement.SIXTH_STRATIFIED.judgments).read_bytes()
-    assert hashlib.sha256(data).hexdigest().startswith("b4b0ad2c")
-    assert len(data.splitlines()) == 22
-
-
-def test_the_seventh_sets_committed_judgments_are_the_ones_read():
-    """The judgments read are the bytes committed unedited at 0a618a4: their sha256 starts with what was entered."""
-    import hashlib
-
-    from paperfields.scoring import agreement
-
-    data = (ROOT / "gold" / agreement.SEVENTH_STRATIFIED.judgments).read_bytes()
-    assert hashlib.sha256(data).hexdigest().startswith("9830ff8e")
-    assert len(data.splitlines()) == 33
-
-
-def test_the_eighth_sets_committed_judgments_are_the_ones_read():
-    """The judgments read are the bytes committed unedited at aa8a1c0: their sha256 starts with what was entered."""
-    import hashlib
-
-    from paperfields.scoring import agreement
-
-    data = (ROOT / "gold" / agreement.EIGHTH_STRATIFIED.judgments).read_bytes()
-    assert hashlib.sha256(data).hexdigest().startswith("fedadace")
-    assert len(data.splitlines()) == 6
+    held = getattr(agreement, name)
+    data = (ROOT / "gold" / held.judgments).read_bytes()
+    assert held.sha256_prefix == prefix and hashlib.sha256(data).hexdigest().startswith(prefix)
+    assert len(data.splitlines()) == lines
 
 
 def test_the_board_and_the_readme_state_the_held_out_figures_and_who_judged():
