@@ -1588,7 +1588,7 @@ def unwritten_metric(
     forms = {*accepted_forms(predicted, alternates), " ".join(content)}
     if any(form and locate(form, text).grounded for form in forms):
         return False
-    if {_stem(w) for w in content} <= frozenset().union(*(stems for stems, _ in _sentences(text))):
+    if {_stem(w) for w in content} <= _written_stems(text):
         return False
     return not any(
         result.get("dataset") and same_name(predicted, result["dataset"], alternates, DATASETS, text)
@@ -1612,6 +1612,12 @@ def _sentences(text: str) -> tuple[tuple[frozenset[str], frozenset[float]], ...]
     return tuple(out)
 
 
+@lru_cache(maxsize=1 << 10)
+def _written_stems(text: str) -> frozenset[str]:
+    """The Snowball stems of every token the abstract writes, over all its sentences (:func:`_sentences`)."""
+    return frozenset().union(*(stems for stems, _ in _sentences(text)))
+
+
 def _written_away_from_number(words: Sequence[str], gold: dict, text: Optional[str]) -> bool:
     """Every one of ``words`` (a metric slot's content words) is written in the abstract, and none in a sentence
     that writes gold's number (scorer 3.7): the slot holds what the paper says elsewhere (what its method targets,
@@ -1625,8 +1631,7 @@ def _written_away_from_number(words: Sequence[str], gold: dict, text: Optional[s
     if not at_number:
         return False
     stems = {_stem(w) for w in words}
-    written = frozenset().union(*(s for s, _ in sentences))
-    return stems <= written and not any(stems & s for s in at_number)
+    return stems <= _written_stems(text) and not any(stems & s for s in at_number)
 
 
 CONTEXT_SLOTS = ("dataset", "model", "baseline")
