@@ -306,3 +306,56 @@ def test_blind_files_hold_only_the_papers_of_the_pairs_and_name_a_missing_abstra
     }
     with pytest.raises(ValueError, match="paper p2 has no abstract in the corpus"):
         blind_files(pairs, {"p1": "one"}, "brief")
+
+
+def test_ninth_stratified_set_is_redrawn_from_the_published_runs_and_the_committed_sample_answers(tmp_path):
+    """The ninth set (drawn at scorer 3.10 after every string pair of the published runs was judged) came only from the
+    five self-consistency sample answer files committed in submissions/: imported again by `paperfields score
+    --predictions`, they give the runs the draw read byte for byte, and the draw over them and every published run,
+    with the same exclusions and seed, repeats every committed line in order."""
+    path = GOLD_DIR / "scorer_stratified9_pairs.jsonl"
+    draw, committed = _committed(path)
+    samples = ROOT / "submissions" / "agent-self-consistency"
+    imported = []
+    for i in range(1, 6):
+        name = f"agent-sc-sample{i}"
+        cli = [
+            "score",
+            "-q",
+            "--predictions",
+            str(samples / f"answers_sample{i}.jsonl"),
+            "--name",
+            name,
+            "--runs-dir",
+            str(tmp_path),
+        ]
+        result = run_cli(*cli)
+        assert result.returncode == 0, result
+        run = tmp_path / f"outside_{name}__imported__test"
+        assert _sha256(run / "predictions.jsonl") == draw.runs[run.name], f"{run.name} is not the run drawn from"
+        imported.append(run)
+    published = [run for run in draw.runs if (PUBLISHED_RUNS / run).is_dir()]
+    assert len(published) + len(imported) == len(draw.runs) and draw.counts == {
+        "matched": 2,
+        "near_miss": 1,
+        "results": 18,
+    }
+    for name, sha in draw.excluded.items():
+        assert _sha256(GOLD_DIR / name) == sha, f"gold/{name} changed since the ninth set was drawn"
+    for run in published:
+        assert _sha256(PUBLISHED_RUNS / run / "predictions.jsonl") == draw.runs[run], f"{run} changed since the draw"
+    if draw.scorer_version != SCORER_VERSION or draw.gold_version != gold_fingerprint(GOLD_DIR / "gold.jsonl"):
+        pytest.skip(f"the set was drawn with scorer {draw.scorer_version} and gold {draw.gold_version}")
+    pairs, again = draw_stratified(
+        [PUBLISHED_RUNS / run for run in published] + imported,
+        GOLD_DIR / "gold.jsonl",
+        [GOLD_DIR / name for name in draw.excluded],
+        seed=draw.seed,
+        quotas=draw.quotas,
+        favored=tuple(draw.favored),
+        favored_share=draw.favored_share,
+        run_cap=draw.run_cap,
+    )
+    assert again.closeness == draw.closeness
+    assert stratified_lines(pairs) == path.read_text(encoding="utf-8")
+    assert {r for p in committed for r in p["runs"]} <= {run.name for run in imported}
