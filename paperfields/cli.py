@@ -263,8 +263,8 @@ def gold_agreement(
     held_out: str = typer.Option(
         None,
         "--held-out",
-        help="The held-out stratified judgments to read, by file name in gold/ (scorer_stratified8_judgments.jsonl, "
-        "or an earlier set's scorer_stratified7_judgments.jsonl ... scorer_stratified2_judgments.jsonl, "
+        help="The held-out stratified judgments to read, by file name in gold/ (scorer_stratified9_judgments.jsonl, "
+        "or an earlier set's scorer_stratified8_judgments.jsonl ... scorer_stratified2_judgments.jsonl, "
         "scorer_stratified_judgments.jsonl) [default: the newest set, scoring/agreement.py HELD_OUT]. A set whose "
         "rules are not frozen, or whose unedited commit is not entered, is never opened.",
     ),

@@ -515,7 +515,17 @@ RULES_FROZEN_AT: Optional[str] = "0cd4c67"
 EIGHTH_STRATIFIED = HeldOutSet(
     "scorer_stratified8_pairs.jsonl", "scorer_stratified8_judgments.jsonl", "aa8a1c0", "fedadace", RULES_FROZEN_AT
 )
-HELD_OUT = EIGHTH_STRATIFIED  # the set `paperfields gold agreement` reads by default
+# What scorer 3.10 measured on it when it was read (gold/AGREEMENT.md at c3f4f32): no disagreement, so no rule was
+# written after it and scorer 3.10 was kept for the ninth set; a tuning set since, and a held-out read of 3.10 still.
+EIGHTH_STRATIFIED_FIGURE = {"overall": (6, 6), "contested": (0, 0), "results": (6, 6), "version": "3.10"}
+# The ninth stratified set, drawn with scorer 3.10 (seed 46, rules unchanged since 0cd4c67) after the eighth was read:
+# the published runs had no candidate pair left, so all 21 pairs come from the five self-consistency sample answer
+# files committed in submissions/agent-self-consistency/. Judged blind; its files are never opened before the lead
+# enters the commit of the unedited judgments (and the start of their sha256).
+NINTH_STRATIFIED = HeldOutSet(
+    "scorer_stratified9_pairs.jsonl", "scorer_stratified9_judgments.jsonl", "e5926ec", "12e99f1a", RULES_FROZEN_AT
+)
+HELD_OUT = NINTH_STRATIFIED  # the set `paperfields gold agreement` reads by default
 HELDOUT_SETS = {
     s.judgments: s
     for s in (
@@ -527,6 +537,7 @@ HELDOUT_SETS = {
         SIXTH_STRATIFIED,
         SEVENTH_STRATIFIED,
         EIGHTH_STRATIFIED,
+        NINTH_STRATIFIED,
     )
 }
 # The stratified sets read and published before today's rules were chosen: tuning sets, shown with today's scorer.
@@ -538,6 +549,7 @@ TUNING_STRATIFIED = (
     (FIFTH_STRATIFIED, FIFTH_STRATIFIED_FIGURE, "the fifth stratified set", 42, "3.7", "claim"),
     (SIXTH_STRATIFIED, SIXTH_STRATIFIED_FIGURE, "the sixth stratified set", 43, "3.8", "claim"),
     (SEVENTH_STRATIFIED, SEVENTH_STRATIFIED_FIGURE, "the seventh stratified set", 44, "3.9", "claim"),
+    (EIGHTH_STRATIFIED, EIGHTH_STRATIFIED_FIGURE, "the eighth stratified set", 45, "3.10", "claim"),
 )
 TARGET_CONTESTED = 0.90
 JUDGE = (
@@ -650,8 +662,9 @@ def _stratified_section(
         "### Held-out stratified pairs (the figure to quote)",
         "",
         f"{o['pairs']} pairs{pool} drawn with seed {seed} by `paperfields gold stratified-pairs` (scoring/validity.py "
-        f"`stratified_pairs`, at scorer {drawn_with}) from every published run and the agent reference runs, in three "
-        "strata: string pairs the scorer "
+        f"`stratified_pairs`, at scorer {drawn_with}) from every published run and the agent reference runs"
+        + _off_board(draw, folder)
+        + ", in three strata: string pairs the scorer "
         f"matched that are not identical ({strata['matched']['pairs']}), close near misses it left unmatched "
         f"({strata['near_miss']['pairs']}), and result tuples beside the gold result they were aligned with "
         f"({strata['results']['pairs']}); every pair of the judged sets below was excluded "
@@ -689,6 +702,7 @@ def _stratified_section(
         "",
         "Intervals: agreement, 95% Wilson; kappa, 95% percentile bootstrap over pairs.",
         "",
+        *_one_sided_judge(rows),
         f"Target: at least {TARGET_OVERALL:.2f} overall and at least {TARGET_CONTESTED:.2f} on the contested band: "
         + (
             "met."
@@ -698,9 +712,23 @@ def _stratified_section(
             "is published as it is; no rule was changed after this read."
         ),
         "",
-        "Per field:",
-        "",
     ]
+    pooled = _pooled_reads(held_out, {"overall": o, "contested": c, "results": r})
+    if pooled:
+        cells = []
+        for band, (k, n) in pooled["bands"].items():
+            if not n:
+                cells.append(f"{band} – (0 of 0)")
+                continue
+            low, high = _proportion_ci(k, n)
+            cells.append(f"{band} {k / n:.3f} [{low:.3f}, {high:.3f}] ({k} of {n})")
+        lines += [
+            f"Every held-out read of scorer {SCORER_VERSION} pooled (this set and {', '.join(pooled['sets'])}, each "
+            f"read once with the rules frozen at {frozen_at} and no rule changed after): " + "; ".join(cells) + ".",
+            "",
+            "Per field:",
+            "",
+        ]
     lines += _figure_rows(list(report["fields"].items()))
     semantic_rows = [x for x in rows if x["semantic"] is not None]
     semantic = {}
@@ -752,6 +780,8 @@ def _stratified_section(
         "semantic": semantic,
         "target": {"overall": TARGET_OVERALL, "contested": TARGET_CONTESTED, "met": met},
     }
+    if pooled:
+        found["pooled"] = {"sets": [pairs_name, *pooled["files"]], **{b: list(v) for b, v in pooled["bands"].items()}}
     if figures is not None:
         figures.update(found)
     return lines
@@ -821,6 +851,13 @@ DISCLOSURES = [
     + (
         f", and its rules were frozen at {RULES_FROZEN_AT} before the eighth set was drawn." if RULES_FROZEN_AT else "."
     ),
+    "- Scorer 3.10 was kept for the ninth stratified set: the eighth set had no disagreement (6 of 6 result tuples), "
+    "so no rule was written after it was read. The ninth set was drawn at the same freeze after the eighth was read; "
+    "the published runs had no candidate pair left after the exclusions, so all its pairs come from the five "
+    "self-consistency sample answer files (`submissions/agent-self-consistency/answers_sample1.jsonl` to "
+    "`answers_sample5.jsonl`, answered after the freeze by five separate AI agent sessions), imported by `paperfields "
+    "score --predictions` and not on the board themselves (the board holds their majority vote). The pool of pairs "
+    "the scorer can be checked on is now what new runs bring: every string pair of today's runs has been judged.",
     "",
 ]
 
@@ -894,8 +931,74 @@ def _rescored_lines(gold_dir: Path) -> list[str]:
     ]
 
 
+def _pooled_reads(held_out: HeldOutSet, figures: dict) -> Optional[dict]:
+    """Today's held-out read pooled with the earlier reads of the same scorer under the same freeze (a set read once,
+    with no rule changed after it): ``{"sets": titles, "files": pairs files, "bands": {band: (agreeing, pairs)}}``
+    over the bands overall, contested and results, or None when there is no such earlier read."""
+    earlier = [
+        t
+        for t in TUNING_STRATIFIED
+        if _kept(t[1]) and t[0] is not held_out and t[0].rules_frozen_at == held_out.rules_frozen_at
+    ]
+    if not earlier:
+        return None
+    bands = {}
+    for band in ("overall", "contested", "results"):
+        k, n = figures[band]["agree"], figures[band]["pairs"]
+        for t in earlier:
+            k, n = k + t[1][band][0], n + t[1][band][1]
+        bands[band] = (k, n)
+    return {"sets": [t[2] for t in earlier], "files": [t[0].pairs for t in earlier], "bands": bands}
+
+
+def _off_board(draw, folder: Path) -> str:
+    """The runs a draw read that are not published runs (not in results/runs beside ``folder``), said in the text."""
+    if draw is None:
+        return ""
+    published = folder.parent / "results" / "runs"
+    off = [run for run in draw.runs if not (published / run).is_dir()]
+    if not off:
+        return ""
+    return f" ({len(off)} of the {len(draw.runs)} runs it read are not on the board: {', '.join(off)})"
+
+
+def _one_sided_judge(rows: list[dict]) -> list[str]:
+    """A sentence when the judge gave every pair the same verdict: chance agreement is then the scorer's own share of
+    that verdict, so Cohen's kappa is 0 (or undefined) however often the two agree (Feinstein & Cicchetti 1990, the
+    first paradox of kappa); the agreement share is the figure to read."""
+    verdicts = {x["same"] for x in rows}
+    if len(verdicts) != 1:
+        return []
+    said = "the same" if verdicts.pop() else "different"
+    return [
+        f"The judge called every pair {said}, so chance agreement is the scorer's own share of that verdict and "
+        "Cohen's kappa is 0 (or undefined where the scorer agrees everywhere) however often the two agree "
+        "(Feinstein & Cicchetti 1990): read the agreement share here, not kappa.",
+        "",
+    ]
+
+
+def _kept(figure: dict) -> bool:
+    """Whether a read set was read by today's scorer: its read is then a held-out figure of today's rules too."""
+    return figure["version"] == SCORER_VERSION
+
+
+def _after_read(figure: dict) -> str:
+    """What became of a read set, for its history line."""
+    if _kept(figure):
+        return (
+            f"Published; no rule was changed after it was read (scorer {SCORER_VERSION} was kept), so that read is a "
+            f"held-out figure of scorer {SCORER_VERSION} too, pooled with today's set above; it is excluded from "
+            "later draws and shown with the tuning sets"
+        )
+    return (
+        f"Published, its disagreements were then weighed in choosing scorer {SCORER_VERSION}'s rules, so it is a "
+        "tuning set now"
+    )
+
+
 def _tuning_stratified_lines(
-    folder: Path, gold: list[GoldRecord], abstracts: dict[str, str], held: HeldOutSet, title: str
+    folder: Path, gold: list[GoldRecord], abstracts: dict[str, str], held: HeldOutSet, title: str, figure: dict
 ) -> list[str]:
     """A stratified set read before today's rules were chosen, as a tuning set: today's scorer at the headline's level
     (overall, contested band, results, per field) and its remaining disagreements, each with its kind."""
@@ -903,9 +1006,15 @@ def _tuning_stratified_lines(
 
     judged = load_stratified_judgments(folder / held.judgments, folder / held.pairs, {g.id for g in gold})
     report = stratified_report(judged, gold, abstracts)
+    kept = _kept(figure)
     lines = [
-        f"`gold/{held.judgments}` ({title}; scorer {SCORER_VERSION}'s rules were chosen weighing its disagreements), "
-        "at the headline's level:",
+        f"`gold/{held.judgments}` ({title}; "
+        + (
+            f"read once by scorer {SCORER_VERSION}, which no disagreement of it changed"
+            if kept
+            else f"scorer {SCORER_VERSION}'s rules were chosen weighing its disagreements"
+        )
+        + "), at the headline's level:",
         "",
     ]
     lines += _figure_rows(
@@ -997,6 +1106,9 @@ def _validity_section(
         cells = []
         for band in ("overall", "contested", "results"):
             k, n = figure[band]
+            if not n:  # no pair of the band was left to draw: no figure, not a perfect one
+                cells.append(f"{band} – (0 of 0)")
+                continue
             low, high = _proportion_ci(k, n)
             cells.append(f"{band} {k / n:.3f} [{low:.3f}, {high:.3f}] ({k} of {n})")
         history.insert(
@@ -1004,9 +1116,9 @@ def _validity_section(
             f"`gold/{held.judgments}`: {title} ({figure['overall'][1]} pairs, drawn with seed {seed} at scorer "
             f"{drawn_with}), read once with scorer {figure['version']} (rules frozen at {held.rules_frozen_at}): "
             + "; ".join(cells)
-            + f", its result verdict at the `{level}` level. Published, its disagreements were then weighed in "
-            f"choosing scorer {SCORER_VERSION}'s rules, so it is a tuning set now (its figure with today's scorer is "
-            "under the tuning pairs below).",
+            + f", its result verdict at the `{level}` level. "
+            + _after_read(figure)
+            + " (its figure with today's scorer is under the tuning pairs below).",
         )
     if history:
         lines += ["### Earlier held-out pairs (history, now tuning material)", ""]
@@ -1018,8 +1130,8 @@ def _validity_section(
         "overstates the scorer's validity.",
         "",
     ]
-    for held, _, title, *_ in _tuning_stratified(folder):
-        lines += _tuning_stratified_lines(folder, gold, abstracts, held, title)
+    for held, figure, title, *_ in _tuning_stratified(folder):
+        lines += _tuning_stratified_lines(folder, gold, abstracts, held, title, figure)
     for name in TUNING_SETS:
         path = folder / name
         if not path.is_file():

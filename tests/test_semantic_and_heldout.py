@@ -340,6 +340,14 @@ READ_SETS = [
         ("the seventh stratified set", 44, "3.9", "claim"),
         33,
     ),
+    (
+        "EIGHTH_STRATIFIED",
+        8,
+        ("aa8a1c0", "fedadace", "0cd4c67"),
+        {"overall": (6, 6), "contested": (0, 0), "results": (6, 6), "version": "3.10"},
+        ("the eighth stratified set", 45, "3.10", "claim"),
+        6,
+    ),
 ]
 
 
@@ -361,52 +369,90 @@ def test_a_read_set_is_a_tuning_set_with_its_read_kept(name, number, commits, fi
     assert agreement.HELDOUT_SETS[held.judgments] is held and agreement.HELD_OUT is not held
 
 
-def test_the_eighth_set_is_held_out_and_never_opened_before_the_freeze(tmp_path, monkeypatch):
-    """Scorer 3.10's held-out set is the eighth, its rules frozen at 0cd4c67 before it was drawn and its unedited
-    judgments entered (aa8a1c0); before the lead entered that commit (None), `paperfields gold agreement` never read
-    its files (here they hold no JSON at all) and the page said the set is not read yet; without them it says so
-    too, and that the set is not in gold/ yet."""
+def test_the_ninth_set_is_held_out_and_never_opened_before_the_freeze(tmp_path, monkeypatch):
+    """Scorer 3.10's held-out set is the ninth, drawn at the freeze 0cd4c67 after the eighth was read (which changed no
+    rule) and its unedited judgments entered (e5926ec); before the lead entered that commit (None),
+    `paperfields gold agreement` never read its files (here they hold no JSON at all) and the page said the set is not
+    read yet; without them it says so too, and that the set is not in gold/ yet. The eighth set's read, by the same
+    scorer, is history and a tuning set, and says that no rule changed after it."""
     import dataclasses
 
     from paperfields.scoring import agreement
 
-    eighth = agreement.HELD_OUT
-    assert eighth is agreement.EIGHTH_STRATIFIED and agreement.HELDOUT_SETS[eighth.judgments] is eighth
-    assert (eighth.pairs, eighth.judgments) == ("scorer_stratified8_pairs.jsonl", "scorer_stratified8_judgments.jsonl")
-    assert (eighth.committed_at, eighth.sha256_prefix, eighth.rules_frozen_at) == ("aa8a1c0", "fedadace", "0cd4c67")
+    ninth = agreement.HELD_OUT
+    assert ninth is agreement.NINTH_STRATIFIED and agreement.HELDOUT_SETS[ninth.judgments] is ninth
+    assert (ninth.pairs, ninth.judgments) == ("scorer_stratified9_pairs.jsonl", "scorer_stratified9_judgments.jsonl")
+    assert (ninth.committed_at, ninth.sha256_prefix, ninth.rules_frozen_at) == ("e5926ec", "12e99f1a", "0cd4c67")
     assert agreement.RULES_FROZEN_AT == "0cd4c67"
-    assert eighth not in [t[0] for t in agreement.TUNING_STRATIFIED]
+    assert ninth not in [t[0] for t in agreement.TUNING_STRATIFIED]
     # the state before the lead enters the commit of the unedited judgments
-    eighth = dataclasses.replace(eighth, committed_at=None, sha256_prefix=None)
-    monkeypatch.setattr(agreement, "EIGHTH_STRATIFIED", eighth)
-    monkeypatch.setattr(agreement, "HELD_OUT", eighth)
-    monkeypatch.setattr(agreement, "HELDOUT_SETS", {**agreement.HELDOUT_SETS, eighth.judgments: eighth})
+    ninth = dataclasses.replace(ninth, committed_at=None, sha256_prefix=None)
+    monkeypatch.setattr(agreement, "NINTH_STRATIFIED", ninth)
+    monkeypatch.setattr(agreement, "HELD_OUT", ninth)
+    monkeypatch.setattr(agreement, "HELDOUT_SETS", {**agreement.HELDOUT_SETS, ninth.judgments: ninth})
     folder = tmp_path / "gold"
     folder.mkdir()
-    for name in ("gold.jsonl", "corpus.jsonl", "scorer_stratified7_pairs.jsonl", "scorer_stratified7_judgments.jsonl"):
+    for name in ("gold.jsonl", "corpus.jsonl", "scorer_stratified8_pairs.jsonl", "scorer_stratified8_judgments.jsonl"):
         shutil.copy(ROOT / "gold" / name, folder / name)
     assert agreement._stratified_section(folder, [], {}) == []  # not drawn: nothing to say, nothing opened
     gold = load_gold(folder / "gold.jsonl")
     page = "\n".join(agreement._validity_section(folder / "gold.jsonl", gold))
-    assert "`gold/scorer_stratified8_judgments.jsonl`, is not read yet: it is drawn and judged blind" in page
+    assert "`gold/scorer_stratified9_judgments.jsonl`, is not read yet: it is drawn and judged blind" in page
     assert "its pairs and judgments are not both in gold/ yet" in page
-    assert f"the seventh stratified set; scorer {SCORER_VERSION}'s rules were chosen weighing its disagreements" in page
-    assert "read once with scorer 3.9 (rules frozen at e330039): overall 0.939" in page
-    (folder / eighth.pairs).write_text("not even JSON\n")
-    (folder / eighth.judgments).write_text("not even JSON\n")  # would fail if it were read
+    assert (
+        f"the eighth stratified set; read once by scorer {SCORER_VERSION}, which no disagreement of it changed" in page
+    )
+    assert (
+        "read once with scorer 3.10 (rules frozen at 0cd4c67): overall 1.000 [0.610, 1.000] (6 of 6); "
+        "contested – (0 of 0)" in page
+    )
+    assert "no rule was changed after it was read (scorer 3.10 was kept)" in page
+    (folder / ninth.pairs).write_text("not even JSON\n")
+    (folder / ninth.judgments).write_text("not even JSON\n")  # would fail if it were read
     text = "\n".join(agreement._stratified_section(folder, [], {}))
     assert "is held out: it is read once, after the rules are frozen" in text
     assert f"scorer {SCORER_VERSION}'s figure on it is not read yet" in text
     page = "\n".join(agreement._validity_section(folder / "gold.jsonl", gold))
     assert f"scorer {SCORER_VERSION}'s figure on it is not read yet" in page
-    assert "- Scorer 3.10's rules were chosen on the first to seventh stratified sets" in page
+    assert "- Scorer 3.10 was kept for the ninth stratified set: the eighth set had no disagreement" in page
     assert not (folder / "validity.json").exists()
+
+
+def test_the_ninth_set_is_pooled_with_the_eighth_read_by_the_same_scorer():
+    """Read once each under the same freeze with no rule changed between, the eighth and ninth sets' reads pool into
+    one held-out figure of scorer 3.10: 6 of 6 and 20 of 21 make 26 of 27 (0.963, Wilson [0.817, 0.993]), contested
+    2 of 3, results 24 of 24; the ninth set alone (the figure the target is checked on) is 20 of 21."""
+    from paperfields.scoring import agreement
+
+    figures: dict = {}
+    gold = load_gold(ROOT / "gold" / "gold.jsonl")
+    from paperfields.core.corpus import load_corpus
+
+    abstracts = {p.id: p.text for p in load_corpus(ROOT / "gold" / "corpus.jsonl")}
+    text = "\n".join(agreement._stratified_section(ROOT / "gold", gold, abstracts, figures=figures))
+    assert (figures["overall"]["agree"], figures["overall"]["pairs"]) == (20, 21)
+    assert (figures["contested"]["agree"], figures["contested"]["pairs"]) == (2, 3)
+    assert figures["pooled"] == {
+        "sets": ["scorer_stratified9_pairs.jsonl", "scorer_stratified8_pairs.jsonl"],
+        "overall": [26, 27],
+        "contested": [2, 3],
+        "results": [24, 24],
+    }
+    assert "overall 0.963 [0.817, 0.993] (26 of 27); contested 0.667 [0.208, 0.939] (2 of 3)" in text
+    assert "(5 of the 29 runs it read are not on the board: outside_agent-sc-sample1__imported__test" in text
+    # the judge called all 21 the same: kappa is 0 by construction, and the page says to read the share instead
+    assert figures["overall"]["kappa"] == 0.0
+    assert "The judge called every pair the same, so chance agreement is the scorer's own share" in text
+    assert agreement._one_sided_judge([{"same": True}, {"same": False}]) == []
+    # a read under another freeze is never pooled with today's, nor a set with itself
+    assert agreement._pooled_reads(agreement.SEVENTH_STRATIFIED, figures) is None
+    assert agreement._pooled_reads(agreement.EIGHTH_STRATIFIED, figures) is None
 
 
 @pytest.mark.parametrize(
     "name, prefix, lines",
-    [(r[0], r[2][1], r[5]) for r in READ_SETS] + [("EIGHTH_STRATIFIED", "fedadace", 6)],
-    ids=[r[0] for r in READ_SETS] + ["EIGHTH_STRATIFIED"],
+    [(r[0], r[2][1], r[5]) for r in READ_SETS] + [("NINTH_STRATIFIED", "12e99f1a", 21)],
+    ids=[r[0] for r in READ_SETS] + ["NINTH_STRATIFIED"],
 )
 def test_a_sets_committed_judgments_are_the_ones_read(name, prefix, lines):
     """The judgments read are the bytes committed unedited: their sha256 starts with what was entered."""
@@ -428,12 +474,12 @@ def test_the_board_and_the_readme_state_the_held_out_figures_and_who_judged():
     read = {s.pairs: s for s in agreement.HELDOUT_SETS.values()}[figures["set"]]  # the newest set read so far
     assert figures["rules_frozen_at"] == read.rules_frozen_at is not None
     assert figures["judgments_sha256"].startswith(read.sha256_prefix or "")
-    # set #8 read once at scorer 3.10 (aa8a1c0's unedited judgments): 6 result tuples, no string pair left to draw
-    assert agreement.SEVENTH_STRATIFIED.committed_at == "0a618a4"
-    assert figures["set"] == "scorer_stratified8_pairs.jsonl" and figures["scorer_version"] == "3.10"
-    assert (figures["overall"]["pairs"], figures["contested"]["pairs"], figures["results"]["pairs"]) == (6, 0, 6)
-    assert (figures["overall"]["agree"], figures["contested"]["agree"], figures["results"]["agree"]) == (6, 0, 6)
-    assert figures["contested"]["agreement"] is None and not figures["target"]["met"]
+    # set #9 read once at scorer 3.10 (e5926ec's unedited judgments): 21 pairs of the self-consistency samples
+    assert agreement.EIGHTH_STRATIFIED.committed_at == "aa8a1c0"
+    assert figures["set"] == "scorer_stratified9_pairs.jsonl" and figures["scorer_version"] == "3.10"
+    assert (figures["overall"]["pairs"], figures["contested"]["pairs"], figures["results"]["pairs"]) == (21, 3, 18)
+    assert (figures["overall"]["agree"], figures["contested"]["agree"], figures["results"]["agree"]) == (20, 2, 18)
+    assert figures["contested"]["agreement"] == 2 / 3 and not figures["target"]["met"]
     o = figures["overall"]
     stated = f"{o['agreement']:.3f} [{o['ci95'][0]:.3f}, {o['ci95'][1]:.3f}]"
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
