@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 import signal
 import sys
 import threading
@@ -94,6 +95,21 @@ def _write_text(target: Path, text: str) -> None:
         target.write_text(text, encoding="utf-8")
     except OSError as exc:
         fail(f"cannot write {target}: {exc.strerror or exc}")
+
+
+def _check_writable(target: Path) -> None:
+    """Fail before the work, with the message :func:`_write_text` would give after it, where ``target`` can never be
+    written: a folder, a path under a file, or under a folder this user cannot write (a command that takes tens of
+    seconds, such as ``gold agreement``, tells at once)."""
+    if target.is_dir():
+        fail(f"--out {target} is a folder; give a file path such as {target / 'out.md'}")
+    parent = target.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        fail(f"cannot write {target}: {parent} is not a folder")
+    if not os.access(parent, os.W_OK):
+        fail(f"cannot write {target}: {parent} is not writable")
 
 
 def _known_errors() -> tuple[type[Exception], ...]:
@@ -278,6 +294,7 @@ def gold_agreement(
     if held_out is not None and held_out not in HELDOUT_SETS:
         fail(f"--held-out: '{held_out}' is not a held-out set (one of {', '.join(HELDOUT_SETS)})")
     gold_dir = paths.gold_dir()
+    _check_writable(out_path or gold_dir / "AGREEMENT.md")
     try:
         files = agreement_files(
             gold_dir,

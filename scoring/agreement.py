@@ -41,7 +41,7 @@ from paperfields.core.plural import plural
 from paperfields.core.schema import PaperRecord
 from paperfields.scoring.board import fmt
 from paperfields.scoring.metrics.bootstrap import index_bootstrap_ci
-from paperfields.scoring.metrics.f1 import f1
+from paperfields.scoring.metrics.f1 import f1, f1_pooled
 from paperfields.scoring.metrics.kappa import cohen_kappa
 from paperfields.scoring.score import ACCURACY_FIELDS, HEADLINE_FIELDS, REPORTED_FIELDS, SCORER_VERSION, score_paper
 
@@ -172,9 +172,15 @@ def field_agreement(counts: np.ndarray) -> FieldAgreement:
     return FieldAgreement(
         papers=len(defined),
         pooled=round(_f1(defined.sum(axis=0)), 4),
-        pooled_ci95=index_bootstrap_ci(lambda idx: _f1(defined[idx].sum(axis=0)), len(defined)),
+        pooled_ci95=index_bootstrap_ci(
+            lambda idx: _f1(defined[idx].sum(axis=0)),
+            len(defined),
+            rows=lambda indices: f1_pooled(defined[indices].sum(axis=1)),
+        ),
         per_paper=round(float(per.mean()), 4),
-        per_paper_ci95=index_bootstrap_ci(lambda idx: float(per[idx].mean()), len(per)),
+        per_paper_ci95=index_bootstrap_ci(
+            lambda idx: float(per[idx].mean()), len(per), rows=lambda indices: per[indices].mean(axis=-1)
+        ),
         precision=round(tp / (tp + fp), 4) if tp + fp else None,
         recall=round(tp / (tp + fn), 4) if tp + fn else None,
     )
@@ -189,6 +195,24 @@ def _macro(counts: dict[str, np.ndarray], idx: np.ndarray, pooled: bool) -> floa
         if len(rows):
             values.append(_f1(rows.sum(axis=0)) if pooled else float(np.mean([_f1(r) for r in rows])))
     return float(np.mean(values))
+
+
+def _macro_of_resamples(counts: dict[str, np.ndarray], indices: np.ndarray, pooled: bool) -> np.ndarray:
+    """:func:`_macro` of each resample (``indices`` of shape (chunk, n)) -> (chunk,): each field's F1 over the
+    chunk at once, then, row by row, ``np.mean`` of the defined fields' values in HEADLINE_FIELDS order, the very
+    floats :func:`_macro` gives (a per-paper field's mean is taken row by row too, over its defined papers in
+    the resample's order, as :func:`_macro` takes it)."""
+    by_field = []
+    for name in HEADLINE_FIELDS:
+        rows = counts[name][indices]  # (chunk, n, 3)
+        if pooled:
+            by_field.append(f1_pooled(rows.sum(axis=1)))
+            continue
+        per = f1_pooled(rows)  # (chunk, n), NaN where a paper leaves the field empty in both labelings
+        defined = ~np.isnan(per)
+        by_field.append(np.array([float(np.mean(p[d])) if d.any() else np.nan for p, d in zip(per, defined)]))
+    values = np.stack(by_field, axis=-1)
+    return np.array([float(np.mean(row[~np.isnan(row)])) for row in values])
 
 
 def agreement(first: list[GoldRecord], second: list[GoldRecord]) -> AgreementReport:
@@ -213,9 +237,17 @@ def agreement(first: list[GoldRecord], second: list[GoldRecord]) -> AgreementRep
         papers=[g.id for g in second],
         fields={name: field_agreement(counts[name]) for name in REPORTED_FIELDS},
         overall_pooled=round(_macro(counts, np.arange(n), pooled=True), 4),
-        overall_pooled_ci95=index_bootstrap_ci(lambda idx: _macro(counts, idx, pooled=True), n),
+        overall_pooled_ci95=index_bootstrap_ci(
+            lambda idx: _macro(counts, idx, pooled=True),
+            n,
+            rows=lambda indices: _macro_of_resamples(counts, indices, pooled=True),
+        ),
         overall_per_paper=round(_macro(counts, np.arange(n), pooled=False), 4),
-        overall_per_paper_ci95=index_bootstrap_ci(lambda idx: _macro(counts, idx, pooled=False), n),
+        overall_per_paper_ci95=index_bootstrap_ci(
+            lambda idx: _macro(counts, idx, pooled=False),
+            n,
+            rows=lambda indices: _macro_of_resamples(counts, indices, pooled=False),
+        ),
         kappa=kappa,
         counts=counts,
     )

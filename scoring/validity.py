@@ -961,13 +961,20 @@ def headline_verdict(
 
 
 def _kappa_ci(pairs: list[tuple[bool, bool]]) -> tuple[Optional[float], Any]:
+    import numpy as np
+
     from paperfields.scoring.metrics.bootstrap import index_bootstrap_ci
-    from paperfields.scoring.metrics.kappa import cohen_kappa
+    from paperfields.scoring.metrics.kappa import cohen_kappa, cohen_kappa_of_resamples
 
     if not pairs:
         return None, None
     value = cohen_kappa(pairs)
-    ci = index_bootstrap_ci(lambda idx: cohen_kappa([pairs[i] for i in idx]) or 0.0, len(pairs))
+
+    def resamples(indices: np.ndarray) -> np.ndarray:
+        kappa = cohen_kappa_of_resamples(pairs, indices)
+        return np.where(kappa == 0, 0.0, kappa)  # as ``or 0.0`` below: -0.0 is 0.0
+
+    ci = index_bootstrap_ci(lambda idx: cohen_kappa([pairs[i] for i in idx]) or 0.0, len(pairs), rows=resamples)
     return (None if value is None else round(value, 4)), ci
 
 

@@ -135,11 +135,20 @@ MODEL_FILES = frozenset(
 )
 
 
+# Files whose module fixtures take seconds (test_web_board's site: 19 s, test_export's dataset: 10 s): each is a group
+# of its own, so the fixture is built once, not once on each worker that gets one of its tests.
+MODULE_FIXTURE_FILES = frozenset(
+    {"test_web_board.py", "test_export.py", "test_inspect_register.py", "test_docs.py", "test_wheel.py"}
+)
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the group marks
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("model") or item.path.name in MODEL_FILES or "local_model_path" in item.fixturenames:
             item.add_marker(pytest.mark.xdist_group(MODEL_GROUP))
+        elif item.path.name in MODULE_FIXTURE_FILES:
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
 
 
 @pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook, in the controller, once per worker's collection

@@ -181,3 +181,38 @@ def test_agreement_gives_no_interval_under_two_papers():
 
     one = field_agreement(np.array([[2, 1, 0], [0, 0, 0]]))  # one paper defines the field
     assert one.papers == 1 and one.pooled == 0.8 and one.pooled_ci95 is None and one.per_paper_ci95 is None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_resample_statistics_give_the_per_resample_floats_bit_for_bit(seed):
+    """The chunked forms the agreement figures bootstrap with (kappa, a field's pooled and per-paper F1, the macro
+    over fields) give, row for row, the very float the per-resample statistic gives: the published intervals stay
+    byte for byte what they were when each resample was computed on its own."""
+    from paperfields.scoring import agreement, validity
+    from paperfields.scoring.metrics.kappa import cohen_kappa, cohen_kappa_of_resamples
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 40))
+    indices = rng.integers(0, n, size=(300, n))
+    labels = [(bool(a), bool(b)) for a, b in rng.random((n, 2)) < [0.8, 0.9 if seed % 2 else 1.0]]
+    labels += [(True, True)] * (seed == 0)  # n+1 pairs: some resamples hold one rater's label only
+    kappa_indices = rng.integers(0, len(labels), size=(300, len(labels)))
+    assert cohen_kappa_of_resamples(labels, kappa_indices).tolist() == [
+        cohen_kappa([labels[i] for i in row]) for row in kappa_indices
+    ]
+    constant = [(True, True)] * 5  # p_e = 1 everywhere: Cohen's convention of 1.0, as cohen_kappa
+    assert cohen_kappa_of_resamples(constant, np.zeros((3, 5), dtype=int)).tolist() == [1.0, 1.0, 1.0]
+    # validity's kappa CI (the or-0.0 statistic) through both paths gives one interval
+    by_row = metrics.index_bootstrap_ci(lambda idx: cohen_kappa([labels[i] for i in idx]) or 0.0, len(labels))
+    assert validity._kappa_ci(labels)[1] == by_row
+    counts = {name: rng.integers(0, 3, size=(n, 3)) * (rng.random((n, 1)) < 0.6) for name in agreement.HEADLINE_FIELDS}
+    for pooled in (True, False):
+        assert agreement._macro_of_resamples(counts, indices, pooled).tolist() == [
+            agreement._macro(counts, row, pooled) for row in indices
+        ]
+    defined = counts[agreement.HEADLINE_FIELDS[0]]
+    defined = defined[defined.sum(axis=1) > 0]
+    fa = agreement.field_agreement(defined)
+    per = np.array([agreement._f1(row) for row in defined])
+    assert fa.pooled_ci95 == metrics.index_bootstrap_ci(lambda idx: agreement._f1(defined[idx].sum(axis=0)), len(per))
+    assert fa.per_paper_ci95 == metrics.index_bootstrap_ci(lambda idx: float(per[idx].mean()), len(per))

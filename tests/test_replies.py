@@ -20,6 +20,7 @@ import pytest
 
 from paperfields.core.runlog import GenerationParams, load_manifest, read_predictions
 from paperfields.extract.backends import GenerationRequest, get_backend
+from tests.cli_in_process import run_cli
 from tests.openai_stub import VALID, StubServer, reply
 
 MESSAGES = [{"role": "system", "content": "Extract."}, {"role": "user", "content": "Abstract: We propose StubNet."}]
@@ -231,16 +232,10 @@ def test_4_reasoning_without_a_record_is_an_empty_reply(stub):
     assert gen.failure.value == "empty_reply" and "reasoning field" in gen.error
 
 
-def _cli(args, env, **kwargs):
-    return subprocess.run(
-        [sys.executable, "-m", "paperfields.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        cwd=ROOT,
-        **kwargs,
-    )
+def _cli(args, env):
+    # in this process, as a fresh one would run it (tests/cli_in_process.py): a process of its own per call cost a
+    # second of imports each; test_14_disk_full keeps real processes (it mounts a tmpfs in a namespace of its own)
+    return run_cli(*args, env=env, cwd=ROOT)
 
 
 def test_4_an_empty_reply_from_a_server_is_not_cached(stub, tmp_path):

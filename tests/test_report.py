@@ -8,7 +8,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -705,8 +704,7 @@ def _own_run_report(tmp_path: Path, with_benchmark_paper: bool = False) -> str:
     seeds.write_text("\n\n".join(OWN_ABSTRACTS) + "\n", encoding="utf-8")
     corpus = tmp_path / "mine.jsonl"
 
-    def cli(*args):
-        return subprocess.run([sys.executable, "-m", "paperfields.cli", *args], capture_output=True, text=True)
+    cli = run_cli
 
     built = cli("corpus", "build", str(seeds), "--out", str(corpus))
     assert built.returncode == 0, built.stderr
@@ -765,12 +763,7 @@ def test_show_without_gold_marks_predictions_in_the_neutral_colour(tmp_path):
     [run_dir] = (tmp_path / "runs").iterdir()
     paper_id = json.loads((run_dir / "predictions.jsonl").read_text().splitlines()[0])["paper_id"]
     assert paper_id in html
-    proc = subprocess.run(
-        [sys.executable, "-m", "paperfields.cli", "show", paper_id, "--run", str(run_dir)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "FORCE_COLOR": "1"},
-    )
+    proc = run_cli("show", paper_id, "--run", run_dir, env={**os.environ, "FORCE_COLOR": "1"})
     assert proc.returncode == 0, proc.stderr
     assert "\x1b[30;45m" in proc.stdout and "\x1b[30;41m" not in proc.stdout  # black on magenta, never black on red
     assert "predicted, not gold" not in proc.stdout and "gold, missed" not in proc.stdout

@@ -7,7 +7,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from paperfields.scoring import submissions
 from paperfields.scoring.board import Board
 from paperfields.scoring.runs import collect_scores
 from paperfields.scoring.submissions import SubmissionError, add_submission, check_submission, line_schema
+from tests.cli_in_process import run_cli
 from tests.conftest import ROOT
 
 GOLD = ROOT / "gold" / "gold.jsonl"
@@ -248,26 +248,21 @@ def test_the_command_line_checks_adds_and_prints_the_schema(tmp_path):
     _folder(root, "good", _rows())
     _folder(root, "bad", _drop(_rows(), 0))
     runs = _board_dir(tmp_path)
-    cli = [sys.executable, "-m", "paperfields.cli", "submission"]
-    checked = subprocess.run(cli + ["check", "--dir", str(root)], capture_output=True, text=True)
+    checked = run_cli("submission", "check", "--dir", root)
     assert checked.returncode == 1, checked.stderr
     assert "ok good: 60 test papers, acme/tiny-model-1, own pipeline" in checked.stdout
     assert f"error: {root / 'bad' / 'predictions.jsonl'}: field 'paper_id': 1 test paper missing" in checked.stderr
-    refused = subprocess.run(
-        cli + ["add", "bad", "--dir", str(root), "--runs-dir", str(runs), "--no-plots"], capture_output=True, text=True
-    )
+    refused = run_cli("submission", "add", "bad", "--dir", root, "--runs-dir", runs, "--no-plots")
     assert (
         refused.returncode == 1
         and "1 test paper missing" in refused.stderr
         and not (runs.parent / "leaderboard.md").exists()
     )
-    added = subprocess.run(
-        cli + ["add", "good", "--dir", str(root), "--runs-dir", str(runs), "--no-plots"], capture_output=True, text=True
-    )
+    added = run_cli("submission", "add", "good", "--dir", root, "--runs-dir", runs, "--no-plots")
     assert added.returncode == 0, added.stderr
     assert "good__submitted__test (submitted)" in (runs.parent / "leaderboard.md").read_text()
     assert "good__submitted__test" in (runs.parent / "difficulty.md").read_text()
-    schema = subprocess.run(cli + ["schema"], capture_output=True, text=True)
+    schema = run_cli("submission", "schema")
     assert json.loads(schema.stdout) == json.loads(json.dumps(line_schema()))
 
 

@@ -153,16 +153,23 @@ def bootstrap_ci(values: list[float] | np.ndarray) -> Interval:
 
 
 @metric("index_bootstrap_ci", higher_is_better=None, source="Efron & Tibshirani 1993, ch. 13 (percentile interval)")
-def index_bootstrap_ci(statistic: Callable[[np.ndarray], float], n: int) -> Interval:
+def index_bootstrap_ci(
+    statistic: Callable[[np.ndarray], float],
+    n: int,
+    rows: Optional[Callable[[np.ndarray], np.ndarray]] = None,
+) -> Interval:
     """95% percentile bootstrap CI of ``statistic(paper indices)`` (one resample's indices, shape (n,)
     -> a number), resampling ``n`` papers, rounded to 4 digits; for statistics that are not sums of
-    counts. None under 2 papers; the point value twice when the interval is NaN (a NaN resample)."""
+    counts. ``rows``, where given, is the same statistic over a chunk of resamples at once ((chunk, n)
+    indices -> (chunk,) floats) and must give, row for row, the very float ``statistic`` gives (it is
+    what the distribution is built from; ``statistic`` gives the point value). None under 2 papers; the
+    point value twice when the interval is NaN (a NaN resample)."""
     if n < 2:
         return None
     point = round(float(statistic(np.arange(n))), 4)
-    low, high = scipy_interval(
-        distribution(n, lambda indices: np.array([statistic(row) for row in indices], dtype=float))
-    )
+    if rows is None:
+        rows = lambda indices: np.array([statistic(row) for row in indices], dtype=float)  # noqa: E731
+    low, high = scipy_interval(distribution(n, rows))
     if np.isnan(low) or np.isnan(high):
         return (point, point)
     return (round(low, 4), round(high, 4))
