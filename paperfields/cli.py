@@ -88,8 +88,7 @@ def fail(message: str, code: int = 2) -> None:
 
 def _write_text(target: Path, text: str) -> None:
     """Write an output file (its folders made), or fail with a clear message naming it."""
-    if target.is_dir():
-        fail(f"--out {target} is a folder; give a file path such as {target / 'out.md'}")
+    _check_writable(target)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
@@ -98,9 +97,9 @@ def _write_text(target: Path, text: str) -> None:
 
 
 def _check_writable(target: Path) -> None:
-    """Fail before the work, with the message :func:`_write_text` would give after it, where ``target`` can never be
-    written: a folder, a path under a file, or under a folder this user cannot write (a command that takes tens of
-    seconds, such as ``gold agreement``, tells at once)."""
+    """Fail where ``target`` can never be written: a folder, a path under a file, or under a folder this user cannot
+    write. :func:`_write_text` checks this first; a command that takes tens of seconds, such as ``gold agreement``,
+    calls it before the work too, so it tells at once."""
     if target.is_dir():
         fail(f"--out {target} is a folder; give a file path such as {target / 'out.md'}")
     parent = target.parent

@@ -747,16 +747,11 @@ def _stratified_section(
     ]
     pooled = _pooled_reads(held_out, {"overall": o, "contested": c, "results": r})
     if pooled:
-        cells = []
-        for band, (k, n) in pooled["bands"].items():
-            if not n:
-                cells.append(f"{band} – (0 of 0)")
-                continue
-            low, high = _proportion_ci(k, n)
-            cells.append(f"{band} {k / n:.3f} [{low:.3f}, {high:.3f}] ({k} of {n})")
         lines += [
             f"Every held-out read of scorer {SCORER_VERSION} pooled (this set and {', '.join(pooled['sets'])}, each "
-            f"read once with the rules frozen at {frozen_at} and no rule changed after): " + "; ".join(cells) + ".",
+            f"read once with the rules frozen at {frozen_at} and no rule changed after): "
+            + _band_cells(pooled["bands"])
+            + ".",
             "",
             "Per field:",
             "",
@@ -983,6 +978,19 @@ def _pooled_reads(held_out: HeldOutSet, figures: dict) -> Optional[dict]:
     return {"sets": [t[2] for t in earlier], "files": [t[0].pairs for t in earlier], "bands": bands}
 
 
+def _band_cells(bands: dict[str, tuple[int, int]]) -> str:
+    """``{band: (agreeing, pairs)}`` as one clause per band, each share with its 95% Wilson interval, joined by "; "; a
+    band with no pair (none was left to draw) says "–": no figure, not a perfect one."""
+    cells = []
+    for band, (k, n) in bands.items():
+        if not n:
+            cells.append(f"{band} – (0 of 0)")
+            continue
+        low, high = _proportion_ci(k, n)
+        cells.append(f"{band} {k / n:.3f} [{low:.3f}, {high:.3f}] ({k} of {n})")
+    return "; ".join(cells)
+
+
 def _off_board(draw, folder: Path) -> str:
     """The runs a draw read that are not published runs (not in results/runs beside ``folder``), said in the text."""
     if draw is None:
@@ -1135,19 +1143,11 @@ def _validity_section(
             f"[{low:.3f}, {high:.3f}]; a tuning set since scorer 3.2."
         )
     for number, (held, figure, title, seed, drawn_with, level) in enumerate(_tuning_stratified(folder)):
-        cells = []
-        for band in ("overall", "contested", "results"):
-            k, n = figure[band]
-            if not n:  # no pair of the band was left to draw: no figure, not a perfect one
-                cells.append(f"{band} – (0 of 0)")
-                continue
-            low, high = _proportion_ci(k, n)
-            cells.append(f"{band} {k / n:.3f} [{low:.3f}, {high:.3f}] ({k} of {n})")
         history.insert(
             number,
             f"`gold/{held.judgments}`: {title} ({figure['overall'][1]} pairs, drawn with seed {seed} at scorer "
             f"{drawn_with}), read once with scorer {figure['version']} (rules frozen at {held.rules_frozen_at}): "
-            + "; ".join(cells)
+            + _band_cells({band: figure[band] for band in ("overall", "contested", "results")})
             + f", its result verdict at the `{level}` level. "
             + _after_read(figure)
             + " (its figure with today's scorer is under the tuning pairs below).",
