@@ -5,27 +5,44 @@
 # llama-cpp-python has no wheel on PyPI: it is built once from source with portable CPU flags (a
 # native build dies with "Illegal instruction" on VMs that advertise AMX) into a wheel folder keyed
 # by version and flags, so pip's own wheel cache can never hand back a build with other flags.
+# Only the libraries the package loads are built (llama, ggml): its CMakeLists forces on llama.cpp's
+# common library (with cpp-httplib, 57% of the compile, loaded by nothing in the package), which is
+# turned off in the hash-checked sdist before the build; the loaded libraries' code is the same
+# instruction for instruction (bench/README.md, issue 39 item 3).
 set -euo pipefail
 cd "$(dirname "$0")"
 extras="local"
 [ "${1:-}" = "test" ] && extras="test"
 
 LLAMA_VERSION=0.3.36
+LLAMA_SDIST_SHA256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
+COMMON_ON='set(LLAMA_BUILD_COMMON ON CACHE BOOL "Build llama.cpp common library" FORCE)'
 flags="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF"
 if [ "$(uname -m)" = "x86_64" ]; then
   flags="$flags -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
 fi
 cache="${PAPERFIELDS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/paperfields}"
-key=$(printf '%s %s %s' "$LLAMA_VERSION" "$flags" "$(uname -m)" | sha256sum | cut -c1-16)
+key=$(printf '%s %s %s libraries-only' "$LLAMA_VERSION" "$flags" "$(uname -m)" | sha256sum | cut -c1-16)
 wheels="$cache/wheels/llama-$key"
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
 py=.venv/bin/python
 "$py" -m pip install --quiet --upgrade pip
 if ! ls "$wheels"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
-  echo "Building llama-cpp-python $LLAMA_VERSION from source (about 4 minutes on 2 cores)..." >&2
+  echo "Building llama-cpp-python $LLAMA_VERSION from source, its loaded libraries only (about 2 minutes on 2 cores)..." >&2
+  src=$(mktemp -d)
+  trap 'rm -rf "$src"' EXIT
+  printf 'llama-cpp-python==%s --hash=sha256:%s\n' "$LLAMA_VERSION" "$LLAMA_SDIST_SHA256" > "$src/sdist.txt"
+  "$py" -m pip download --quiet --no-deps --no-binary :all: --require-hashes -r "$src/sdist.txt" -d "$src"
+  tar -xzf "$src/llama_cpp_python-$LLAMA_VERSION.tar.gz" -C "$src"
+  cmakelists="$src/llama_cpp_python-$LLAMA_VERSION/CMakeLists.txt"
+  if [ "$(grep -cF "$COMMON_ON" "$cmakelists")" != 1 ]; then
+    echo "error: $cmakelists: the line that turns on llama.cpp's common library is not there once; see install.sh" >&2
+    exit 1
+  fi
+  sed -i "s/LLAMA_BUILD_COMMON ON CACHE/LLAMA_BUILD_COMMON OFF CACHE/" "$cmakelists"
   mkdir -p "$wheels"
-  CMAKE_ARGS="$flags" "$py" -m pip wheel --no-cache-dir --no-deps "llama-cpp-python==$LLAMA_VERSION" -w "$wheels"
+  CMAKE_ARGS="$flags" "$py" -m pip wheel --no-cache-dir --no-deps "$src/llama_cpp_python-$LLAMA_VERSION" -w "$wheels"
 fi
 "$py" -m pip install --quiet --find-links "$wheels" --only-binary llama-cpp-python -e ".[$extras]"
 # The HTML report test renders a page in real headless Chromium (Debian's package), where we may install it.

@@ -138,6 +138,19 @@ def test_local_workers_default_to_one_one_thread_worker_per_core(monkeypatch):
     assert local.workers_and_threads(None, None) == (1, 1) and local.workers_and_threads(None, 4) == (1, 4)
 
 
+def test_the_local_layout_is_said_in_words_with_what_chose_it(monkeypatch):
+    import os
+
+    from paperfields.extract.backends import local
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert local.layout_reason(2, 1, None, None).startswith(
+        "2 workers x 1 thread: one 1-thread llama.cpp worker per core this process may use (2 cores); measured"
+    )
+    assert local.layout_reason(1, 2, None, 2) == "1 worker x 2 threads: from --threads 2"
+    assert local.layout_reason(3, 1, 3, 1) == "3 workers x 1 thread: from --workers 3 and --threads 1"
+
+
 @pytest.mark.parametrize(
     "args, said",
     [

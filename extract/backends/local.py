@@ -33,7 +33,8 @@ from typing import Any
 from pydantic import Field
 
 from paperfields.core.confidence import value_confidences
-from paperfields.core.runlog import FailureClass, Generation, Usage
+from paperfields.core.plural import plural
+from paperfields.core.runlog import Concurrency, FailureClass, Generation, Usage
 from paperfields.core.schema import FIELDS
 from paperfields.extract.backends.base import (
     BackendError,
@@ -523,6 +524,7 @@ class LocalBackend:
         self.chat_template = chat_template(model)  # None: the GGUF's own
         self.n_ctx = n_ctx
         self.workers, self.n_threads = workers_and_threads(workers, n_threads)
+        self._layout_given = (workers, n_threads)
         # Last in, first out: one request at a time always runs on slot 0, so a second worker's instance
         # (measured: each 0.5B instance adds about 700 MB resident, the mapped weights not shared between
         # them) is loaded only when two requests really run at once, and a caller asking one request after
@@ -535,6 +537,17 @@ class LocalBackend:
     def concurrency(self) -> int:
         """Papers this backend answers at once (its workers): the runner's default concurrency."""
         return self.workers
+
+    @property
+    def default_concurrency(self) -> Concurrency:
+        """Papers in flight when ``--concurrency`` is not given (:attr:`workers`), with the layout chosen and
+        why, in words: the manifest's ``concurrency`` (``source`` ``default``, or ``backend`` when ``--workers``
+        or ``--threads`` was given)."""
+        return Concurrency(
+            start=self.workers,
+            source="default" if self._layout_given == (None, None) else "backend",
+            why=layout_reason(self.workers, self.n_threads, *self._layout_given),
+        )
 
     def grammar(self, response_model: type) -> Any:
         """The ``llama_cpp.LlamaGrammar`` of the "gbnf" engine for ``response_model``
@@ -646,10 +659,29 @@ def workers_and_threads(workers: int | None, n_threads: int | None) -> tuple[int
     on one core, where the 2-thread process ran 3.2x slower than idle (llama.cpp's threads wait for
     each other at every step, so one that shares its core holds all back) and one 1-thread process 1.8x.
     """
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = _usable_cores()
     if workers is None:
         workers = max(1, cores // n_threads) if n_threads else cores
     return workers, n_threads or max(1, cores // workers)
+
+
+def layout_reason(workers: int, n_threads: int, workers_given: int | None, threads_given: int | None) -> str:
+    """The local layout in words for the manifest: ``workers`` llama.cpp instances of ``n_threads`` CPU threads
+    each, and the rule or the options (``--workers``, ``--threads``; None: not given) that chose it."""
+    layout = f"{plural(workers, 'worker')} x {plural(n_threads, 'thread')}"
+    given = [f"{flag} {value}" for flag, value in (("--workers", workers_given), ("--threads", threads_given)) if value]
+    if given:
+        return f"{layout}: from {' and '.join(given)}"
+    return (
+        f"{layout}: one 1-thread llama.cpp worker per core this process may use ({plural(_usable_cores(), 'core')}); "
+        "measured side by side on 2 cores (bench/bench_threads.py), it beat one 2-thread worker on idle cores and "
+        "beside a CPU hog, where llama.cpp's threads wait for each other at every step"
+    )
+
+
+def _usable_cores() -> int:
+    """CPU cores this process may run on (its affinity mask; ``os.cpu_count()`` where there is none)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 class LocalOptions(BackendOptions):
