@@ -658,6 +658,8 @@ def workers_and_threads(workers: int | None, n_threads: int | None) -> tuple[int
     1-thread workers took 0.78x the time of one 2-thread process on idle cores and 0.42x with a CPU hog
     on one core, where the 2-thread process ran 3.2x slower than idle (llama.cpp's threads wait for
     each other at every step, so one that shares its core holds all back) and one 1-thread process 1.8x.
+    Again on 2026-12-06, through this backend in one process, alternated: 0.85x and 0.92x of one 2-thread
+    worker idle, 0.55x and 0.58x beside the hog (issue 39 item 1: the default the better layout every round).
     """
     cores = _usable_cores()
     if workers is None:
