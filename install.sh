@@ -29,34 +29,23 @@ wheels="$cache/wheels/llama-$key"
 py=.venv/bin/python
 "$py" -m pip install --quiet --upgrade pip
 if ! ls "$wheels"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
-  echo "Building llama-cpp-python $LLAMA_VERSION from source, its loaded libraries only (about 2 minutes on 2 cores;" \
-    "the other packages install meanwhile)..." >&2
+  echo "Building llama-cpp-python $LLAMA_VERSION from source, its loaded libraries only (about 2 minutes on 2 cores)..." >&2
   src=$(mktemp -d)
-  build=
-  trap '[ -z "$build" ] || kill "$build" 2>/dev/null; rm -rf "$src"' EXIT
-  (
-    set -euo pipefail
-    printf 'llama-cpp-python==%s --hash=sha256:%s\n' "$LLAMA_VERSION" "$LLAMA_SDIST_SHA256" > "$src/sdist.txt"
-    "$py" -m pip download --quiet --no-deps --no-binary :all: --require-hashes -r "$src/sdist.txt" -d "$src"
-    tar -xzf "$src/llama_cpp_python-$LLAMA_VERSION.tar.gz" -C "$src"
-    cmakelists="$src/llama_cpp_python-$LLAMA_VERSION/CMakeLists.txt"
-    if [ "$(grep -cF "$COMMON_ON" "$cmakelists")" != 1 ]; then
-      echo "error: $cmakelists: the line that turns on llama.cpp's common library is not there once; see install.sh" >&2
-      exit 1
-    fi
-    sed -i "s/LLAMA_BUILD_COMMON ON CACHE/LLAMA_BUILD_COMMON OFF CACHE/" "$cmakelists"
-    CMAKE_ARGS="$flags" "$py" -m pip wheel --no-cache-dir --no-deps "$src/llama_cpp_python-$LLAMA_VERSION" \
-      -w "$src/wheel"
-    mkdir -p "$wheels"
-    for whl in "$src"/wheel/llama_cpp_python-*.whl; do  # renamed in place: an interrupted copy leaves no wheel
-      cp "$whl" "$wheels/.partial" && mv "$wheels/.partial" "$wheels/$(basename "$whl")"
-    done
-  ) &
-  build=$!
-  # The packages that do not need the build (the project's own dependencies) install while it compiles.
-  "$py" -m pip install --quiet --no-compile -e .
-  wait "$build"
-  build=
+  trap 'rm -rf "$src"' EXIT
+  printf 'llama-cpp-python==%s --hash=sha256:%s\n' "$LLAMA_VERSION" "$LLAMA_SDIST_SHA256" > "$src/sdist.txt"
+  "$py" -m pip download --quiet --no-deps --no-binary :all: --require-hashes -r "$src/sdist.txt" -d "$src"
+  tar -xzf "$src/llama_cpp_python-$LLAMA_VERSION.tar.gz" -C "$src"
+  cmakelists="$src/llama_cpp_python-$LLAMA_VERSION/CMakeLists.txt"
+  if [ "$(grep -cF "$COMMON_ON" "$cmakelists")" != 1 ]; then
+    echo "error: $cmakelists: the line that turns on llama.cpp's common library is not there once; see install.sh" >&2
+    exit 1
+  fi
+  sed -i "s/LLAMA_BUILD_COMMON ON CACHE/LLAMA_BUILD_COMMON OFF CACHE/" "$cmakelists"
+  CMAKE_ARGS="$flags" "$py" -m pip wheel --no-cache-dir --no-deps "$src/llama_cpp_python-$LLAMA_VERSION" -w "$src/wheel"
+  mkdir -p "$wheels"
+  for whl in "$src"/wheel/llama_cpp_python-*.whl; do  # renamed in place: an interrupted copy leaves no wheel
+    cp "$whl" "$wheels/.partial" && mv "$wheels/.partial" "$wheels/$(basename "$whl")"
+  done
 fi
 # --no-compile: pip byte-compiles every file of every package (15 s of 37 measured); Python compiles
 # the modules a run imports when it first imports them
