@@ -8,10 +8,10 @@ clean, and the run's records are identical, paper for paper, to the published ru
 busy Python process (``while True: pass``) started before the command and stopped after it.
 
 Targets: issue 39 item 3, at most 8 minutes on idle cores, install included (issue 29's were 12, stretch 10);
-with the hog no worse than 1.5x the idle side. Both sides run one after the other, so each takes the machine as it finds it: the load
-average is printed before and after each.
+with the hog no worse than 1.5x the idle side. Both sides run one after the other, so each takes the machine as
+it finds it: the load average is printed before and after each.
 
-Run: .venv/bin/python bench/bench_command1.py [--no-hog] [--keep]   (about 25 minutes on 2 cores)
+Run: .venv/bin/python bench/bench_command1.py [--no-hog] [--keep]   (about 20 minutes on 2 cores, 9 with --no-hog)
 """
 
 from __future__ import annotations
