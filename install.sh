@@ -11,8 +11,11 @@
 # instruction for instruction (bench/README.md, issue 39 item 3).
 set -euo pipefail
 cd "$(dirname "$0")"
-extras="local"
-[ "${1:-}" = "test" ] && extras="test"
+case "${1:-}" in
+  "") extras="local" ;;
+  test) extras="test" ;;
+  *) echo "usage: ./install.sh [test]   (unknown argument: '$1')" >&2; exit 2 ;;
+esac
 
 LLAMA_VERSION=0.3.36
 LLAMA_SDIST_SHA256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
@@ -25,7 +28,8 @@ cache="${PAPERFIELDS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/paperfields}"
 key=$(printf '%s %s %s libraries-only' "$LLAMA_VERSION" "$flags" "$(uname -m)" | sha256sum | cut -c1-16)
 wheels="$cache/wheels/llama-$key"
 
-[ -x .venv/bin/python ] || python3 -m venv .venv
+# --clear: a venv left without pip by an interrupted first install is made again, not trusted
+.venv/bin/python -m pip --version >/dev/null 2>&1 || python3 -m venv --clear .venv
 py=.venv/bin/python
 "$py" -m pip install --quiet --upgrade pip
 if ! ls "$wheels"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then

@@ -627,7 +627,9 @@ def _concurrency(given: Optional[int], backend: Any) -> Concurrency:
     from paperfields.core.runlog import Concurrency
 
     if given is not None:
-        return Concurrency(start=given, source="flag", why=f"--concurrency {given}")
+        # a local/ model's layout stays on record: --concurrency above its workers only queues papers
+        layout = getattr(backend, "layout", None)
+        return Concurrency(start=given, source="flag", why=f"--concurrency {given}" + (f"; {layout}" if layout else ""))
     chosen = getattr(backend, "default_concurrency", None)
     if isinstance(chosen, Concurrency):
         return chosen

@@ -83,7 +83,8 @@ class ExtractOptions(BaseModel):
         None,
         ge=1,
         description=(
-            "local/ backends: CPU threads of each llama.cpp worker [default: 1, with one worker per core]; does not "
+            "local/ backends: CPU threads of each llama.cpp worker [default: 1 with one worker per core; cores / "
+            "--workers with --workers]; does not "
             "change the output. One worker per core beat one many-threaded process on idle cores and far more on a "
             "busy machine, where a thread that shares its core holds the others back (bench/bench_threads.py)."
         ),

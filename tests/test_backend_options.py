@@ -148,7 +148,27 @@ def test_the_local_layout_is_said_in_words_with_what_chose_it(monkeypatch):
         "2 workers x 1 thread: one 1-thread llama.cpp worker per core this process may use (2 cores); measured"
     )
     assert local.layout_reason(1, 2, None, 2) == "1 worker x 2 threads: from --threads 2"
-    assert local.layout_reason(3, 1, 3, 1) == "3 workers x 1 thread: from --workers 3 and --threads 1"
+    assert local.layout_reason(3, 1, 3, 1) == (
+        "3 workers x 1 thread: from --workers 3 and --threads 1; 3 threads on 2 cores: more threads than cores, "
+        "so they wait for each other (slower, the same records)"
+    )
+    assert local.layout_reason(1, 1, 1, None) == "1 worker x 1 thread: from --workers 1"
+
+
+def test_concurrency_given_for_a_local_model_keeps_its_layout_on_record(monkeypatch):
+    import os
+
+    from paperfields.api import _concurrency
+    from paperfields.extract.backends import local
+
+    class Local:  # what _concurrency reads of a LocalBackend (one needs weights to make)
+        layout = local.layout_reason(1, 2, None, 2)
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    chosen = _concurrency(4, Local())
+    assert (chosen.start, chosen.source) == (4, "flag")
+    assert chosen.why == "--concurrency 4; 1 worker x 2 threads: from --threads 2"
+    assert _concurrency(3, object()).why == "--concurrency 3"  # a backend without a layout: as before
 
 
 @pytest.mark.parametrize(

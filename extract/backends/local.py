@@ -539,6 +539,12 @@ class LocalBackend:
         return self.workers
 
     @property
+    def layout(self) -> str:
+        """The layout in words and what chose it (:func:`layout_reason`), e.g. ``2 workers x 1 thread: one 1-thread
+        llama.cpp worker per core ...``: the manifest's ``concurrency.why``, after ``--concurrency N`` when given."""
+        return layout_reason(self.workers, self.n_threads, *self._layout_given)
+
+    @property
     def default_concurrency(self) -> Concurrency:
         """Papers in flight when ``--concurrency`` is not given (:attr:`workers`), with the layout chosen and
         why, in words: the manifest's ``concurrency`` (``source`` ``default``, or ``backend`` when ``--workers``
@@ -546,7 +552,7 @@ class LocalBackend:
         return Concurrency(
             start=self.workers,
             source="default" if self._layout_given == (None, None) else "backend",
-            why=layout_reason(self.workers, self.n_threads, *self._layout_given),
+            why=self.layout,
         )
 
     def grammar(self, response_model: type) -> Any:
@@ -673,7 +679,14 @@ def layout_reason(workers: int, n_threads: int, workers_given: int | None, threa
     layout = f"{plural(workers, 'worker')} x {plural(n_threads, 'thread')}"
     given = [f"{flag} {value}" for flag, value in (("--workers", workers_given), ("--threads", threads_given)) if value]
     if given:
-        return f"{layout}: from {' and '.join(given)}"
+        cores = _usable_cores()
+        crowded = (
+            f"; {workers * n_threads} threads on {plural(cores, 'core')}: more threads than cores, so they wait for "
+            "each other (slower, the same records)"
+            if workers * n_threads > cores
+            else ""
+        )
+        return f"{layout}: from {' and '.join(given)}{crowded}"
     return (
         f"{layout}: one 1-thread llama.cpp worker per core this process may use ({plural(_usable_cores(), 'core')}); "
         "measured side by side on 2 cores (bench/bench_threads.py), it beat one 2-thread worker on idle cores and "
