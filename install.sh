@@ -44,7 +44,7 @@ if ! ls "$wheels"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
     echo "error: $cmakelists: the line that turns on llama.cpp's common library is not there once; see install.sh" >&2
     exit 1
   fi
-  sed -i "s/LLAMA_BUILD_COMMON ON CACHE/LLAMA_BUILD_COMMON OFF CACHE/" "$cmakelists"
+  sed -i "s/$COMMON_ON/${COMMON_ON/ ON / OFF }/" "$cmakelists"  # the very line checked above
   CMAKE_ARGS="$flags" "$py" -m pip wheel --no-cache-dir --no-deps "$src/llama_cpp_python-$LLAMA_VERSION" -w "$src/wheel"
   mkdir -p "$wheels"
   for whl in "$src"/wheel/llama_cpp_python-*.whl; do  # renamed in place: an interrupted copy leaves no wheel

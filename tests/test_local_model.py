@@ -371,12 +371,13 @@ def test_ctrl_c_during_a_local_generation_stops_it_within_tokens_and_keeps_the_f
     lines = read_predictions(pred)
     assert [l.paper_id for l in lines] == [PAPER_B, PAPER_A] and lines[1].usage.output_tokens == max_tokens
     # issue 39 item 1: the manifest says the layout the default chose and why
+    from paperfields.core.plural import plural
     from paperfields.extract.backends.local import workers_and_threads
 
     workers, threads = workers_and_threads(None, None)
     chosen = load_manifest(runs / "r").concurrency
     assert (chosen.start, chosen.source) == (workers, "default")
-    assert chosen.why.startswith(f"{workers} worker{'s' if workers > 1 else ''} x 1 thread: one 1-thread llama.cpp")
+    assert chosen.why.startswith(f"{plural(workers, 'worker')} x 1 thread: one 1-thread llama.cpp")
 
 
 def test_a_local_context_overflow_gives_local_advice_not_server_options(tmp_path, local_model_path):

@@ -677,9 +677,9 @@ def layout_reason(workers: int, n_threads: int, workers_given: int | None, threa
     """The local layout in words for the manifest: ``workers`` llama.cpp instances of ``n_threads`` CPU threads
     each, and the rule or the options (``--workers``, ``--threads``; None: not given) that chose it."""
     layout = f"{plural(workers, 'worker')} x {plural(n_threads, 'thread')}"
+    cores = _usable_cores()
     given = [f"{flag} {value}" for flag, value in (("--workers", workers_given), ("--threads", threads_given)) if value]
     if given:
-        cores = _usable_cores()
         crowded = (
             f"; {workers * n_threads} threads on {plural(cores, 'core')}: more threads than cores, so they wait for "
             "each other (slower, the same records)"
@@ -688,7 +688,7 @@ def layout_reason(workers: int, n_threads: int, workers_given: int | None, threa
         )
         return f"{layout}: from {' and '.join(given)}{crowded}"
     return (
-        f"{layout}: one 1-thread llama.cpp worker per core this process may use ({plural(_usable_cores(), 'core')}); "
+        f"{layout}: one 1-thread llama.cpp worker per core this process may use ({plural(cores, 'core')}); "
         "measured side by side on 2 cores (bench/bench_threads.py), it beat one 2-thread worker on idle cores and "
         "beside a CPU hog, where llama.cpp's threads wait for each other at every step"
     )
